@@ -1,0 +1,650 @@
+/* conv: the runner. Lists the chapters' kernels and runs any of them on any convolution problem,
+ * verified against the fp64 reference and timed; benchmarks them over a shape suite into the results
+ * CSV. `./build/conv --help` for everything it takes.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "baseline.h"
+#include "check.h"
+#include "harness.h"
+#include "registry.h"
+#include "results.h"
+#include "suites.h"
+#include "tensor.h"
+
+static const char usage[] =
+    "usage: conv COMMAND [options]\n"
+    "\n"
+    "commands:\n"
+    "  list                      every kernel: id, pass, dtype, layout, where it runs, what it is\n"
+    "  layers                    the named problems of the shape suites\n"
+    "  run ID [problem] [opts]   verify and time kernel ID on one problem (default: seeds/first_graph)\n"
+    "  check PREFIX [opts]       verify every kernel whose id starts with PREFIX (\"\" for all) on the fixed\n"
+    "                            awkward shapes and --random N random ones; no timing. Exits 77 (skip) when\n"
+    "                            its kernels need a GPU and none answers\n"
+    "  bench [opts]              benchmark kernels over a suite and write the results CSV\n"
+    "\n"
+    "problem (each flag overrides the --layer's value, or seeds/first_graph's):\n"
+    "  --layer SUITE/LAYER       a named layer, e.g. resnet50/res2_3x3 (see `conv layers`)\n"
+    "  --n --c --h --w --k --r --s N\n"
+    "                            batch, input channels, height, width, output channels, filter height, width\n"
+    "  --pad N, --pad-h N, --pad-w N          zero padding (default 0, or the layer's)\n"
+    "  --stride N, --stride-h N, --stride-w N (default 1)\n"
+    "  --dil N, --dil-h N, --dil-w N          dilation (default 1)\n"
+    "  --groups N                             channel groups (default 1; depthwise: groups = c = k)\n"
+    "\n"
+    "options:\n"
+    "  --seed S          random inputs are drawn from seed S (default 42); printed with every result\n"
+    "  --reps N          timed repetitions, median reported (default 20)\n"
+    "  --warmup N        untimed runs first (default 5; 1 for CPU kernels)\n"
+    "  --no-verify       skip the reference check (run only)\n"
+    "  --no-cudnn        skip the cuDNN baseline (run, bench)\n"
+    "  --save-npy DIR    write the inputs, the output and the fp64 reference as .npy files to DIR (run)\n"
+    "  --load-npy DIR    read the inputs from DIR/{x,w,dy}.npy instead of random data, in logical\n"
+    "                    NCHW / KCRS order, float16/32/64 (run)\n"
+    "  --random N        random shapes per kernel (check; default 100)\n"
+    "  --suite NAME      resnet50 or seeds (bench; default resnet50)\n"
+    "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
+    "  --quick           3 layers, 10 repetitions: a first look in a minute (bench)\n"
+    "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
+    "\n"
+    "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input or an unsupported\n"
+    "problem, 77 (check) no GPU for GPU kernels.\n";
+
+static void usage_error(const char *fmt, const char *detail)
+{
+    fprintf(stderr, "conv: ");
+    fprintf(stderr, fmt, detail);
+    fprintf(stderr, " (see conv --help)\n");
+    exit(2);
+}
+
+static int parse_int(const char *flag, const char *text, int min)
+{
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX) {
+        fprintf(stderr, "conv: %s needs an integer, got '%s'\n", flag, text);
+        exit(2);
+    }
+    if (value < min) {
+        fprintf(stderr, "conv: %s must be at least %d, got %ld\n", flag, min, value);
+        exit(2);
+    }
+    return (int)value;
+}
+
+typedef struct {
+    const char *command;
+    const char *target;          /* run ID / check PREFIX */
+    const char *layer;
+    conv_problem overrides;      /* -1 where not given */
+    uint64_t seed;
+    int reps, warmup, random_count;
+    bool verify, cudnn, quick;
+    const char *save_dir, *load_dir, *suite, *kernels, *csv;
+} options;
+
+static options parse_options(int argc, char **argv)
+{
+    options opts = {.seed = 42, .reps = -1, .warmup = -1, .random_count = 100, .verify = true, .cudnn = true,
+                    .suite = "resnet50"};
+    memset(&opts.overrides, 0xff, sizeof opts.overrides); /* every field -1: not given */
+    if (argc < 2)
+        usage_error("%s", "no command given");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(usage, stdout);
+        exit(0);
+    }
+    opts.command = argv[1];
+    int at = 2;
+    if (strcmp(opts.command, "run") == 0 || strcmp(opts.command, "check") == 0) {
+        if (at >= argc || (argv[at][0] == '-' && argv[at][1] == '-'))
+            usage_error("'%s' needs a kernel id (see conv list)", opts.command);
+        opts.target = argv[at++];
+    } else if (strcmp(opts.command, "list") != 0 && strcmp(opts.command, "layers") != 0 &&
+               strcmp(opts.command, "bench") != 0) {
+        usage_error("unknown command '%s'", opts.command);
+    }
+
+    struct { const char *flag; int *a, *b; int min; } int_flags[] = {
+        {"--n", &opts.overrides.n, NULL, 1}, {"--c", &opts.overrides.c, NULL, 1},
+        {"--h", &opts.overrides.h, NULL, 1}, {"--w", &opts.overrides.w, NULL, 1},
+        {"--k", &opts.overrides.k, NULL, 1}, {"--r", &opts.overrides.r, NULL, 1},
+        {"--s", &opts.overrides.s, NULL, 1},
+        {"--pad", &opts.overrides.pad_h, &opts.overrides.pad_w, 0},
+        {"--pad-h", &opts.overrides.pad_h, NULL, 0}, {"--pad-w", &opts.overrides.pad_w, NULL, 0},
+        {"--stride", &opts.overrides.stride_h, &opts.overrides.stride_w, 1},
+        {"--stride-h", &opts.overrides.stride_h, NULL, 1}, {"--stride-w", &opts.overrides.stride_w, NULL, 1},
+        {"--dil", &opts.overrides.dil_h, &opts.overrides.dil_w, 1},
+        {"--dil-h", &opts.overrides.dil_h, NULL, 1}, {"--dil-w", &opts.overrides.dil_w, NULL, 1},
+        {"--groups", &opts.overrides.groups, NULL, 1},
+        {"--reps", &opts.reps, NULL, 1}, {"--warmup", &opts.warmup, NULL, 0},
+        {"--random", &opts.random_count, NULL, 0}};
+    struct { const char *flag; const char **value; } string_flags[] = {
+        {"--layer", &opts.layer}, {"--save-npy", &opts.save_dir}, {"--load-npy", &opts.load_dir},
+        {"--suite", &opts.suite}, {"--kernels", &opts.kernels}, {"--csv", &opts.csv}};
+    struct { const char *flag; bool *value; bool set; } bool_flags[] = {
+        {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true}};
+
+    for (; at < argc; at++) {
+        const char *flag = argv[at];
+        bool known = false;
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        }
+        for (size_t i = 0; !known && i < sizeof bool_flags / sizeof bool_flags[0]; i++)
+            if (strcmp(flag, bool_flags[i].flag) == 0)
+                *bool_flags[i].value = bool_flags[i].set, known = true;
+        if (known)
+            continue;
+        if (at + 1 >= argc) {
+            bool takes_value = strcmp(flag, "--seed") == 0;
+            for (size_t i = 0; i < sizeof int_flags / sizeof int_flags[0]; i++)
+                takes_value |= strcmp(flag, int_flags[i].flag) == 0;
+            for (size_t i = 0; i < sizeof string_flags / sizeof string_flags[0]; i++)
+                takes_value |= strcmp(flag, string_flags[i].flag) == 0;
+            usage_error(takes_value ? "%s needs a value" : "unknown option '%s'", flag);
+        }
+        const char *value = argv[at + 1];
+        if (strcmp(flag, "--seed") == 0) {
+            char *end;
+            errno = 0;
+            unsigned long long seed = strtoull(value, &end, 10);
+            if (errno || end == value || *end != '\0' || value[0] == '-')
+                usage_error("--seed needs a non-negative integer, got '%s'", value);
+            opts.seed = seed;
+            known = true;
+        }
+        for (size_t i = 0; !known && i < sizeof int_flags / sizeof int_flags[0]; i++)
+            if (strcmp(flag, int_flags[i].flag) == 0) {
+                *int_flags[i].a = parse_int(flag, value, int_flags[i].min);
+                if (int_flags[i].b)
+                    *int_flags[i].b = *int_flags[i].a;
+                known = true;
+            }
+        for (size_t i = 0; !known && i < sizeof string_flags / sizeof string_flags[0]; i++)
+            if (strcmp(flag, string_flags[i].flag) == 0)
+                *string_flags[i].value = value, known = true;
+        if (!known)
+            usage_error("unknown option '%s'", flag);
+        at++;
+    }
+    return opts;
+}
+
+/* The problem the flags describe: a layer (or seeds/first_graph), then each given field. */
+static conv_problem problem_from_options(const options *opts)
+{
+    conv_problem prob;
+    char why[2048];
+    if (!suite_find(opts->layer ? opts->layer : "seeds/first_graph", 0, &prob, why, sizeof why)) {
+        fprintf(stderr, "conv: %s\n", why);
+        exit(2);
+    }
+    int *fields = &prob.n;
+    const int *given = &opts->overrides.n;
+    for (size_t i = 0; i < offsetof(conv_problem, p) / sizeof(int); i++)
+        if (given[i] >= 0)
+            fields[i] = given[i];
+    if (!problem_validate(&prob, why, sizeof why)) {
+        fprintf(stderr, "conv: impossible problem: %s\n", why);
+        exit(2);
+    }
+    return prob;
+}
+
+static const conv_kernel *kernel_or_exit(const char *id)
+{
+    const conv_kernel *kernel = registry_find(id);
+    if (!kernel) {
+        fprintf(stderr, "conv: unknown kernel '%s' (known:", id);
+        for (int i = 0; i < registry_count(); i++)
+            fprintf(stderr, " %s", registry_kernel(i)->id);
+        fprintf(stderr, ")\n");
+        exit(2);
+    }
+    return kernel;
+}
+
+static void apply_timing_options(const options *opts, run_request *request)
+{
+    if (opts->reps > 0)
+        request->timing.reps = opts->reps;
+    if (opts->warmup >= 0)
+        request->timing.warmup = opts->warmup;
+}
+
+static int command_list(void)
+{
+    printf("%-5s %-6s %-4s %-6s %-4s %s\n", "id", "pass", "type", "layout", "runs", "kernel");
+    for (int i = 0; i < registry_count(); i++) {
+        const conv_kernel *kernel = registry_kernel(i);
+        printf("%-5s %-6s %-4s %-6s %-4s %s\n", kernel->id, pass_name(kernel->pass), dtype_name(kernel->dtype),
+               layout_name(kernel->layout), kernel->device == ON_GPU ? "gpu" : "cpu", kernel->name);
+    }
+    return 0;
+}
+
+static int command_layers(void)
+{
+    for (int i = 0; i < suite_layer_count(); i++) {
+        const suite_layer *layer = suite_layer_at(i);
+        char name[64], text[128];
+        snprintf(name, sizeof name, "%s/%s", layer->suite, layer->layer);
+        problem_format(&layer->prob, text, sizeof text);
+        printf("%-26s %-40s %8.2f GFLOP\n", name, text, problem_flops(&layer->prob) / 1e9);
+    }
+    return 0;
+}
+
+static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, uint64_t seed,
+                          const run_outcome *outcome)
+{
+    char text[128];
+    problem_format(prob, text, sizeof text);
+    printf("%s %s %s %s | %s | seed %llu", kernel->id, pass_name(kernel->pass), dtype_name(kernel->dtype),
+           layout_name(kernel->layout), text, (unsigned long long)seed);
+    if (outcome->status == RUN_UNSUPPORTED) {
+        printf(" | unsupported: %s\n", outcome->why);
+        return;
+    }
+    if (outcome->timed) {
+        printf(" | %.4f ms (median of %d) ", outcome->timing.median_ms, outcome->timing.reps);
+        if (outcome->tflops >= 0.1) /* CPU chapters run at GFLOP/s; say so rather than print 0.00 */
+            printf("%.2f TFLOP/s", outcome->tflops);
+        else
+            printf("%.2f GFLOP/s", outcome->tflops * 1e3);
+        printf(" %.3g GB/s", outcome->gbps);
+    }
+    if (outcome->cudnn.ok)
+        printf(" | cuDNN %.4f ms (%s) = %.0f%% of cuDNN", outcome->cudnn.ms, outcome->cudnn.algo,
+               100.0 * outcome->cudnn.ms / outcome->timing.median_ms);
+    else if (outcome->timed)
+        printf(" | cuDNN n/a");
+    if (outcome->verified) {
+        const verify_result *check = outcome->check_after_timing.tol_rel > 0 ? &outcome->check_after_timing
+                                                                            : &outcome->check;
+        printf(" | err %.2e (max %.2e) %s", check->rel_l2, check->max_err,
+               outcome->status == RUN_PASS ? "pass" : "FAIL");
+    } else {
+        printf(" | not verified");
+    }
+    printf("\n");
+    if (outcome->status == RUN_FAIL)
+        printf("  %s\n", outcome->why);
+    else if (outcome->timed && !outcome->cudnn.ok && kernel->device == ON_GPU)
+        printf("  cuDNN: %s\n", outcome->cudnn.why);
+}
+
+static int command_run(const options *opts)
+{
+    const conv_kernel *kernel = kernel_or_exit(opts->target);
+    conv_problem prob = problem_from_options(opts);
+    if (opts->save_dir) {
+        if (mkdir(opts->save_dir, 0755) != 0 && errno != EEXIST)
+            fail("cannot create %s: %s", opts->save_dir, strerror(errno));
+    }
+    char why[256];
+    if (kernel->device == ON_GPU && !gpu_available(why, sizeof why)) {
+        fprintf(stderr, "conv: kernel %s runs on the GPU: %s\n", kernel->id, why);
+        return 1;
+    }
+    run_request request = run_request_defaults(kernel, &prob);
+    request.seed = opts->seed;
+    request.verify = opts->verify;
+    request.cudnn = opts->cudnn;
+    request.save_dir = opts->save_dir;
+    request.load_dir = opts->load_dir;
+    apply_timing_options(opts, &request);
+    run_outcome outcome = run_kernel(&request);
+    print_outcome(kernel, &prob, opts->seed, &outcome);
+    if (outcome.status == RUN_PASS && opts->save_dir)
+        printf("saved the inputs, the output and the fp64 reference as .npy in %s\n", opts->save_dir);
+    return outcome.status == RUN_PASS ? 0 : outcome.status == RUN_FAIL ? 1 : 2;
+}
+
+/* Verifies one kernel on the fixed shapes and random ones; returns the number of failures. */
+static int check_kernel(const conv_kernel *kernel, const options *opts)
+{
+    int passed = 0, failed = 0, unsupported = 0;
+    uint64_t state = opts->seed;
+    int total = check_fixed_count() + opts->random_count;
+    for (int i = 0; i < total; i++) {
+        conv_problem prob = i < check_fixed_count() ? check_fixed_problem(i) : check_random_problem(&state);
+        run_request request = run_request_defaults(kernel, &prob);
+        request.seed = opts->seed + 1000003ull * (uint64_t)i;
+        request.time = false;
+        run_outcome outcome = run_kernel(&request);
+        if (outcome.status == RUN_PASS) {
+            passed++;
+        } else if (outcome.status == RUN_UNSUPPORTED) {
+            unsupported++;
+        } else {
+            failed++;
+            printf("FAIL ");
+            print_outcome(kernel, &prob, request.seed, &outcome);
+        }
+    }
+    printf("%-4s %d shapes (%d fixed, %d random from seed %llu): %d pass, %d fail, %d unsupported\n", kernel->id,
+           total, check_fixed_count(), opts->random_count, (unsigned long long)opts->seed, passed, failed,
+           unsupported);
+    if (passed == 0) {
+        printf("%-4s supports none of the shapes: that is a failure too\n", kernel->id);
+        failed++;
+    }
+    return failed;
+}
+
+static int command_check(const options *opts)
+{
+    int matched = 0, failures = 0;
+    char why[256];
+    bool have_gpu = gpu_available(why, sizeof why);
+    for (int i = 0; i < registry_count(); i++) {
+        const conv_kernel *kernel = registry_kernel(i);
+        if (!registry_matches(kernel, opts->target))
+            continue;
+        matched++;
+        if (kernel->device == ON_GPU && !have_gpu) {
+            printf("skip: %s\n", why);
+            return 77;
+        }
+        failures += check_kernel(kernel, opts);
+    }
+    if (!matched) {
+        fprintf(stderr, "conv: no kernel id starts with '%s' (see conv list)\n", opts->target);
+        return 2;
+    }
+    return failures ? 1 : 0;
+}
+
+/* "NVIDIA H100 80GB HBM3" -> "h100": the first word that is letters followed by digits. */
+static void gpu_short_name(const char *name, char *out, size_t len)
+{
+    char word[64];
+    for (const char *at = name; *at;) {
+        size_t n = strcspn(at, " -_");
+        if (n > 0 && n < sizeof word) {
+            memcpy(word, at, n);
+            word[n] = '\0';
+            size_t letters = 0;
+            while (letters < n && ((word[letters] | 32) >= 'a' && (word[letters] | 32) <= 'z'))
+                letters++;
+            if (letters > 0 && letters < n && word[letters] >= '0' && word[letters] <= '9') {
+                for (size_t i = 0; i < n; i++)
+                    word[i] = (char)(word[i] >= 'A' && word[i] <= 'Z' ? word[i] + 32 : word[i]);
+                snprintf(out, len, "%s", word);
+                return;
+            }
+        }
+        at += n;
+        while (*at == ' ' || *at == '-' || *at == '_')
+            at++;
+    }
+    snprintf(out, len, "gpu");
+}
+
+static bool selected(const conv_kernel *kernel, const char *prefixes)
+{
+    if (!prefixes)
+        return true;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", prefixes);
+    for (char *save = NULL, *prefix = strtok_r(copy, ",", &save); prefix; prefix = strtok_r(NULL, ",", &save))
+        if (registry_matches(kernel, prefix))
+            return true;
+    return false;
+}
+
+/* The layers a --quick run visits: a 3x3, a strided 3x3 and a 1x1, the shapes that behave differently. */
+static bool quick_layer(const suite_layer *layer)
+{
+    static const char *const quick[] = {"res2_3x3", "res3_3x3_s2", "res4_1x1_expand", "first_graph"};
+    for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++)
+        if (strcmp(layer->layer, quick[i]) == 0)
+            return true;
+    return false;
+}
+
+/* CPU kernels are far too slow for the suite's batch sizes: the benchmark runs them at N=1, and only
+ * where that is under this many flops, so a chapter-01 point on the plots costs seconds, not hours. */
+#define BENCH_CPU_MAX_FLOPS 1e9
+
+typedef struct {
+    int layer;
+    conv_pass pass;
+    conv_dtype dtype;
+    conv_layout layout;
+    baseline_result result;
+} cudnn_cache_entry;
+
+static baseline_result cudnn_cached(cudnn_cache_entry *cache, int *cache_count, int layer, const conv_problem *prob,
+                                    const conv_kernel *kernel, const timing_opts *timing)
+{
+    for (int i = 0; i < *cache_count; i++)
+        if (cache[i].layer == layer && cache[i].pass == kernel->pass && cache[i].dtype == kernel->dtype &&
+            cache[i].layout == kernel->layout)
+            return cache[i].result;
+    cudnn_cache_entry entry = {layer, kernel->pass, kernel->dtype, kernel->layout,
+                               cudnn_best(prob, kernel->pass, kernel->dtype, kernel->layout, timing)};
+    cache[(*cache_count)++] = entry;
+    return entry.result;
+}
+
+static void fill_row(results_row *row, const conv_kernel *kernel, const suite_layer *layer, const conv_problem *prob,
+                     const run_outcome *outcome, const baseline_result *cudnn, double peak_tflops, double peak_gbps,
+                     const char *date)
+{
+    memset(row, 0, sizeof *row);
+    results_set(row, "chapter", "%.2s", kernel->id);
+    results_set(row, "kernel", "%s", kernel->id);
+    results_set(row, "kernel_name", "%s", kernel->name);
+    results_set(row, "pass", "%s", pass_name(kernel->pass));
+    results_set(row, "layer", "%s/%s", layer->suite, layer->layer);
+    results_set(row, "n", "%d", prob->n);
+    results_set(row, "c", "%d", prob->c);
+    results_set(row, "h", "%d", prob->h);
+    results_set(row, "w", "%d", prob->w);
+    results_set(row, "k", "%d", prob->k);
+    results_set(row, "r", "%d", prob->r);
+    results_set(row, "s", "%d", prob->s);
+    const struct { const char *column; int a, b; } pairs[] = {
+        {"stride", prob->stride_h, prob->stride_w}, {"pad", prob->pad_h, prob->pad_w},
+        {"dilation", prob->dil_h, prob->dil_w}};
+    for (size_t i = 0; i < 3; i++) {
+        if (pairs[i].a == pairs[i].b)
+            results_set(row, pairs[i].column, "%d", pairs[i].a);
+        else
+            results_set(row, pairs[i].column, "%dx%d", pairs[i].a, pairs[i].b);
+    }
+    results_set(row, "groups", "%d", prob->groups);
+    results_set(row, "dtype", "%s", dtype_name(kernel->dtype));
+    results_set(row, "layout", "%s", layout_name(kernel->layout));
+    results_set(row, "status", "%s", outcome->status == RUN_PASS ? "pass" : outcome->status == RUN_FAIL ? "fail"
+                                                                                                      : "unsupported");
+    if (outcome->verified)
+        results_set(row, "rel_err", "%.3e", outcome->check_after_timing.tol_rel > 0 ? outcome->check_after_timing.rel_l2
+                                                                                    : outcome->check.rel_l2);
+    if (outcome->timed) {
+        double intensity = problem_flops(prob) / problem_min_bytes(prob, kernel->pass, kernel->dtype);
+        double roof = peak_gbps * intensity / 1000.0 < peak_tflops ? peak_gbps * intensity / 1000.0 : peak_tflops;
+        results_set(row, "time_ms", "%.6g", outcome->timing.median_ms);
+        results_set(row, "tflops", "%.6g", outcome->tflops);
+        results_set(row, "gbps", "%.6g", outcome->gbps);
+        results_set(row, "pct_roofline", "%.2f", 100.0 * outcome->tflops / roof);
+        results_set(row, "reps", "%d", outcome->timing.reps);
+    }
+    if (cudnn->ok) {
+        results_set(row, "cudnn_ms", "%.6g", cudnn->ms);
+        results_set(row, "cudnn_algo", "%s", cudnn->algo);
+        if (outcome->timed)
+            results_set(row, "pct_cudnn", "%.2f", 100.0 * cudnn->ms / outcome->timing.median_ms);
+    }
+    results_set(row, "peak_tflops", "%.2f", peak_tflops);
+    results_set(row, "peak_gbps", "%.1f", peak_gbps);
+    results_set(row, "gpu", "%s", gpu_name());
+    results_set(row, "cuda", "%s", cuda_runtime_version());
+    results_set(row, "cudnn", "%s", cudnn_version_string());
+    results_set(row, "source_sha256", "%s", registry_source_sha256(kernel));
+    results_set(row, "date", "%s", date);
+}
+
+static int bench_without_gpu(const options *opts, const char *why)
+{
+    printf("bench: %s\n", why);
+    printf("bench: the GPU chapters and cuDNN need a GPU; running the CPU chapter on a small problem instead\n");
+    conv_problem prob;
+    char reason[2048];
+    if (!suite_find("seeds/first_graph", 1, &prob, reason, sizeof reason))
+        fail("%s", reason);
+    int failures = 0;
+    for (int i = 0; i < registry_count(); i++) {
+        const conv_kernel *kernel = registry_kernel(i);
+        if (kernel->device != ON_CPU || !selected(kernel, opts->kernels))
+            continue;
+        run_request request = run_request_defaults(kernel, &prob);
+        request.seed = opts->seed;
+        request.timing.reps = opts->quick ? 3 : 5;
+        apply_timing_options(opts, &request);
+        run_outcome outcome = run_kernel(&request);
+        print_outcome(kernel, &prob, request.seed, &outcome);
+        failures += outcome.status == RUN_FAIL;
+    }
+    printf("bench: no results CSV written (CPU timings are not GPU measurements)\n");
+    return failures ? 1 : 0;
+}
+
+static double seconds_since(const struct timespec *start)
+{
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)(now.tv_sec - start->tv_sec) + 1e-9 * (double)(now.tv_nsec - start->tv_nsec);
+}
+
+static int command_bench(const options *opts)
+{
+    if (!suite_exists(opts->suite))
+        usage_error("unknown suite '%s' (known: resnet50, seeds)", opts->suite);
+    char why[256];
+    if (!gpu_available(why, sizeof why))
+        return bench_without_gpu(opts, why);
+
+    char short_name[64], csv[4096];
+    gpu_short_name(gpu_name(), short_name, sizeof short_name);
+    if (opts->csv)
+        snprintf(csv, sizeof csv, "%s", opts->csv);
+    else {
+        snprintf(csv, sizeof csv, "%s/bench/results", CONV_SOURCE_ROOT);
+        if (mkdir(csv, 0755) != 0 && errno != EEXIST)
+            fail("cannot create %s: %s", csv, strerror(errno));
+        snprintf(csv, sizeof csv, "%s/bench/results/%s.csv", CONV_SOURCE_ROOT, short_name);
+    }
+
+    printf("bench: %s, CUDA %s, cuDNN %s; measuring the ceilings...\n", gpu_name(), cuda_runtime_version(),
+           cudnn_version_string());
+    fflush(stdout);
+    double peak_f16 = ceiling_fp16_tflops(), peak_f32 = ceiling_fp32_tflops(), peak_gbps = ceiling_copy_gbps();
+    printf("bench: ceilings: fp16 tensor-core GEMM %.1f TFLOP/s, fp32 FMA GEMM %.1f TFLOP/s, copy %.0f GB/s\n",
+           peak_f16, peak_f32, peak_gbps);
+
+    /* The jobs: every selected kernel on every layer of the suite (CPU kernels: see BENCH_CPU_MAX_FLOPS). */
+    typedef struct { const conv_kernel *kernel; int layer; conv_problem prob; } job;
+    int capacity = registry_count() * suite_layer_count(), job_count = 0;
+    job *jobs = xmalloc((size_t)capacity * sizeof *jobs);
+    for (int k = 0; k < registry_count(); k++) {
+        const conv_kernel *kernel = registry_kernel(k);
+        if (!selected(kernel, opts->kernels))
+            continue;
+        for (int l = 0; l < suite_layer_count(); l++) {
+            const suite_layer *layer = suite_layer_at(l);
+            if (strcmp(layer->suite, opts->suite) != 0 || (opts->quick && !quick_layer(layer)))
+                continue;
+            conv_problem prob = layer->prob;
+            if (opts->overrides.n > 0)
+                prob.n = opts->overrides.n;
+            if (kernel->device == ON_CPU) {
+                prob.n = 1;
+                if (problem_validate(&prob, why, sizeof why) && problem_flops(&prob) > BENCH_CPU_MAX_FLOPS)
+                    continue;
+            }
+            if (!problem_validate(&prob, why, sizeof why))
+                fail("suite layer %s/%s: %s", layer->suite, layer->layer, why);
+            jobs[job_count++] = (job){kernel, l, prob};
+        }
+    }
+    if (!job_count) {
+        fprintf(stderr, "conv: no kernel matches --kernels %s\n", opts->kernels ? opts->kernels : "");
+        free(jobs);
+        return 2;
+    }
+
+    char date[16];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    cudnn_cache_entry *cache = xmalloc((size_t)job_count * sizeof *cache);
+    int cache_count = 0, failures = 0;
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
+    for (int j = 0; j < job_count; j++) {
+        const job *task = &jobs[j];
+        const suite_layer *layer = suite_layer_at(task->layer);
+        double elapsed = seconds_since(&started);
+        printf("[%d/%d] %s %s/%s  (%.0f s elapsed", j + 1, job_count, task->kernel->id, layer->suite, layer->layer,
+               elapsed);
+        if (j > 0)
+            printf(", ~%.0f s left", elapsed / j * (job_count - j));
+        printf(")\n");
+        fflush(stdout);
+
+        run_request request = run_request_defaults(task->kernel, &task->prob);
+        request.seed = opts->seed;
+        if (opts->quick)
+            request.timing.reps = 10;
+        if (task->kernel->device == ON_CPU)
+            request.timing.reps = 3, request.timing.warmup = 0;
+        apply_timing_options(opts, &request);
+        run_outcome outcome = run_kernel(&request);
+        baseline_result cudnn = {.ok = false};
+        if (opts->cudnn && outcome.status != RUN_UNSUPPORTED && task->kernel->device == ON_GPU)
+            cudnn = cudnn_cached(cache, &cache_count, task->layer, &task->prob, task->kernel, &request.timing);
+        outcome.cudnn = cudnn;
+        print_outcome(task->kernel, &task->prob, request.seed, &outcome);
+        failures += outcome.status == RUN_FAIL;
+
+        results_row row;
+        fill_row(&row, task->kernel, layer, &task->prob, &outcome, &cudnn,
+                 task->kernel->dtype == DTYPE_F16 ? peak_f16 : peak_f32, peak_gbps, date);
+        char reason[4200];
+        if (!results_merge(csv, &row, 1, reason, sizeof reason)) /* after every job: a cut-off run keeps its rows */
+            fail("%s", reason);
+    }
+    printf("bench: %d measurements (%d failed verification) written to %s in %.0f s\n", job_count, failures, csv,
+           seconds_since(&started));
+    free(cache);
+    free(jobs);
+    return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    options opts = parse_options(argc, argv);
+    if (strcmp(opts.command, "list") == 0)
+        return command_list();
+    if (strcmp(opts.command, "layers") == 0)
+        return command_layers();
+    if (strcmp(opts.command, "run") == 0)
+        return command_run(&opts);
+    if (strcmp(opts.command, "check") == 0)
+        return command_check(&opts);
+    return command_bench(&opts);
+}

@@ -1,0 +1,383 @@
+"""Plot the benchmark results CSVs (one per GPU) as PNGs.
+
+    python3 bench/plot.py [--results DIR] [--out DIR]     (defaults: bench/results, docs)
+
+For every DIR/<gpu>.csv written by the benchmark runner this writes, into --out:
+  <gpu>_ladder.png     TFLOP/s of every kernel in chapter order, one panel per pass:
+                       a bar at the geometric mean over layers, a dot per layer, with
+                       cuDNN (geometric mean) and the measured hardware peak as lines;
+  <gpu>_roofline.png   arithmetic intensity vs TFLOP/s of every (kernel, layer), under
+                       the measured copy-bandwidth slope and compute roofs;
+  <gpu>_pct_cudnn.png  % of cuDNN for every kernel x layer, one heat-map panel per pass.
+Only rows with status `pass` and a time are plotted; the heat map greys out `fail`
+and unsupported (n/s) cells. Reads only the CSVs, never the runner's stdout.
+A malformed CSV prints one line `plot: FILE: what is wrong` to stderr and exits 1.
+"""
+
+import argparse
+import glob
+import math
+import os
+import statistics
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_csv import (DTYPE_LABEL, PASSES, CsvError, kernel_key, kernel_label,  # noqa: E402
+                         layer_key, layer_labels, load)
+
+plt = LogNorm = Line2D = Patch = None  # set by import_matplotlib()
+
+FIGSIZE = (10, 5.5)  # inches; at DPI this is 1000 x 550 pixels
+DPI = 100
+PASS_MARKER = {"fprop": "o", "dgrad": "s", "wgrad": "^"}
+CUDNN_COLOR = "#c0392b"
+PEAK_COLOR = "#222222"
+BAR_COLOR = "#cfdbe8"
+
+
+def import_matplotlib():
+    """Import matplotlib (Agg) only once the CSVs are known good, so that the error and
+    'no results' paths print exactly their one line (matplotlib may warn on stderr,
+    e.g. while building its font cache)."""
+    global plt, LogNorm, Line2D, Patch
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+    plt.rcParams.update({"font.size": 8.5, "axes.titlesize": 9.5, "legend.fontsize": 7.5,
+                         "xtick.labelsize": 7.5, "ytick.labelsize": 7.5})
+
+
+# ---------------------------------------------------------------- data helpers
+
+def geomean(values):
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else None
+
+
+def cudnn_tflops(row):
+    """cuDNN's rate on the same problem: same FLOPs, its own time."""
+    if row["cudnn_ms"] is None or row["cudnn_ms"] <= 0:
+        return None
+    return row["tflops"] * row["time_ms"] / row["cudnn_ms"]
+
+
+def pct_cudnn(row):
+    if row["pct_cudnn"] is not None:
+        return row["pct_cudnn"]
+    return 100 * row["cudnn_ms"] / row["time_ms"] if row["cudnn_ms"] else None
+
+
+def kernels_of(rows):
+    """One representative row per kernel id, in chapter/id order."""
+    first = {}
+    for r in rows:
+        first.setdefault(r["kernel"], r)
+    return sorted(first.values(), key=kernel_key)
+
+
+def latest(rows):
+    """(kernel, layer_key) -> row; a later row for the same problem wins (a rerun)."""
+    return {(r["kernel"], layer_key(r)): r for r in rows}
+
+
+def cudnn_by_layer(rows):
+    """layer_key -> median cuDNN TFLOP/s over the rows that timed it."""
+    found = {}
+    for r in rows:
+        t = cudnn_tflops(r)
+        if t:
+            found.setdefault(layer_key(r), []).append(t)
+    return {k: statistics.median(v) for k, v in found.items()}
+
+
+def dtype_groups(kernels):
+    """Consecutive runs of kernels with the same dtype: [(dtype, [kernel rows])]."""
+    groups = []
+    for k in kernels:
+        if groups and groups[-1][0] == k["dtype"]:
+            groups[-1][1].append(k)
+        else:
+            groups.append((k["dtype"], [k]))
+    return groups
+
+
+def title(fig, what, results):
+    fig.suptitle(f"{what} — {results.gpu()}, {results.date()}  ({results.versions()})",
+                 fontsize=10.5)
+
+
+def short(label, width=30):
+    return label if len(label) <= width else label[:width - 1] + "…"
+
+
+# ---------------------------------------------------------------- 1. the ladder
+
+GROUP_GAP = 0.6  # extra x space between the fp32 and fp16 kernels of a pass
+
+
+def ladder_width(prow):
+    kernels = kernels_of(prow)
+    return len(kernels) + GROUP_GAP * len(dtype_groups(kernels))
+
+
+def draw_ladder_panel(ax, results, prow, layer_color):
+    """Bars and dots of one pass; returns every y value drawn and the bars' (x, mean)."""
+    layers = list(layer_color)
+    measured = latest(prow)
+    x, ticks, ticklabels, values, bars = 0.0, [], [], [], []
+    for dtype, kernels in dtype_groups(kernels_of(prow)):
+        if x > 0:
+            ax.axvline(x - (1 + GROUP_GAP) / 2, color="#999999", lw=0.6, ls=":")
+        x_first = x
+        for k in kernels:
+            vals = [(lk, r["tflops"]) for (kid, lk), r in measured.items() if kid == k["kernel"]]
+            mean = geomean(v for _, v in vals)
+            ax.bar(x, mean, width=0.8, color=BAR_COLOR, edgecolor="#5a7894", zorder=2)
+            for lk, v in vals:  # one dot per layer, spread across the bar in layer order
+                offset = (layers.index(lk) - (len(layers) - 1) / 2) * 0.6 / len(layers)
+                ax.plot(x + offset, v, "o", ms=4, color=layer_color[lk],
+                        markeredgecolor="white", markeredgewidth=0.4, zorder=3)
+            values += [v for _, v in vals]
+            bars.append((x, mean))
+            ticks.append(x)
+            ticklabels.append(short(kernel_label(k)))
+            x += 1
+        span = (x_first - 0.45, x - 1 + 0.45)
+        peak = results.peak_tflops(dtype)
+        cudnn = geomean(cudnn_by_layer([r for r in prow if r["dtype"] == dtype]).values())
+        for value, color, style, name in (
+                (peak, PEAK_COLOR, "-", f"{DTYPE_LABEL.get(dtype, dtype)} peak"),
+                (cudnn, CUDNN_COLOR, "--", "cuDNN")):
+            if value:
+                ax.hlines(value, *span, colors=color, linestyles=style, lw=1.4, zorder=4)
+                ax.annotate(f"{name} {value:.3g}", (span[0], value), xytext=(2, 2),
+                            textcoords="offset points", fontsize=7, color=color, zorder=5,
+                            bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.5))
+                values.append(value)
+        x += GROUP_GAP
+    ax.set_xticks(ticks, ticklabels, rotation=35, ha="right", rotation_mode="anchor")
+    ax.set_xlim(-0.7, x - GROUP_GAP - 0.3)
+    ax.grid(axis="y", which="major", color="#e4e4e4", zorder=0)
+    return values, bars
+
+
+def plot_ladder(results, path):
+    rows = results.passed()
+    passes = [p for p in PASSES if any(r["pass"] == p for r in rows)]
+    labels = layer_labels(results.rows)
+    layers = list(dict.fromkeys(layer_key(r) for r in rows))
+    cmap = plt.get_cmap("tab10" if len(layers) <= 10 else "tab20")
+    layer_color = {k: cmap(i % cmap.N) for i, k in enumerate(layers)}
+
+    by_pass = {p: [r for r in rows if r["pass"] == p] for p in passes}
+    fig, axes = plt.subplots(1, len(passes), figsize=FIGSIZE, dpi=DPI, sharey=True, squeeze=False,
+                             layout="constrained",
+                             gridspec_kw={"width_ratios": [ladder_width(by_pass[p]) for p in passes]})
+    values, panels = [], []
+    for ax, p in zip(axes[0], passes):
+        panel_values, bars = draw_ladder_panel(ax, results, by_pass[p], layer_color)
+        values += panel_values
+        panels.append((ax, bars))
+        ax.set_title(p)
+    bottom = min(values) / 2.5
+    axes[0][0].set(yscale="log", ylim=(bottom, max(values) * 2.5), ylabel="TFLOP/s (log scale)")
+    for ax, bars in panels:  # the geometric mean, written up the foot of its bar
+        for x, mean in bars:
+            ax.annotate(f"{mean:.3g}", (x, bottom), xytext=(0, 3), textcoords="offset points",
+                        rotation=90, ha="center", va="bottom", fontsize=7, zorder=4)
+
+    handles = [Patch(facecolor=BAR_COLOR, edgecolor="#5a7894", label="geometric mean\nover layers")]
+    handles += [Line2D([], [], ls="", marker="o", color=layer_color[k], label=short(labels[k], 24))
+                for k in layers]
+    if any(cudnn_tflops(r) for r in rows):
+        handles.append(Line2D([], [], color=CUDNN_COLOR, ls="--", label="cuDNN (geo. mean)"))
+    handles.append(Line2D([], [], color=PEAK_COLOR, label="measured peak\n(GEMM, per dtype)"))
+    fig.legend(handles=handles, loc="outside right center", frameon=False)
+    title(fig, "Kernel ladder, TFLOP/s", results)
+    return save(fig, path)
+
+
+# ---------------------------------------------------------------- 2. the roofline
+
+def plot_roofline(results, path):
+    rows = results.passed()
+    kernels = kernels_of(rows)
+    cmap = plt.get_cmap("tab10" if len(kernels) <= 10 else "tab20")
+    color = {k["kernel"]: cmap(i % cmap.N) for i, k in enumerate(kernels)}
+
+    fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI, layout="constrained")
+    ai = lambda r: 1000 * r["tflops"] / r["gbps"]  # noqa: E731  FLOP per byte of minimum traffic
+    for r in latest(rows).values():
+        ax.plot(ai(r), r["tflops"], PASS_MARKER[r["pass"]], ms=6, color=color[r["kernel"]],
+                markeredgecolor="black", markeredgewidth=0.4, zorder=3)
+    cudnn_points = []  # one per (pass, dtype, layer): medians over the rows that timed it
+    groups = {}
+    for r in rows:
+        if cudnn_tflops(r):
+            groups.setdefault((r["pass"], r["dtype"], layer_key(r)), []).append(r)
+    for (p, _, _), group in groups.items():
+        x = statistics.median(map(ai, group))
+        y = statistics.median(map(cudnn_tflops, group))
+        cudnn_points.append((x, y, p))
+        ax.plot(x, y, PASS_MARKER[p], ms=7, mfc="none", color=CUDNN_COLOR, mew=0.9, alpha=0.8,
+                zorder=2)
+
+    peak_gbps = results.peak_gbps()
+    roofs = {d: results.peak_tflops(d) for d in dict.fromkeys(r["dtype"] for r in rows)}
+    xs = [ai(r) for r in rows]
+    ridges = [1000 * t / peak_gbps for t in roofs.values()]
+    xmin, xmax = min(xs + ridges) / 4, max(xs + ridges) * 4
+    ys = [r["tflops"] for r in rows] + [y for _, y, _ in cudnn_points]
+    ax.set(xscale="log", yscale="log", xlim=(xmin, xmax),
+           ylim=(min(ys + [xmin * peak_gbps / 1000]) / 2, max(ys + list(roofs.values())) * 3))
+    ax.plot([xmin, max(ridges)], [xmin * peak_gbps / 1000, max(ridges) * peak_gbps / 1000],
+            color=PEAK_COLOR, lw=1.4, zorder=1)
+    for (dtype, peak), ridge in zip(roofs.items(), ridges):
+        ax.plot([ridge, xmax], [peak, peak], color=PEAK_COLOR, lw=1.4, zorder=1)
+        ax.annotate(f"{DTYPE_LABEL.get(dtype, dtype)} peak {peak:.3g} TFLOP/s", (xmax, peak),
+                    xytext=(-4, 3), textcoords="offset points", ha="right", fontsize=7.5)
+    slope_text = ax.annotate(f"copy bandwidth {peak_gbps / 1000:.3g} TB/s", (xmin * 1.6,
+                             xmin * 1.6 * peak_gbps / 1000), xytext=(4, 4),
+                             textcoords="offset points", fontsize=7.5, rotation_mode="anchor")
+    ax.set_xlabel("arithmetic intensity (FLOP per byte of minimum traffic, log)")
+    ax.set_ylabel("TFLOP/s (log)")
+    ax.grid(which="major", color="#e4e4e4", zorder=0)
+
+    handles = [Line2D([], [], ls="", marker="o", color=color[k["kernel"]], markeredgecolor="black",
+                      markeredgewidth=0.4, label=short(kernel_label(k))) for k in kernels]
+    handles += [Line2D([], [], ls="", marker="", label="")]
+    handles += [Line2D([], [], ls="", marker=PASS_MARKER[p], color="grey", label=p)
+                for p in PASSES if any(r["pass"] == p for r in rows)]
+    if cudnn_points:
+        handles.append(Line2D([], [], ls="", marker="o", mfc="none", color=CUDNN_COLOR,
+                              label="cuDNN, same layer"))
+    fig.legend(handles=handles, loc="outside right center", frameon=False,
+               ncol=2 if len(handles) > 24 else 1)
+    title(fig, "Roofline", results)
+    fig.canvas.draw()  # fix the layout, then turn the slope label to the slope's screen angle
+    (x0, y0), (x1, y1) = ax.transData.transform([(xmin, xmin * peak_gbps / 1000),
+                                                 (xmax, xmax * peak_gbps / 1000)])
+    slope_text.set_rotation(math.degrees(math.atan2(y1 - y0, x1 - x0)))
+    return save(fig, path)
+
+
+# ---------------------------------------------------------------- 3. % of cuDNN
+
+CELL_STYLE = {  # status -> (face colour, text, text colour, legend entry)
+    "fail": ("#8c8c8c", "fail", "white", "fail: wrong result"),
+    "unsupported": ("#d9d9d9", "n/s", "black", "n/s: unsupported"),
+    "no cudnn": ("#efefef", "n/a", "black", "n/a: no cuDNN time"),
+}
+
+
+def heat_cell(row, norm, cmap):
+    """(face colour, text, text colour) of one kernel x layer cell; row may be None."""
+    if row is None:
+        return "white", "", "black"
+    value = pct_cudnn(row) if row["status"] == "pass" else None
+    if row["status"] != "pass" or value is None:
+        return CELL_STYLE[row["status"] if row["status"] != "pass" else "no cudnn"][:3]
+    face = cmap(norm(value))
+    luminance = 0.299 * face[0] + 0.587 * face[1] + 0.114 * face[2]
+    return face, f"{value:.2g}" if value < 10 else f"{value:.0f}", \
+        "white" if luminance < 0.45 else "black"
+
+
+def plot_pct_cudnn(results, path):
+    rows = results.rows  # fail / unsupported cells are shown too, greyed
+    passes = [p for p in PASSES if any(r["pass"] == p and r["status"] == "pass" for r in rows)]
+    labels = layer_labels(rows)
+    layer_order = list(dict.fromkeys(layer_key(r) for r in rows if r["pass"] in passes))
+    # 1% (red) .. 10% (yellow) .. 100% (green); beyond either end the end colour
+    norm = LogNorm(vmin=1, vmax=100)
+    cmap = plt.get_cmap("RdYlGn")
+
+    widths = [len(kernels_of([r for r in rows if r["pass"] == p])) for p in passes]
+    fig, axes = plt.subplots(1, len(passes), figsize=FIGSIZE, dpi=DPI, sharey=True, squeeze=False,
+                             layout="constrained", gridspec_kw={"width_ratios": widths})
+    for ax, p in zip(axes[0], passes):
+        prow = [r for r in rows if r["pass"] == p]
+        kernels = kernels_of(prow)
+        cells = latest(prow)
+        for i, k in enumerate(kernels):
+            for j, lk in enumerate(layer_order):
+                face, text, ink = heat_cell(cells.get((k["kernel"], lk)), norm, cmap)
+                ax.add_patch(plt.Rectangle((i - 0.5, j - 0.5), 1, 1, facecolor=face,
+                                           edgecolor="white", lw=1.5))
+                ax.text(i, j, text, ha="center", va="center", fontsize=7.5, color=ink)
+        ax.set_xlim(-0.5, len(kernels) - 0.5)
+        ax.set_ylim(len(layer_order) - 0.5, -0.5)
+        ax.set_xticks(range(len(kernels)), [short(kernel_label(k)) for k in kernels],
+                      rotation=35, ha="right", rotation_mode="anchor")
+        ax.set_yticks(range(len(layer_order)), [short(labels[k], 30) for k in layer_order])
+        ax.tick_params(length=0)
+        for side in ax.spines.values():
+            side.set_visible(False)
+        ax.set_title(p)
+    axes[0][0].set_ylabel("layer")
+    bar = fig.colorbar(plt.cm.ScalarMappable(norm=norm, cmap=cmap), ax=axes[0].tolist(),
+                       shrink=0.8, pad=0.02, extend="both")
+    bar.set_label("% of cuDNN (log colour scale)")
+    fig.legend(handles=[Patch(fc=face, ec="#bbbbbb", label=name)
+                        for face, _, _, name in CELL_STYLE.values()],
+               loc="outside lower right", ncol=3, frameon=False)
+    no_cudnn = "" if any(pct_cudnn(r) for r in results.passed()) else " (no cuDNN times in this CSV)"
+    title(fig, "% of cuDNN" + no_cudnn, results)
+    return save(fig, path)
+
+
+# ---------------------------------------------------------------- driver
+
+def save(fig, path):
+    fig.savefig(path, dpi=DPI)
+    plt.close(fig)
+    return path
+
+
+def load_plottable(csv_path):
+    """load() plus the one extra demand of plotting: something that passed. Raises CsvError."""
+    results = load(csv_path)
+    if not results.passed():
+        raise CsvError("no row with status pass and a time: nothing to plot")
+    return results
+
+
+def plot_csv(results, out_dir):
+    """Write the three PNGs for one loaded CSV; return their paths."""
+    stem = os.path.join(out_dir, os.path.splitext(os.path.basename(results.path))[0])
+    return [plot_ladder(results, f"{stem}_ladder.png"),
+            plot_roofline(results, f"{stem}_roofline.png"),
+            plot_pct_cudnn(results, f"{stem}_pct_cudnn.png")]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", default="bench/results", help="folder of <gpu>.csv files")
+    ap.add_argument("--out", default="docs", help="folder for the PNGs")
+    args = ap.parse_args(argv)
+
+    csvs = sorted(glob.glob(os.path.join(args.results, "*.csv")))
+    if not csvs:
+        print(f"plot: no results CSV in {args.results} yet (run the benchmark on a GPU)")
+        return 0
+    loaded = []
+    for csv_path in csvs:  # check every CSV before drawing any
+        try:
+            loaded.append(load_plottable(csv_path))
+        except CsvError as e:
+            print(f"plot: {csv_path}: {e}", file=sys.stderr)
+            return 1
+    import_matplotlib()
+    os.makedirs(args.out, exist_ok=True)
+    for results in loaded:
+        for png in plot_csv(results, args.out):
+            print(png)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

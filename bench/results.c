@@ -1,0 +1,183 @@
+/* results.c: reading, merging and writing the results CSV. */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "results.h"
+
+const char *const results_header[RESULTS_COLUMNS] = {
+    "chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
+    "dilation", "groups", "dtype", "layout", "time_ms", "tflops", "gbps", "cudnn_ms", "cudnn_algo",
+    "pct_cudnn", "peak_tflops", "peak_gbps", "pct_roofline", "rel_err", "status", "reps", "gpu", "cuda",
+    "cudnn", "source_sha256", "date"};
+
+static int column_index(const char *column)
+{
+    for (int i = 0; i < RESULTS_COLUMNS; i++)
+        if (strcmp(results_header[i], column) == 0)
+            return i;
+    fail("results: no column named '%s'", column);
+}
+
+void results_set(results_row *row, const char *column, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(row->field[column_index(column)], RESULTS_FIELD, fmt, args);
+    va_end(args);
+}
+
+bool results_parse_line(const char *line, results_row *row)
+{
+    memset(row, 0, sizeof *row);
+    int column = 0;
+    size_t length = 0;
+    bool quoted = false;
+    for (const char *at = line;; at++) {
+        char ch = *at;
+        if (quoted) {
+            if (ch == '\0')
+                return false;
+            if (ch == '"' && at[1] == '"') {
+                ch = '"', at++;
+            } else if (ch == '"') {
+                quoted = false;
+                continue;
+            }
+        } else if (ch == '"' && length == 0) {
+            quoted = true;
+            continue;
+        } else if (ch == ',' || ch == '\0' || ch == '\n' || ch == '\r') {
+            if (column >= RESULTS_COLUMNS)
+                return false;
+            row->field[column++][length] = '\0';
+            length = 0;
+            if (ch != ',')
+                break;
+            continue;
+        }
+        if (column >= RESULTS_COLUMNS || length + 1 >= RESULTS_FIELD)
+            return false;
+        row->field[column][length++] = ch;
+    }
+    return column == RESULTS_COLUMNS;
+}
+
+static void write_field(FILE *file, const char *value)
+{
+    if (!strpbrk(value, ",\"\n")) {
+        fputs(value, file);
+        return;
+    }
+    fputc('"', file);
+    for (const char *at = value; *at; at++) {
+        if (*at == '"')
+            fputc('"', file);
+        fputc(*at, file);
+    }
+    fputc('"', file);
+}
+
+static void write_row(FILE *file, const char *const fields[RESULTS_COLUMNS])
+{
+    for (int i = 0; i < RESULTS_COLUMNS; i++) {
+        if (i)
+            fputc(',', file);
+        write_field(file, fields[i]);
+    }
+    fputc('\n', file);
+}
+
+static bool same_key(const results_row *a, const results_row *b)
+{
+    static const char *const key[] = {"kernel", "pass", "layer"};
+    for (int i = 0; i < 3; i++) {
+        int at = column_index(key[i]);
+        if (strcmp(a->field[at], b->field[at]) != 0)
+            return false;
+    }
+    return true;
+}
+
+bool results_merge(const char *path, const results_row *rows, int count, char *why, size_t why_len)
+{
+    results_row *kept = NULL;
+    int kept_count = 0, kept_capacity = 0;
+    bool ok = false;
+    FILE *file = fopen(path, "r");
+    if (file) {
+        char line[RESULTS_COLUMNS * RESULTS_FIELD];
+        int line_number = 0;
+        while (fgets(line, sizeof line, file)) {
+            line_number++;
+            if (line[0] == '\n' || line[0] == '\0')
+                continue;
+            results_row row;
+            if (!results_parse_line(line, &row)) {
+                snprintf(why, why_len, "%s:%d: malformed line (expected %d fields)", path, line_number,
+                         RESULTS_COLUMNS);
+                goto done;
+            }
+            if (line_number == 1) {
+                for (int i = 0; i < RESULTS_COLUMNS; i++)
+                    if (strcmp(row.field[i], results_header[i]) != 0) {
+                        snprintf(why, why_len, "%s: header differs from this version's (column %d is '%s', "
+                                 "expected '%s'); move the file away", path, i + 1, row.field[i],
+                                 results_header[i]);
+                        goto done;
+                    }
+                continue;
+            }
+            bool replaced = false;
+            for (int i = 0; i < count && !replaced; i++)
+                replaced = same_key(&row, &rows[i]);
+            if (replaced)
+                continue;
+            if (kept_count == kept_capacity) {
+                kept_capacity = kept_capacity ? 2 * kept_capacity : 64;
+                results_row *grown = realloc(kept, (size_t)kept_capacity * sizeof *kept);
+                if (!grown)
+                    fail("out of host memory reading %s", path);
+                kept = grown;
+            }
+            kept[kept_count++] = row;
+        }
+        fclose(file);
+        file = NULL;
+    } else if (errno != ENOENT) {
+        snprintf(why, why_len, "%s: cannot read: %s", path, strerror(errno));
+        goto done;
+    }
+
+    char temporary[4096];
+    snprintf(temporary, sizeof temporary, "%s.tmp", path);
+    file = fopen(temporary, "w");
+    if (!file) {
+        snprintf(why, why_len, "%s: cannot write: %s", temporary, strerror(errno));
+        goto done;
+    }
+    write_row(file, results_header);
+    const char *fields[RESULTS_COLUMNS];
+    for (int r = 0; r < kept_count + count; r++) {
+        const results_row *row = r < kept_count ? &kept[r] : &rows[r - kept_count];
+        for (int i = 0; i < RESULTS_COLUMNS; i++)
+            fields[i] = row->field[i];
+        write_row(file, fields);
+    }
+    bool written = !ferror(file);
+    written = fclose(file) == 0 && written;
+    file = NULL;
+    if (!written || rename(temporary, path) != 0) {
+        snprintf(why, why_len, "%s: write failed: %s", path, strerror(errno));
+        goto done;
+    }
+    ok = true;
+done:
+    if (file)
+        fclose(file);
+    free(kept);
+    return ok;
+}

@@ -1,0 +1,33 @@
+/* results.h: the results CSV (design brief, "Results"): one row per (kernel, pass, layer), written
+ * only by the benchmark. A new measurement replaces the row with the same key instead of adding one. */
+#ifndef RESULTS_H
+#define RESULTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define RESULTS_COLUMNS 35
+#define RESULTS_FIELD 160
+
+extern const char *const results_header[RESULTS_COLUMNS];
+
+typedef struct {
+    char field[RESULTS_COLUMNS][RESULTS_FIELD];
+} results_row;
+
+/* Sets a row's field by column name (fails loudly on an unknown name: a programming error). */
+void results_set(results_row *row, const char *column, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Reads path (which may not exist yet: zero rows), replaces rows whose kernel/pass/layer match a new
+ * row, appends the rest, and writes the file back atomically. Returns false with why on any problem
+ * (an existing file with another header, a malformed line, an unwritable path). */
+bool results_merge(const char *path, const results_row *rows, int count, char *why, size_t why_len);
+
+/* Parses one CSV line into a row (RFC 4180 quoting). Returns false if the field count is wrong. */
+bool results_parse_line(const char *line, results_row *row);
+
+#endif

@@ -1,0 +1,128 @@
+"""Print a results CSV as a GitHub-markdown table, or write it into a README.
+
+    python3 bench/tables.py CSV [--chapter 02] [--pass fprop]
+    python3 bench/tables.py CSV [--chapter 02] [--pass fprop] --readme FILE --marker NAME
+
+The first form prints a line naming the GPU, CUDA/cuDNN versions and date, then a
+table of every (kernel, layer) row: ms, TFLOP/s, GB/s, % of cuDNN, % of the
+roofline, status and verification error. The second form replaces whatever lies
+between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in FILE with that text, so
+chapter READMEs are generated from the measurements, never typed.
+A malformed CSV, or missing markers, prints one line to stderr and exits 1.
+"""
+
+import argparse
+import math
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from results_csv import CsvError, kernel_key, kernel_label, layer_key, layer_labels, load  # noqa: E402
+
+DASH = "–"
+
+
+def fmt(value):
+    """A number to about 3 significant figures: 352, 11.8, 0.0210; exponent if tiny or huge."""
+    if value is None:
+        return DASH
+    if value == 0:
+        return "0"
+    if 1e-3 <= abs(value) < 1e6:
+        return f"{value:.{max(0, 2 - math.floor(math.log10(abs(value))))}f}"
+    return f"{value:.2e}"
+
+
+def select(results, chapter=None, pass_=None):
+    """Rows for one chapter and/or pass, sorted by kernel, then by layer as listed."""
+    rows = results.rows
+    if chapter:
+        rows = [r for r in rows if r["chapter"] == chapter]
+    if pass_:
+        rows = [r for r in rows if r["pass"] == pass_]
+    order = {key: i for i, key in enumerate(dict.fromkeys(layer_key(r) for r in results.rows))}
+    return sorted(rows, key=lambda r: (kernel_key(r), r["pass"], order[layer_key(r)]))
+
+
+def markdown(results, rows):
+    """The GPU line, a blank line and the table, as one string."""
+    show_pass = len({r["pass"] for r in rows}) > 1
+    labels = layer_labels(results.rows)
+    head = ["kernel"] + (["pass"] if show_pass else []) + [
+        "layer", "ms", "TFLOP/s", "GB/s", "% cuDNN", "% roofline", "status", "rel err"]
+    align = ["---"] * (len(head) - 7) + ["---:"] * 5 + ["---", "---:"]
+    lines = [f"Measured on **{results.gpu()}** ({results.versions()}), {results.date()};"
+             f" source `{results.path}`.", "",
+             "| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    for r in rows:
+        rel = DASH if r["rel_err"] is None else f"{r['rel_err']:.1e}"
+        cells = [kernel_label(r)] + ([r["pass"]] if show_pass else []) + [
+            labels[layer_key(r)], fmt(r["time_ms"]), fmt(r["tflops"]), fmt(r["gbps"]),
+            fmt(r["pct_cudnn"]), fmt(r["pct_roofline"]), r["status"], rel]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def replace_between_markers(text, marker, content):
+    """Put `content` between the NAME:begin/end comments; ValueError if they are not there once."""
+    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
+    for tag in (begin, end):
+        count = text.count(tag)
+        if count != 1:
+            raise ValueError(f"marker {tag} found {count} times (need exactly 1)")
+    i, j = text.index(begin) + len(begin), text.index(end)
+    if j < i:
+        raise ValueError(f"marker {end} comes before {begin}")
+    return text[:i] + "\n" + content + "\n" + text[j:]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("csv", help="a results CSV, e.g. bench/results/h100.csv")
+    ap.add_argument("--chapter", help="only this chapter, e.g. 02")
+    ap.add_argument("--pass", dest="pass_", choices=("fprop", "dgrad", "wgrad"),
+                    help="only this pass")
+    ap.add_argument("--readme", help="write the table into this file instead of printing it")
+    ap.add_argument("--marker", help="NAME of the <!-- NAME:begin/end --> pair in --readme")
+    args = ap.parse_args(argv)
+    if bool(args.readme) != bool(args.marker):
+        ap.error("--readme and --marker go together")
+    chapter = args.chapter.zfill(2) if args.chapter and args.chapter.isdigit() else args.chapter
+
+    try:
+        results = load(args.csv)
+    except CsvError as e:
+        print(f"tables: {args.csv}: {e}", file=sys.stderr)
+        return 1
+    rows = select(results, chapter, args.pass_)
+    if not rows:
+        what = " and ".join(x for x in (chapter and f"chapter {chapter}",
+                                         args.pass_ and f"pass {args.pass_}") if x)
+        print(f"tables: {args.csv}: no rows for {what}", file=sys.stderr)
+        return 1
+    table = markdown(results, rows)
+    if not args.readme:
+        print(table)
+        return 0
+
+    try:
+        with open(args.readme, encoding="utf-8") as f:
+            text = f.read()
+        new = replace_between_markers(text, args.marker, table)
+    except OSError as e:
+        print(f"tables: {args.readme}: cannot read: {e.strerror}", file=sys.stderr)
+        return 1
+    except ValueError as e:
+        print(f"tables: {args.readme}: {e}", file=sys.stderr)
+        return 1
+    if new != text:
+        with open(args.readme, "w", encoding="utf-8") as f:
+            f.write(new)
+    print(f"tables: {args.readme}: table '{args.marker}' {'updated' if new != text else 'unchanged'}"
+          f" ({len(rows)} rows)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,331 @@
+/* Chapter 03: shared-memory tiling, then register blocking.
+ *
+ * What it computes: fprop, y = x (*) w, fp32, NCHW activations and KCRS filters, with any padding,
+ * stride, dilation, filter size and groups: the sum of chapters 01 and 02.
+ *
+ * What changes from chapter 02: there, each of the R*S*K outputs that use an input value loads it from
+ * global memory again, and each filter value is loaded again by every pixel. Here a block owns a tile of
+ * outputs (TILE_P x TILE_Q pixels of one image, several output channels of one group), copies what that
+ * tile reads into shared memory once per input channel, and every thread of the block reads its operands
+ * from there:
+ *   - the input tile plus its halo, halo_extent() rows by columns (tiling.h), zero where it hangs over
+ *     the image, so padding costs no branch in the inner loop;
+ *   - the filter slice: that channel's R*S taps for each of the block's output channels.
+ *
+ *   03a  one thread per output, as in 02b; the block is 16x16 pixels x 4 output channels, so each staged
+ *        input value serves up to R*S pixels x 4 channels and each staged tap 256 pixels.
+ *   03b  register blocking: a thread keeps 8 pixels x 8 output channels in registers. Per filter tap it
+ *        loads 8 input values and 8 taps from shared memory and does 64 FMAs, where 03a does 2 loads per
+ *        FMA. Shared memory, not global memory, was 03a's limit; 03b moves it to the FMA units. It also
+ *        stages several input channels per barrier and pads the tile rows to dodge bank conflicts.
+ *
+ * Both run every valid problem whose staged tile fits the 48 KB of shared memory a block gets without
+ * opting in; supports() refuses the rest (e.g. a huge dilation) and says how many bytes they need.
+ *
+ * Run:
+ *   ./build/conv run 03b --layer resnet50/res2_3x3      (likewise 03a)
+ *   ./build/conv list                                   (every kernel, and what each supports)
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include "check.h"
+#include "conv.h"
+#include "tiling.h"
+
+/* The tile sizes, all in one place. Both variants give a block TILE_P x TILE_Q output pixels. */
+enum { TILE_P = 16, TILE_Q = 16 };
+
+/* 03a: one output per thread, so the block is the pixel tile times A_K_TILE output channels. */
+enum {
+    A_K_TILE = 4,
+    A_THREADS = TILE_P * TILE_Q * A_K_TILE,
+};
+
+/* 03b: a warp covers the whole pixel tile, each lane 8 consecutive rows of one column; the 8 warps take
+ * 8 output channels each. */
+enum {
+    B_K_TILE = 64,                              /* output channels per block */
+    B_ROWS_PER_THREAD = 8,                      /* a thread's pixels: consecutive rows, one column */
+    B_K_PER_THREAD = 8,                         /* a thread's output channels: consecutive ones */
+    B_MAX_CHUNK = 8,                            /* input channels staged per pair of barriers, at most */
+    B_K_PITCH = B_K_TILE + 4,                   /* floats per filter tap in shared memory; see below */
+    B_WARPS = B_K_TILE / B_K_PER_THREAD,
+    B_THREADS = 32 * B_WARPS,
+};
+static_assert(TILE_P * TILE_Q == 32 * B_ROWS_PER_THREAD, "03b: one warp covers the pixel tile");
+static_assert(B_K_PER_THREAD % 4 == 0, "03b: a thread reads its taps as float4");
+
+/* Dynamic shared memory a block may use without cudaFuncSetAttribute. */
+enum { SMEM_LIMIT = 48 * 1024 };
+
+/* Both kernels size their shared memory at launch, from the problem's halo. */
+extern __shared__ __align__(16) float smem[];
+
+/* ---- 03a: the tile in shared memory, one output per thread ---------------------------------------- */
+
+static __global__ void __launch_bounds__(A_THREADS, 2)
+conv_tiled_smem(const conv_problem prob, const float *__restrict__ x, const float *__restrict__ w,
+                float *__restrict__ y)
+{
+    const int halo_h = (int)halo_extent(TILE_P, prob.stride_h, prob.r, prob.dil_h);
+    const int halo_w = (int)halo_extent(TILE_Q, prob.stride_w, prob.s, prob.dil_w);
+    const int taps = prob.r * prob.s;
+    float *x_tile = smem;                   /* [halo_h][halo_w]: one input channel */
+    float *w_tile = smem + halo_h * halo_w; /* [A_K_TILE][R][S]: its taps for the block's output channels */
+
+    const block_tile t = block_tile_of(blockIdx.x, &prob, TILE_P, TILE_Q, A_K_TILE);
+    const int c_per_group = prob.c / prob.groups;
+    const int plane = prob.h * prob.w;
+    const float *x_group = x + ((int64_t)t.n * prob.c + (int64_t)t.group * c_per_group) * plane;
+    const float *w_block = w + (int64_t)t.k_first * c_per_group * taps;
+    const int h_first = tap_input_coord(t.p_first, 0, prob.stride_h, prob.pad_h, prob.dil_h);
+    const int w_first = tap_input_coord(t.q_first, 0, prob.stride_w, prob.pad_w, prob.dil_w);
+
+    /* threadIdx is (q, p, k) within the tile: a warp is two rows of 16 pixels of one output channel. */
+    const int thread = threadIdx.x + TILE_Q * (threadIdx.y + TILE_P * threadIdx.z);
+    const float *x_mine = x_tile + threadIdx.y * prob.stride_h * halo_w + threadIdx.x * prob.stride_w;
+    const float *w_mine = w_tile + threadIdx.z * taps;
+
+    float sum = 0.0f;
+    for (int c = 0; c < c_per_group; c++) {
+        const float *x_c = x_group + c * plane;
+        for (int i = thread; i < halo_h * halo_w; i += A_THREADS) {
+            const int in_h = h_first + i / halo_w, in_w = w_first + i % halo_w;
+            const bool inside = (unsigned)in_h < (unsigned)prob.h && (unsigned)in_w < (unsigned)prob.w;
+            x_tile[i] = inside ? x_c[in_h * prob.w + in_w] : 0.0f;
+        }
+        /* Past the group's last output channel the taps are zero: the spare threads compute a 0 that is
+         * never stored, and read nothing beyond the filter. */
+        for (int i = thread; i < A_K_TILE * taps; i += A_THREADS) {
+            const int k = i / taps;
+            w_tile[i] = k < t.k_count ? w_block[(k * c_per_group + c) * taps + i % taps] : 0.0f;
+        }
+        __syncthreads();
+        for (int r = 0; r < prob.r; r++)
+            for (int s = 0; s < prob.s; s++)
+                sum += x_mine[r * prob.dil_h * halo_w + s * prob.dil_w] * w_mine[r * prob.s + s];
+        __syncthreads(); /* before the next channel overwrites the tile */
+    }
+
+    const int p = t.p_first + threadIdx.y, q = t.q_first + threadIdx.x;
+    if (p < prob.p && q < prob.q && (int)threadIdx.z < t.k_count)
+        y[(((int64_t)t.n * prob.k + t.k_first + threadIdx.z) * prob.p + p) * prob.q + q] = sum;
+}
+
+/* ---- 03b: register blocking ----------------------------------------------------------------------- */
+
+/* How 03b stages its operands for one problem; computed on the host, passed to every block. */
+typedef struct {
+    int halo_h, halo_w; /* input rows and columns a pixel tile reads */
+    int pitch;          /* floats from one staged input row to the next (>= halo_w) */
+    int chunk;          /* input channels staged per pair of barriers; 0 when even one does not fit */
+} staging_plan;
+
+/* Shared memory layout, `chunk` input channels at a time:
+ *   w_tile [chunk][R][S][B_K_PITCH]  the taps, transposed from KCRS so that a thread's 8 output channels
+ *                                    of one tap are 32 contiguous bytes: two float4 loads, broadcast to
+ *                                    the warp. B_K_PITCH = B_K_TILE + 4 keeps them 16-byte aligned and
+ *                                    spreads the transposing stores over 8 banks instead of 1.
+ *   x_tile [chunk][halo_h][pitch]    the input tiles; pitch per halo_row_pitch(), so that the two
+ *                                    half-warps, reading rows 8*stride_h apart, hit disjoint banks. */
+static __global__ void __launch_bounds__(B_THREADS, 2)
+conv_tiled_register_blocked(const conv_problem prob, const staging_plan plan, const float *__restrict__ x,
+                            const float *__restrict__ w, float *__restrict__ y)
+{
+    const int taps = prob.r * prob.s;
+    float *w_tile = smem;
+    float *x_tile = smem + plan.chunk * taps * B_K_PITCH;
+
+    const block_tile t = block_tile_of(blockIdx.x, &prob, TILE_P, TILE_Q, B_K_TILE);
+    const int c_per_group = prob.c / prob.groups;
+    const int plane = prob.h * prob.w;
+    const float *x_group = x + ((int64_t)t.n * prob.c + (int64_t)t.group * c_per_group) * plane;
+    const float *w_block = w + (int64_t)t.k_first * c_per_group * taps;
+    const int h_first = tap_input_coord(t.p_first, 0, prob.stride_h, prob.pad_h, prob.dil_h);
+    const int w_first = tap_input_coord(t.q_first, 0, prob.stride_w, prob.pad_w, prob.dil_w);
+
+    /* Lanes 0-15 own rows 0-7 of the pixel tile, lanes 16-31 rows 8-15, one column each; warp w owns
+     * the block's output channels 8w .. 8w+7. A warp's input loads are then two runs of 16 consecutive
+     * floats (at stride_w 1), and its tap loads one address for all lanes. */
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int q_mine = lane % TILE_Q;
+    const int p_mine = lane / TILE_Q * B_ROWS_PER_THREAD;
+    const int k_mine = warp * B_K_PER_THREAD;
+    const int row_step = prob.stride_h * plan.pitch; /* staged floats between a thread's output rows */
+    const float *x_mine = x_tile + p_mine * row_step + q_mine * prob.stride_w;
+
+    float acc[B_ROWS_PER_THREAD][B_K_PER_THREAD] = {{0.0f}};
+
+    for (int c_first = 0; c_first < c_per_group; c_first += plan.chunk) {
+        const int chunk = min(plan.chunk, c_per_group - c_first);
+
+        /* The input tiles, as chunk*halo_h rows of halo_w floats: consecutive threads take consecutive
+         * columns, so the global loads coalesce along a row. */
+        for (int i = threadIdx.x; i < chunk * plan.halo_h * plan.halo_w; i += B_THREADS) {
+            const int row = i / plan.halo_w, col = i % plan.halo_w; /* row runs over (channel, tile row) */
+            const int c = row / plan.halo_h;
+            const int in_h = h_first + row - c * plan.halo_h, in_w = w_first + col;
+            const bool inside = (unsigned)in_h < (unsigned)prob.h && (unsigned)in_w < (unsigned)prob.w;
+            x_tile[row * plan.pitch + col] = inside ? x_group[(c_first + c) * plane + in_h * prob.w + in_w] : 0.0f;
+        }
+        /* The taps: each output channel's chunk*R*S taps are contiguous in KCRS, read in order, stored
+         * transposed. Past the group's last channel they are zero, as in 03a. */
+        const int slice = chunk * taps;
+        for (int i = threadIdx.x; i < B_K_TILE * slice; i += B_THREADS) {
+            const int k = i / slice, tap = i % slice;
+            w_tile[tap * B_K_PITCH + k] =
+                k < t.k_count ? w_block[(k * c_per_group + c_first) * taps + tap] : 0.0f;
+        }
+        __syncthreads();
+
+        /* The staged taps are in (c, r, s) order, so one pointer walks them. */
+        const float *w_tap = w_tile + k_mine;
+        for (int c = 0; c < chunk; c++) {
+            const float *x_c = x_mine + c * plan.halo_h * plan.pitch;
+            for (int r = 0; r < prob.r; r++) {
+                const float *x_r = x_c + r * prob.dil_h * plan.pitch;
+                for (int s = 0; s < prob.s; s++, w_tap += B_K_PITCH) {
+                    const float *x_tap = x_r + s * prob.dil_w;
+                    float in[B_ROWS_PER_THREAD], tap[B_K_PER_THREAD];
+#pragma unroll
+                    for (int i = 0; i < B_ROWS_PER_THREAD; i++)
+                        in[i] = x_tap[i * row_step];
+#pragma unroll
+                    for (int j = 0; j < B_K_PER_THREAD; j += 4) {
+                        const float4 four = *(const float4 *)(w_tap + j);
+                        tap[j] = four.x;
+                        tap[j + 1] = four.y;
+                        tap[j + 2] = four.z;
+                        tap[j + 3] = four.w;
+                    }
+#pragma unroll
+                    for (int i = 0; i < B_ROWS_PER_THREAD; i++)
+#pragma unroll
+                        for (int j = 0; j < B_K_PER_THREAD; j++)
+                            acc[i][j] = fmaf(in[i], tap[j], acc[i][j]);
+                }
+            }
+        }
+        __syncthreads(); /* before the next chunk overwrites the tiles */
+    }
+
+    const int q = t.q_first + q_mine;
+    if (q >= prob.q)
+        return;
+    const int64_t y_mine = (((int64_t)t.n * prob.k + t.k_first + k_mine) * prob.p + t.p_first + p_mine) * prob.q + q;
+#pragma unroll
+    for (int i = 0; i < B_ROWS_PER_THREAD; i++) {
+        if (t.p_first + p_mine + i >= prob.p)
+            break;
+#pragma unroll
+        for (int j = 0; j < B_K_PER_THREAD; j++)
+            if (k_mine + j < t.k_count)
+                y[y_mine + (j * prob.p + i) * prob.q] = acc[i][j];
+    }
+}
+
+/* ---- host side: shared memory sizing, supports(), launches ---------------------------------------- */
+
+/* The staged input tile's extent in 64-bit: with a large stride or dilation it may not fit an int, and
+ * then it certainly does not fit shared memory. */
+static int64_t halo_floats(const conv_problem *prob)
+{
+    return halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h) *
+           halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w);
+}
+
+static int64_t smem_bytes_03a(const conv_problem *prob)
+{
+    return (int64_t)sizeof(float) * (halo_floats(prob) + (int64_t)A_K_TILE * prob->r * prob->s);
+}
+
+static bool supports_03a(const conv_problem *prob, char *why, size_t why_len)
+{
+    if (smem_bytes_03a(prob) <= SMEM_LIMIT)
+        return true;
+    snprintf(why, why_len,
+             "03a stages a %lldx%lld input tile (16x16 outputs, stride %dx%d, %dx%d filter, dilation "
+             "%dx%d) and 4x%dx%d taps: %lld bytes of shared memory, over the %d-byte limit",
+             (long long)halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h),
+             (long long)halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w), prob->stride_h,
+             prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w, prob->r, prob->s,
+             (long long)smem_bytes_03a(prob), SMEM_LIMIT);
+    return false;
+}
+
+extern "C" void launch_03a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+{
+    (void)workspace;
+    const dim3 block(TILE_Q, TILE_P, A_K_TILE);
+    conv_tiled_smem<<<blocks_covering(prob, TILE_P, TILE_Q, A_K_TILE), block, (size_t)smem_bytes_03a(prob)>>>(
+        *prob, (const float *)x, (const float *)w, (float *)y);
+    CUDA_CHECK_LAUNCH();
+}
+
+/* Bytes 03b needs per staged input channel, before the row padding of halo_row_pitch() (at most 31
+ * floats a row, 3 for odd strides). */
+static int64_t channel_bytes_03b(const conv_problem *prob, int pitch_padding)
+{
+    const int64_t halo_h = halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h);
+    return (int64_t)sizeof(float) *
+           (halo_floats(prob) + halo_h * pitch_padding + (int64_t)prob->r * prob->s * B_K_PITCH);
+}
+
+/* As many input channels per chunk as fit in SMEM_LIMIT, up to B_MAX_CHUNK and the group's channels.
+ * More channels per chunk mean fewer barriers and more loads in flight per staging pass. */
+static staging_plan plan_03b(const conv_problem *prob)
+{
+    staging_plan plan = {0, 0, 0, 0};
+    if (channel_bytes_03b(prob, 0) > SMEM_LIMIT)
+        return plan;
+    plan.halo_h = (int)halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h);
+    plan.halo_w = (int)halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w);
+    plan.pitch = halo_row_pitch(plan.halo_w, B_ROWS_PER_THREAD * prob->stride_h);
+    const int64_t fitting = SMEM_LIMIT / channel_bytes_03b(prob, plan.pitch - plan.halo_w);
+    plan.chunk = B_MAX_CHUNK;
+    if (plan.chunk > prob->c / prob->groups)
+        plan.chunk = prob->c / prob->groups;
+    if (plan.chunk > fitting)
+        plan.chunk = (int)fitting;
+    return plan;
+}
+
+static size_t smem_bytes_03b(const conv_problem *prob, const staging_plan *plan)
+{
+    return sizeof(float) * (size_t)plan->chunk *
+           ((size_t)plan->halo_h * plan->pitch + (size_t)prob->r * prob->s * B_K_PITCH);
+}
+
+static bool supports_03b(const conv_problem *prob, char *why, size_t why_len)
+{
+    if (plan_03b(prob).chunk > 0)
+        return true;
+    snprintf(why, why_len,
+             "03b stages a %lldx%lld input tile (16x16 outputs, stride %dx%d, %dx%d filter, dilation "
+             "%dx%d) and %dx%dx%d taps per input channel: %lld+ bytes of shared memory, over the %d-byte "
+             "limit",
+             (long long)halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h),
+             (long long)halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w), prob->stride_h,
+             prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w, prob->r, prob->s, B_K_PITCH,
+             (long long)channel_bytes_03b(prob, 0), SMEM_LIMIT);
+    return false;
+}
+
+extern "C" void launch_03b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+{
+    (void)workspace;
+    const staging_plan plan = plan_03b(prob);
+    conv_tiled_register_blocked<<<blocks_covering(prob, TILE_P, TILE_Q, B_K_TILE), B_THREADS,
+                                  smem_bytes_03b(prob, &plan)>>>(*prob, plan, (const float *)x,
+                                                                 (const float *)w, (float *)y);
+    CUDA_CHECK_LAUNCH();
+}
+
+extern "C" const conv_kernel ch03_kernels[] = {
+    {"03a", "smem tile + halo, one output per thread", "chapters/03_smem_tiling/tiled.cu", PASS_FPROP,
+     DTYPE_F32, LAYOUT_NCHW, ON_GPU, supports_03a, NULL, launch_03a},
+    {"03b", "smem tile + 8x8 register blocking", "chapters/03_smem_tiling/tiled.cu", PASS_FPROP, DTYPE_F32,
+     LAYOUT_NCHW, ON_GPU, supports_03b, NULL, launch_03b},
+};
+extern "C" const int ch03_kernel_count = sizeof(ch03_kernels) / sizeof(ch03_kernels[0]);

@@ -1,0 +1,18 @@
+/* check.c: the one way the harness stops on an error. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "check.h"
+
+void fail(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fflush(stdout);
+    fputs("error: ", stderr);
+    vfprintf(stderr, fmt, args);
+    fputc('\n', stderr);
+    va_end(args);
+    exit(1);
+}

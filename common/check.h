@@ -1,0 +1,56 @@
+/* check.h: every CUDA, cuBLAS and cuDNN call goes through one of these.
+ *
+ * A failed call prints one line naming the call, where it was made and the library's own message,
+ * then exits with status 1. For a teaching harness a clear stop beats unwinding: there is nothing a
+ * benchmark can do about a failed allocation except say so.
+ */
+#ifndef CHECK_H
+#define CHECK_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Prints "error: <what>" and exits 1. The single place the harness gives up. */
+void fail(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 1, 2)))
+#endif
+    ;
+
+#ifdef __cplusplus
+}
+#endif
+
+#define CUDA_CHECK(call)                                                                          \
+    do {                                                                                          \
+        cudaError_t check_status_ = (call);                                                       \
+        if (check_status_ != cudaSuccess)                                                         \
+            fail("%s:%d: %s: %s (%s)", __FILE__, __LINE__, #call,                                 \
+                 cudaGetErrorString(check_status_), cudaGetErrorName(check_status_));             \
+    } while (0)
+
+/* After a kernel launch: catches bad launch configurations at once (asynchronous faults surface at
+ * the next synchronizing call, which is checked too). */
+#define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
+
+#define CUBLAS_CHECK(call)                                                                        \
+    do {                                                                                          \
+        cublasStatus_t check_status_ = (call);                                                    \
+        if (check_status_ != CUBLAS_STATUS_SUCCESS)                                               \
+            fail("%s:%d: %s: cuBLAS status %d (%s)", __FILE__, __LINE__, #call,                   \
+                 (int)check_status_, cublasGetStatusString(check_status_));                       \
+    } while (0)
+
+#define CUDNN_CHECK(call)                                                                         \
+    do {                                                                                          \
+        cudnnStatus_t check_status_ = (call);                                                     \
+        if (check_status_ != CUDNN_STATUS_SUCCESS)                                                \
+            fail("%s:%d: %s: %s", __FILE__, __LINE__, #call, cudnnGetErrorString(check_status_)); \
+    } while (0)
+
+#endif

@@ -1,0 +1,111 @@
+/* conv.h: the vocabulary every chapter shares.
+ *
+ * A 2D convolution problem, the three passes computed on it, and the kernel registry entry that each
+ * chapter fills in. This header is plain C so host code (C11) and kernels (CUDA C) include the same one.
+ *
+ * Tensors, logically (whatever the memory layout):
+ *   x  activations     [N][C][H][W]
+ *   w  filter          [K][C/groups][R][S]
+ *   y  output          [N][K][P][Q]
+ * Every pass touches the same three tensors; only which one is written changes:
+ *   fprop  reads x, w   writes y        y  = x (*) w
+ *   dgrad  reads y, w   writes x        dx = dL/dx, from dy = dL/dy
+ *   wgrad  reads x, y   writes w        dw = dL/dw
+ */
+#ifndef CONV_H
+#define CONV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Index math that kernels use is written once, for both sides: the GPU runs it and the cpu test suite
+ * checks it against the plain definition on the host. */
+#ifdef __CUDACC__
+#define HOST_DEVICE __host__ __device__
+#else
+#define HOST_DEVICE
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    int n, c, h, w;                /* input batch, channels, height, width */
+    int k, r, s;                   /* output channels, filter height, filter width */
+    int pad_h, pad_w;              /* zero padding on each side */
+    int stride_h, stride_w;
+    int dil_h, dil_w;              /* dilation: filter tap r reads input row p*stride + r*dil - pad */
+    int groups;                    /* channels split into independent groups (depthwise: groups = c) */
+    int p, q;                      /* output height and width, derived by problem_validate() */
+} conv_problem;
+
+typedef enum { PASS_FPROP, PASS_DGRAD, PASS_WGRAD } conv_pass;
+typedef enum { DTYPE_F32, DTYPE_F16 } conv_dtype;
+typedef enum { LAYOUT_NCHW, LAYOUT_NHWC } conv_layout; /* NHWC activations go with KRSC filters */
+typedef enum { ON_CPU, ON_GPU } conv_device;
+
+/* The fixed default a problem starts from: stride 1, dilation 1, no padding, one group. */
+conv_problem problem_make(int n, int c, int h, int w, int k, int r, int s);
+
+/* Output size along one axis, the formula of the design brief. May be <= 0 for impossible problems. */
+int conv_out_size(int in, int pad, int dil, int filter, int stride);
+
+/* Derives p and q and checks everything that makes a problem impossible or unsupported.
+ * Returns true when valid; otherwise false with a one-line reason in why. */
+bool problem_validate(conv_problem *prob, char *why, size_t why_len);
+
+/* Whether the three tensors in dtype plus extra_bytes of scratch fit in free_bytes of device memory;
+ * otherwise false with the sizes in why. */
+bool problem_fits_memory(const conv_problem *prob, conv_dtype dtype, double extra_bytes, double free_bytes,
+                         char *why, size_t why_len);
+
+/* Element counts of the three tensors. */
+int64_t problem_x_elems(const conv_problem *prob);
+int64_t problem_w_elems(const conv_problem *prob);
+int64_t problem_y_elems(const conv_problem *prob);
+
+/* FLOPs of any pass: 2 * N*P*Q * K * (C/groups) * R*S. */
+double problem_flops(const conv_problem *prob);
+
+/* Length of the dot product behind one output element of this pass (for error scaling):
+ * fprop C/g*R*S, dgrad K/g*R*S (an upper bound: stride skips some taps), wgrad N*P*Q. */
+int64_t problem_reduction_length(const conv_problem *prob, conv_pass pass);
+
+/* Fewest bytes a pass must move: each input read once, the output written once. */
+double problem_min_bytes(const conv_problem *prob, conv_pass pass, conv_dtype dtype);
+
+/* "n8 c64 56x56 k32 3x3 s1 p1 d1 g1": a compact description for tables and messages. */
+void problem_format(const conv_problem *prob, char *buf, size_t len);
+
+const char *pass_name(conv_pass pass);
+const char *dtype_name(conv_dtype dtype);
+const char *layout_name(conv_layout layout);
+size_t dtype_size(conv_dtype dtype);
+
+/* One registered kernel. A chapter defines an array of these; common/registry.c lists them all. */
+typedef struct {
+    const char *id;          /* "01", "02a", "05c": what `conv run ID` takes */
+    const char *name;        /* a few words: "naive, one thread per output" */
+    const char *source;      /* its source file, relative to the repository root */
+    conv_pass pass;
+    conv_dtype dtype;
+    conv_layout layout;
+    conv_device device;
+    /* true if the kernel can run this (valid) problem; otherwise false and a one-line reason
+     * naming the constraint. NULL means every valid problem is supported. */
+    bool (*supports)(const conv_problem *prob, char *why, size_t why_len);
+    /* Scratch memory the kernel needs (im2col buffer, split-K partials); NULL means none. */
+    size_t (*workspace_bytes)(const conv_problem *prob);
+    /* Computes the pass. Pointers are device memory for ON_GPU kernels, host memory for ON_CPU,
+     * in the kernel's dtype and layout. GPU kernels launch asynchronously on the default stream;
+     * the harness checks for launch errors. */
+    void (*launch)(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+} conv_kernel;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

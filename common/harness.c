@@ -1,0 +1,453 @@
+/* harness.c: the one path every kernel run takes (see harness.h for the steps). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "harness.h"
+#include "npy.h"
+#include "reference.h"
+#include "tensor.h"
+
+/* Above this many flops the reference runs on the GPU (when there is one): the CPU's fp64 loops
+ * manage ~1 GFLOP/s, the GPU's ~1000x that. */
+#define CPU_REFERENCE_MAX_FLOPS 2e8
+
+bool gpu_available(char *why, size_t why_len)
+{
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+        snprintf(why, why_len, "no CUDA device: %s (%s)", cudaGetErrorString(status), cudaGetErrorName(status));
+        cudaGetLastError(); /* the failure is reported; do not let it poison later calls */
+        return false;
+    }
+    if (count == 0) {
+        snprintf(why, why_len, "no CUDA device: the driver reports none");
+        return false;
+    }
+    return true;
+}
+
+const char *gpu_name(void)
+{
+    static struct cudaDeviceProp props;
+    static bool known = false;
+    if (!known) {
+        int device;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+        known = true;
+    }
+    return props.name;
+}
+
+const char *cuda_runtime_version(void)
+{
+    static char text[16];
+    int version = 0;
+    CUDA_CHECK(cudaRuntimeGetVersion(&version));
+    snprintf(text, sizeof text, "%d.%d", version / 1000, version % 1000 / 10);
+    return text;
+}
+
+run_request run_request_defaults(const conv_kernel *kernel, const conv_problem *prob)
+{
+    run_request request = {.kernel = kernel, .prob = *prob, .seed = 42, .verify = true, .time = true,
+                           .cudnn = false, .timing = timing_defaults(), .cpu_time_budget_s = 10.0};
+    if (kernel->device == ON_CPU) {
+        request.timing.warmup = 1;
+        request.timing.flush_l2 = false;
+    }
+    return request;
+}
+
+/* The three tensors of a problem in logical order, and which of them a pass reads and writes. */
+enum { TENSOR_X, TENSOR_W, TENSOR_Y, TENSOR_COUNT };
+
+typedef struct {
+    int dims[TENSOR_COUNT][4];
+    size_t count[TENSOR_COUNT];
+    int output;                    /* the tensor this pass writes */
+    int inputs[2];                 /* the two it reads, in the order the sum multiplies them */
+    const char *file[TENSOR_COUNT]; /* .npy names: an output gradient is dy, dx, dw */
+} pass_tensors;
+
+static pass_tensors tensors_of(const conv_problem *prob, conv_pass pass)
+{
+    pass_tensors t;
+    problem_x_dims(prob, t.dims[TENSOR_X]);
+    problem_w_dims(prob, t.dims[TENSOR_W]);
+    problem_y_dims(prob, t.dims[TENSOR_Y]);
+    t.count[TENSOR_X] = (size_t)problem_x_elems(prob);
+    t.count[TENSOR_W] = (size_t)problem_w_elems(prob);
+    t.count[TENSOR_Y] = (size_t)problem_y_elems(prob);
+    switch (pass) {
+    case PASS_FPROP:
+        t.output = TENSOR_Y;
+        t.inputs[0] = TENSOR_X, t.inputs[1] = TENSOR_W;
+        t.file[TENSOR_X] = "x", t.file[TENSOR_W] = "w", t.file[TENSOR_Y] = "y";
+        break;
+    case PASS_DGRAD:
+        t.output = TENSOR_X;
+        t.inputs[0] = TENSOR_Y, t.inputs[1] = TENSOR_W;
+        t.file[TENSOR_X] = "dx", t.file[TENSOR_W] = "w", t.file[TENSOR_Y] = "dy";
+        break;
+    case PASS_WGRAD:
+        t.output = TENSOR_W;
+        t.inputs[0] = TENSOR_X, t.inputs[1] = TENSOR_Y;
+        t.file[TENSOR_X] = "x", t.file[TENSOR_W] = "dw", t.file[TENSOR_Y] = "dy";
+        break;
+    }
+    return t;
+}
+
+static bool load_input(const char *dir, const char *name, const int dims[4], size_t count, float *dst,
+                       char *why, size_t why_len)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    npy_array array;
+    if (!npy_read(path, &array, why, why_len))
+        return false;
+    bool shape_ok = array.ndim == 4;
+    for (int i = 0; shape_ok && i < 4; i++)
+        shape_ok = array.shape[i] == dims[i];
+    if (!shape_ok) {
+        snprintf(why, why_len, "%s: shape does not match the problem: expected (%d, %d, %d, %d) in logical "
+                 "(NCHW / KCRS) order", path, dims[0], dims[1], dims[2], dims[3]);
+        free(array.data);
+        return false;
+    }
+    for (size_t i = 0; i < count; i++) {
+        switch (array.type) {
+        case NPY_F16: dst[i] = half_to_float(((const uint16_t *)array.data)[i]); break;
+        case NPY_F32: dst[i] = ((const float *)array.data)[i]; break;
+        case NPY_F64: dst[i] = (float)((const double *)array.data)[i]; break;
+        }
+    }
+    free(array.data);
+    return true;
+}
+
+static void save_tensor(const char *dir, const char *name, const int dims[4], const void *data, npy_type type)
+{
+    char path[4096], why[4200];
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    int64_t shape[4] = {dims[0], dims[1], dims[2], dims[3]};
+    if (!npy_write(path, type, 4, shape, data, why, sizeof why))
+        fail("%s", why);
+}
+
+/* Saves a logical fp32 tensor in the kernel's dtype, as the kernel saw (or produced) it. */
+static void save_logical(const char *dir, const char *name, const int dims[4], const float *data, size_t count,
+                         conv_dtype dtype)
+{
+    if (dtype == DTYPE_F32) {
+        save_tensor(dir, name, dims, data, NPY_F32);
+        return;
+    }
+    uint16_t *halves = xmalloc(count * sizeof *halves);
+    for (size_t i = 0; i < count; i++)
+        halves[i] = float_to_half(data[i]);
+    save_tensor(dir, name, dims, halves, NPY_F16);
+    free(halves);
+}
+
+static void compute_reference(const conv_problem *prob, conv_pass pass, bool on_gpu, float *logical[TENSOR_COUNT],
+                              const pass_tensors *t, double *ref)
+{
+    if (!on_gpu) {
+        switch (pass) {
+        case PASS_FPROP: ref_fprop_cpu(prob, logical[TENSOR_X], logical[TENSOR_W], ref); break;
+        case PASS_DGRAD: ref_dgrad_cpu(prob, ref, logical[TENSOR_W], logical[TENSOR_Y]); break;
+        case PASS_WGRAD: ref_wgrad_cpu(prob, logical[TENSOR_X], ref, logical[TENSOR_Y]); break;
+        }
+        return;
+    }
+    float *device[TENSOR_COUNT] = {NULL, NULL, NULL};
+    double *device_ref;
+    for (int i = 0; i < 2; i++) {
+        int which = t->inputs[i];
+        CUDA_CHECK(cudaMalloc((void **)&device[which], t->count[which] * sizeof(float)));
+        CUDA_CHECK(cudaMemcpy(device[which], logical[which], t->count[which] * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    CUDA_CHECK(cudaMalloc((void **)&device_ref, t->count[t->output] * sizeof(double)));
+    switch (pass) {
+    case PASS_FPROP: ref_fprop_gpu(prob, device[TENSOR_X], device[TENSOR_W], device_ref); break;
+    case PASS_DGRAD: ref_dgrad_gpu(prob, device_ref, device[TENSOR_W], device[TENSOR_Y]); break;
+    case PASS_WGRAD: ref_wgrad_gpu(prob, device[TENSOR_X], device_ref, device[TENSOR_Y]); break;
+    }
+    CUDA_CHECK(cudaMemcpy(ref, device_ref, t->count[t->output] * sizeof(double), cudaMemcpyDeviceToHost));
+    CUDA_CHECK(cudaFree(device_ref));
+    for (int i = 0; i < TENSOR_COUNT; i++)
+        CUDA_CHECK(cudaFree(device[i]));
+}
+
+typedef struct {
+    const conv_kernel *kernel;
+    const conv_problem *prob;
+    void *buffers[TENSOR_COUNT];
+    void *workspace;
+} launch_context;
+
+static void launch_once(void *ctx)
+{
+    launch_context *launch = ctx;
+    launch->kernel->launch(launch->prob, launch->buffers[TENSOR_X], launch->buffers[TENSOR_W],
+                           launch->buffers[TENSOR_Y], launch->workspace);
+    if (launch->kernel->device == ON_GPU)
+        CUDA_CHECK_LAUNCH();
+}
+
+/* Copies the kernel's output back (from the device if need be) and checks it. */
+static verify_result check_output(const launch_context *launch, const pass_tensors *t, const double *ref,
+                                  double input_rms_product, void *host_staging, float *logical_out)
+{
+    const conv_kernel *kernel = launch->kernel;
+    size_t bytes = t->count[t->output] * dtype_size(kernel->dtype);
+    const void *out = launch->buffers[t->output];
+    if (kernel->device == ON_GPU) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(host_staging, out, bytes, cudaMemcpyDeviceToHost));
+        out = host_staging;
+    }
+    unpack_tensor(out, t->dims[t->output], kernel->layout, kernel->dtype, logical_out);
+    return verify_output(logical_out, ref, t->count[t->output], kernel->dtype,
+                         problem_reduction_length(launch->prob, kernel->pass), input_rms_product);
+}
+
+static void describe_failure(char *why, size_t why_len, const verify_result *check, const pass_tensors *t,
+                             const char *when)
+{
+    const int *d = t->dims[t->output];
+    size_t i = check->worst_index;
+    int coord[4] = {(int)(i / ((size_t)d[1] * d[2] * d[3])), (int)(i / ((size_t)d[2] * d[3]) % d[1]),
+                    (int)(i / d[3] % d[2]), (int)(i % d[3])};
+    if (check->nonfinite)
+        snprintf(why, why_len, "%s: %zu outputs are NaN/Inf (unwritten or overflowed), first at %s[%d][%d][%d][%d]",
+                 when, check->nonfinite, t->file[t->output], coord[0], coord[1], coord[2], coord[3]);
+    else
+        snprintf(why, why_len, "%s: error over tolerance: rel_l2 %.3g (tol %.3g), max %.3g (tol %.3g) at %s[%d][%d][%d][%d]",
+                 when, check->rel_l2, check->tol_rel, check->max_err, check->tol_max, t->file[t->output],
+                 coord[0], coord[1], coord[2], coord[3]);
+}
+
+run_outcome run_kernel(const run_request *request)
+{
+    run_outcome outcome = {.status = RUN_PASS};
+    const conv_kernel *kernel = request->kernel;
+    const conv_problem *prob = &request->prob;
+    const pass_tensors t = tensors_of(prob, kernel->pass);
+
+    if (kernel->supports && !kernel->supports(prob, outcome.why, sizeof outcome.why)) {
+        outcome.status = RUN_UNSUPPORTED;
+        return outcome;
+    }
+    bool have_gpu = gpu_available(outcome.why, sizeof outcome.why);
+    if (kernel->device == ON_GPU && !have_gpu)
+        fail("kernel %s needs a GPU: %s", kernel->id, outcome.why);
+    outcome.why[0] = '\0';
+    size_t workspace_bytes = kernel->workspace_bytes ? kernel->workspace_bytes(prob) : 0;
+    outcome.reference_on_gpu = have_gpu && problem_flops(prob) > CPU_REFERENCE_MAX_FLOPS;
+    if (kernel->device == ON_GPU || outcome.reference_on_gpu) {
+        size_t free_bytes, total_bytes;
+        CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+        /* the reference keeps fp32 inputs and an fp64 output on the device while it runs */
+        double reference_bytes = outcome.reference_on_gpu ? 4.0 * (t.count[0] + t.count[1] + t.count[2]) +
+                                                                 8.0 * t.count[t.output]
+                                                          : 0.0;
+        double kernel_bytes = kernel->device == ON_GPU ? (double)workspace_bytes : 0.0;
+        char why[256];
+        if (!problem_fits_memory(prob, kernel->device == ON_GPU ? kernel->dtype : DTYPE_F32,
+                                 kernel_bytes + reference_bytes, (double)free_bytes, why, sizeof why)) {
+            snprintf(outcome.why, sizeof outcome.why, "too large for this GPU: %s", why);
+            outcome.status = RUN_UNSUPPORTED;
+            return outcome;
+        }
+    }
+
+    /* 1. inputs in logical order, rounded to what the kernel can represent */
+    float *logical[TENSOR_COUNT];
+    for (int i = 0; i < TENSOR_COUNT; i++)
+        logical[i] = xmalloc(t.count[i] * sizeof(float));
+    for (int i = 0; i < 2; i++) {
+        int which = t.inputs[i];
+        if (request->load_dir) {
+            char why[4200];
+            if (!load_input(request->load_dir, t.file[which], t.dims[which], t.count[which], logical[which], why,
+                            sizeof why))
+                fail("%s", why);
+        } else {
+            fill_uniform(logical[which], t.count[which], request->seed + (uint64_t)i);
+        }
+        round_to_dtype(logical[which], t.count[which], kernel->dtype);
+    }
+    double input_rms_product = rms_of(logical[t.inputs[0]], t.count[t.inputs[0]]) *
+                               rms_of(logical[t.inputs[1]], t.count[t.inputs[1]]);
+
+    /* 2. the reference */
+    double *ref = NULL;
+    if (request->verify || request->save_dir) {
+        ref = xmalloc(t.count[t.output] * sizeof(double));
+        compute_reference(prob, kernel->pass, outcome.reference_on_gpu, logical, &t, ref);
+    }
+
+    /* 3. the kernel's buffers: inputs packed to its layout and dtype, the output poisoned */
+    launch_context launch = {.kernel = kernel, .prob = prob};
+    void *host_packed[TENSOR_COUNT];
+    for (int i = 0; i < TENSOR_COUNT; i++) {
+        size_t bytes = t.count[i] * dtype_size(kernel->dtype);
+        host_packed[i] = xmalloc(bytes);
+        if (i == t.output)
+            memset(host_packed[i], 0xff, bytes); /* all-ones bits: NaN in fp32 and fp16 alike */
+        else
+            pack_tensor(logical[i], t.dims[i], kernel->layout, kernel->dtype, host_packed[i]);
+        if (kernel->device == ON_GPU) {
+            CUDA_CHECK(cudaMalloc(&launch.buffers[i], bytes));
+            CUDA_CHECK(cudaMemcpy(launch.buffers[i], host_packed[i], bytes, cudaMemcpyHostToDevice));
+        } else {
+            launch.buffers[i] = host_packed[i];
+        }
+    }
+    if (workspace_bytes) {
+        if (kernel->device == ON_GPU)
+            CUDA_CHECK(cudaMalloc(&launch.workspace, workspace_bytes));
+        else
+            launch.workspace = xmalloc(workspace_bytes);
+    }
+    float *logical_out = logical[t.output];
+
+    /* 4. one run, checked */
+    launch_once(&launch);
+    if (request->verify) {
+        outcome.check = check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);
+        outcome.verified = true;
+        if (!outcome.check.pass) {
+            outcome.status = RUN_FAIL;
+            describe_failure(outcome.why, sizeof outcome.why, &outcome.check, &t, "first run");
+        }
+    } else if (kernel->device == ON_GPU) {
+        CUDA_CHECK(cudaDeviceSynchronize());
+    }
+
+    /* 5. timing, and the check again: a kernel that only works the first time fails here */
+    if (request->time && outcome.status == RUN_PASS) {
+        outcome.timing = kernel->device == ON_GPU
+                             ? time_gpu(launch_once, &launch, &request->timing)
+                             : time_cpu(launch_once, &launch, &request->timing, request->cpu_time_budget_s);
+        outcome.timed = true;
+        double seconds = outcome.timing.median_ms * 1e-3;
+        outcome.tflops = problem_flops(prob) / seconds / 1e12;
+        outcome.gbps = problem_min_bytes(prob, kernel->pass, kernel->dtype) / seconds / 1e9;
+        if (request->verify) {
+            outcome.check_after_timing =
+                check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);
+            if (!outcome.check_after_timing.pass) {
+                outcome.status = RUN_FAIL;
+                describe_failure(outcome.why, sizeof outcome.why, &outcome.check_after_timing, &t,
+                                 "after timing");
+            }
+        }
+    }
+
+    /* 6. the baseline */
+    if (request->cudnn && kernel->device == ON_GPU)
+        outcome.cudnn = cudnn_best(prob, kernel->pass, kernel->dtype, kernel->layout, &request->timing);
+    else
+        snprintf(outcome.cudnn.why, sizeof outcome.cudnn.why, "not requested");
+
+    if (request->save_dir) {
+        if (!request->verify) /* the output has not been fetched yet */
+            check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);
+        for (int i = 0; i < TENSOR_COUNT; i++)
+            save_logical(request->save_dir, t.file[i], t.dims[i], logical[i], t.count[i], kernel->dtype);
+        char ref_name[32];
+        snprintf(ref_name, sizeof ref_name, "%s_ref", t.file[t.output]);
+        save_tensor(request->save_dir, ref_name, t.dims[t.output], ref, NPY_F64);
+    }
+
+    if (kernel->device == ON_GPU) {
+        for (int i = 0; i < TENSOR_COUNT; i++)
+            CUDA_CHECK(cudaFree(launch.buffers[i]));
+        CUDA_CHECK(cudaFree(launch.workspace));
+    } else {
+        free(launch.workspace);
+    }
+    for (int i = 0; i < TENSOR_COUNT; i++) {
+        free(host_packed[i]);
+        free(logical[i]);
+    }
+    free(ref);
+    return outcome;
+}
+
+/* The awkward shapes every kernel must get right (DEVELOPERS.md, "Correct first"). */
+#define AWKWARD(n_, c_, h_, w_, k_, r_, s_, stride_, pad_, dil_, groups_)                              \
+    {.n = n_, .c = c_, .h = h_, .w = w_, .k = k_, .r = r_, .s = s_, .stride_h = stride_, .stride_w = stride_, \
+     .pad_h = pad_, .pad_w = pad_, .dil_h = dil_, .dil_w = dil_, .groups = groups_}
+
+static const conv_problem fixed_problems[] = {
+    /*      n  c   h   w   k   r  s str pad dil grp */
+    AWKWARD(1, 3, 17, 19, 8, 3, 3, 1, 1, 1, 1),    /* N=1, C=3 (conv1-like), odd H/W */
+    AWKWARD(2, 16, 16, 16, 16, 3, 3, 1, 1, 1, 1),  /* aligned everything */
+    AWKWARD(2, 13, 15, 9, 11, 3, 3, 1, 1, 1, 1),   /* C and K not multiples of anything */
+    AWKWARD(2, 24, 20, 20, 40, 1, 1, 1, 0, 1, 1),  /* 1x1 */
+    AWKWARD(1, 3, 37, 35, 16, 7, 7, 2, 3, 1, 1),   /* conv1's 7x7 stride 2 */
+    AWKWARD(2, 32, 14, 14, 24, 3, 3, 2, 1, 1, 1),  /* stride 2 */
+    AWKWARD(1, 8, 21, 21, 8, 3, 3, 3, 0, 1, 1),    /* stride 3, no padding */
+    AWKWARD(2, 16, 19, 17, 16, 3, 3, 1, 2, 2, 1),  /* dilation 2 */
+    AWKWARD(1, 8, 9, 9, 8, 3, 3, 1, 4, 1, 1),      /* padding larger than the filter */
+    AWKWARD(1, 8, 5, 5, 8, 5, 5, 1, 0, 1, 1),      /* filter as large as the image: 1x1 output */
+    AWKWARD(2, 16, 12, 12, 32, 3, 3, 1, 1, 1, 4),  /* groups */
+    AWKWARD(2, 32, 13, 13, 32, 3, 3, 1, 1, 1, 32), /* depthwise */
+    AWKWARD(1, 64, 7, 7, 72, 3, 3, 1, 1, 1, 1),    /* res5-like: tiny image, many channels */
+    AWKWARD(3, 8, 1, 40, 8, 1, 3, 1, 1, 1, 1),     /* one row: 1xS filter */
+    AWKWARD(2, 40, 33, 31, 24, 5, 5, 2, 2, 2, 1),  /* everything at once */
+    AWKWARD(1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1),      /* the smallest problem there is */
+    /* different in h and w: stride 2x1, padding 1x2, dilation 1x2, a 3x5 filter */
+    {.n = 2, .c = 16, .h = 18, .w = 23, .k = 24, .r = 3, .s = 5, .stride_h = 2, .stride_w = 1,
+     .pad_h = 1, .pad_w = 2, .dil_h = 1, .dil_w = 2, .groups = 1},
+};
+#undef AWKWARD
+
+int check_fixed_count(void)
+{
+    return (int)(sizeof fixed_problems / sizeof fixed_problems[0]);
+}
+
+conv_problem check_fixed_problem(int index)
+{
+    conv_problem prob = fixed_problems[index];
+    char why[256];
+    problem_validate(&prob, why, sizeof why); /* all valid by construction (tested) */
+    return prob;
+}
+
+static int draw(uint64_t *state, int low, int high) /* uniform in [low, high] */
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return low + (int)((*state >> 33) % (uint64_t)(high - low + 1));
+}
+
+conv_problem check_random_problem(uint64_t *state)
+{
+    for (;;) {
+        int groups = draw(state, 0, 3) == 0 ? draw(state, 2, 4) : 1;
+        bool aligned = draw(state, 0, 1);
+        int c_per_group = aligned ? 8 * draw(state, 1, 6) : draw(state, 1, 40);
+        int k_per_group = aligned ? 8 * draw(state, 1, 6) : draw(state, 1, 40);
+        conv_problem prob = problem_make(draw(state, 1, 3), c_per_group * groups, draw(state, 1, 24),
+                                         draw(state, 1, 24), k_per_group * groups, draw(state, 1, 5),
+                                         draw(state, 1, 5));
+        prob.groups = groups;
+        prob.stride_h = draw(state, 1, 3), prob.stride_w = draw(state, 1, 3);
+        prob.dil_h = draw(state, 0, 3) ? 1 : draw(state, 2, 3);
+        prob.dil_w = draw(state, 0, 3) ? 1 : draw(state, 2, 3);
+        prob.pad_h = draw(state, 0, 4), prob.pad_w = draw(state, 0, 4);
+        char why[256];
+        if (problem_validate(&prob, why, sizeof why) && problem_flops(&prob) <= CPU_REFERENCE_MAX_FLOPS)
+            return prob;
+    }
+}

@@ -1,0 +1,185 @@
+/* npy.c: a small, strict reader and writer for NumPy's .npy format.
+ *
+ * The header is a Python dict literal such as
+ *   {'descr': '<f4', 'fortran_order': False, 'shape': (8, 64, 56, 56), }
+ * padded with spaces to a 64-byte boundary and ended by '\n'. We parse exactly the three keys and
+ * reject what we do not understand rather than guess.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npy.h"
+
+static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
+
+int64_t npy_count(const npy_array *array)
+{
+    int64_t count = 1;
+    for (int i = 0; i < array->ndim; i++)
+        count *= array->shape[i];
+    return count;
+}
+
+#define REJECT(...)                                                                                \
+    do {                                                                                           \
+        int used_ = snprintf(why, why_len, "%s: ", path);                                          \
+        snprintf(why + used_, why_len > (size_t)used_ ? why_len - used_ : 0, __VA_ARGS__);         \
+        goto fail;                                                                                 \
+    } while (0)
+
+/* Finds 'key': in the header and returns a pointer just past the colon and any spaces. */
+static const char *find_value(const char *header, const char *key)
+{
+    char quoted[32];
+    snprintf(quoted, sizeof quoted, "'%s'", key);
+    const char *at = strstr(header, quoted);
+    if (!at)
+        return NULL;
+    at += strlen(quoted);
+    while (*at == ' ')
+        at++;
+    if (*at != ':')
+        return NULL;
+    at++;
+    while (*at == ' ')
+        at++;
+    return at;
+}
+
+bool npy_read(const char *path, npy_array *out, char *why, size_t why_len)
+{
+    memset(out, 0, sizeof *out);
+    char *header = NULL;
+    FILE *file = fopen(path, "rb");
+    if (!file) {
+        snprintf(why, why_len, "%s: cannot open: %s", path, strerror(errno));
+        return false;
+    }
+    unsigned char prefix[8];
+    if (fread(prefix, 1, 8, file) != 8 || memcmp(prefix, magic, 6) != 0)
+        REJECT("not a .npy file (bad magic string)");
+    int major = prefix[6];
+    if (major < 1 || major > 3)
+        REJECT("unsupported .npy format version %d.%d", prefix[6], prefix[7]);
+    size_t header_len;
+    if (major == 1) {
+        unsigned char len_bytes[2];
+        if (fread(len_bytes, 1, 2, file) != 2)
+            REJECT("truncated header");
+        header_len = len_bytes[0] | (size_t)len_bytes[1] << 8;
+    } else {
+        unsigned char len_bytes[4];
+        if (fread(len_bytes, 1, 4, file) != 4)
+            REJECT("truncated header");
+        header_len = len_bytes[0] | (size_t)len_bytes[1] << 8 | (size_t)len_bytes[2] << 16 |
+                     (size_t)len_bytes[3] << 24;
+        if (header_len > (1u << 20))
+            REJECT("header of %zu bytes is implausibly large", header_len);
+    }
+    header = malloc(header_len + 1);
+    if (!header)
+        REJECT("out of memory reading the header");
+    if (fread(header, 1, header_len, file) != header_len)
+        REJECT("truncated header");
+    header[header_len] = '\0';
+
+    const char *descr = find_value(header, "descr");
+    if (!descr)
+        REJECT("header has no 'descr'");
+    if (strncmp(descr, "'<f2'", 5) == 0)
+        out->type = NPY_F16;
+    else if (strncmp(descr, "'<f4'", 5) == 0)
+        out->type = NPY_F32;
+    else if (strncmp(descr, "'<f8'", 5) == 0)
+        out->type = NPY_F64;
+    else
+        REJECT("unsupported dtype %.8s (need little-endian float16, float32 or float64)", descr);
+
+    const char *order = find_value(header, "fortran_order");
+    if (!order)
+        REJECT("header has no 'fortran_order'");
+    if (strncmp(order, "False", 5) != 0)
+        REJECT("Fortran-ordered arrays are not supported (save with numpy.ascontiguousarray)");
+
+    const char *shape = find_value(header, "shape");
+    if (!shape || *shape != '(')
+        REJECT("header has no 'shape' tuple");
+    shape++;
+    while (*shape != ')') {
+        while (*shape == ' ' || *shape == ',')
+            shape++;
+        if (*shape == ')')
+            break;
+        char *end;
+        errno = 0;
+        long long dim = strtoll(shape, &end, 10);
+        if (end == shape || errno || dim < 0)
+            REJECT("malformed shape in header");
+        if (out->ndim == NPY_MAX_DIMS)
+            REJECT("more than %d dimensions", NPY_MAX_DIMS);
+        out->shape[out->ndim++] = dim;
+        shape = end;
+        while (*shape == ' ')
+            shape++;
+        if (*shape != ',' && *shape != ')')
+            REJECT("malformed shape in header");
+    }
+
+    int64_t count = npy_count(out);
+    size_t bytes = (size_t)count * out->type;
+    out->data = malloc(bytes ? bytes : 1);
+    if (!out->data)
+        REJECT("out of memory for %lld elements", (long long)count);
+    if (fread(out->data, 1, bytes, file) != bytes)
+        REJECT("file is shorter than its shape says (%lld elements)", (long long)count);
+    if (fgetc(file) != EOF)
+        REJECT("file is longer than its shape says (%lld elements)", (long long)count);
+    free(header);
+    fclose(file);
+    return true;
+
+fail:
+    free(out->data);
+    out->data = NULL;
+    free(header);
+    fclose(file);
+    return false;
+}
+
+bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, const void *data, char *why,
+               size_t why_len)
+{
+    char dict[256];
+    int len = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': False, 'shape': (", (int)type);
+    int64_t count = 1;
+    for (int i = 0; i < ndim; i++) {
+        len += snprintf(dict + len, sizeof dict - len, "%lld,%s", (long long)shape[i], i + 1 < ndim ? " " : "");
+        count *= shape[i];
+    }
+    len += snprintf(dict + len, sizeof dict - len, "), }");
+    /* magic (6) + version (2) + length (2) + dict + padding + '\n' is a multiple of 64 */
+    int total = 10 + len + 1;
+    int padded = (total + 63) / 64 * 64;
+    char header[320];
+    memcpy(header, magic, 6);
+    header[6] = 1, header[7] = 0;
+    int header_len = padded - 10;
+    header[8] = (char)(header_len & 0xff), header[9] = (char)(header_len >> 8);
+    memcpy(header + 10, dict, (size_t)len);
+    memset(header + 10 + len, ' ', (size_t)(padded - total));
+    header[padded - 1] = '\n';
+
+    FILE *file = fopen(path, "wb");
+    if (!file) {
+        snprintf(why, why_len, "%s: cannot create: %s", path, strerror(errno));
+        return false;
+    }
+    size_t bytes = (size_t)count * type;
+    bool ok = fwrite(header, 1, (size_t)padded, file) == (size_t)padded && fwrite(data, 1, bytes, file) == bytes;
+    ok = (fclose(file) == 0) && ok;
+    if (!ok)
+        snprintf(why, why_len, "%s: write failed: %s", path, strerror(errno));
+    return ok;
+}

@@ -1,0 +1,42 @@
+/* npy.h: tensors in NumPy's .npy format, so any kernel's inputs and outputs can be checked against
+ * NumPy or PyTorch, and a reader's own data fed in.
+ *
+ * Written: format version 1.0, little-endian, C order. Read: versions 1.0 to 3.0, little-endian
+ * float16/float32/float64 ('<f2', '<f4', '<f8'), C order. Anything else gets a one-line reason.
+ */
+#ifndef NPY_H
+#define NPY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define NPY_MAX_DIMS 8
+
+typedef enum { NPY_F16 = 2, NPY_F32 = 4, NPY_F64 = 8 } npy_type; /* the value is the element size */
+
+typedef struct {
+    npy_type type;
+    int ndim;
+    int64_t shape[NPY_MAX_DIMS];
+    void *data;        /* malloc'ed; free with free() */
+} npy_array;
+
+int64_t npy_count(const npy_array *array);
+
+/* Reads path into out. On failure returns false with why = "<path>: <what is wrong>". */
+bool npy_read(const char *path, npy_array *out, char *why, size_t why_len);
+
+/* Writes data (count = product of shape) to path. On failure returns false with why. */
+bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, const void *data, char *why,
+               size_t why_len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,28 @@
+/* registry.h: every kernel of every chapter, in reading order. */
+#ifndef REGISTRY_H
+#define REGISTRY_H
+
+#include "conv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* All registered kernels, in chapter order. */
+const conv_kernel *registry_kernel(int index);
+int registry_count(void);
+
+/* The kernel with this exact id, or NULL. */
+const conv_kernel *registry_find(const char *id);
+
+/* Whether a kernel's id starts with prefix ("02" selects 02a and 02b; "" selects all). */
+bool registry_matches(const conv_kernel *kernel, const char *prefix);
+
+/* The sha256 of a kernel's source file as it was built (generated at build time), or "unknown". */
+const char *registry_source_sha256(const conv_kernel *kernel);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,55 @@
+/* verify.h: is a kernel's output right?
+ *
+ * Two numbers against the fp64 reference:
+ *   rel_l2   ||out - ref||_2 / ||ref||_2, the error of the output as a whole;
+ *   max_err  max_i |out_i - ref_i| / typical, where typical = sqrt(L) * rms(a) * rms(b) is the size of
+ *            a typical output element: a sum of L products of independent zero-mean values a*b.
+ *            One bad element can hide in rel_l2 over millions; it cannot hide here.
+ * Any NaN or Inf in the output fails outright: outputs are poisoned with NaN before each run, so an
+ * element the kernel never wrote is caught too.
+ *
+ * Thresholds (why these numbers): an fp32-accumulated dot product of length L has a rounding error
+ * that grows like sqrt(L) * 2^-24 in a random-walk model; the final store adds half an ulp of the output
+ * type (2^-24 for fp32, 2^-11 for fp16), relative to the element. rel_l2 may be 4x the random-walk
+ * estimate plus 2 units of output rounding. max_err, in units of a typical element, may be 8x the
+ * random walk plus 8 units: among millions of outputs the largest sit ~6 typical sizes out, and half an
+ * ulp of such an element is up to 6 units of a typical one.
+ * TF32 math (10-bit mantissa inputs, ~2^-11 per product) fails the fp32 threshold, as it should.
+ */
+#ifndef VERIFY_H
+#define VERIFY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "conv.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    double rel_l2, max_err;      /* the two errors (infinite if any output is not finite) */
+    double tol_rel, tol_max;     /* the thresholds they were held to */
+    size_t nonfinite;            /* NaN/Inf outputs: each one is a failure */
+    size_t worst_index;          /* where max_err was found (logical order) */
+    bool pass;
+} verify_result;
+
+/* Thresholds for an output of dtype accumulated in fp32 over reduction_length terms. */
+void verify_tolerances(conv_dtype dtype, int64_t reduction_length, double *tol_rel, double *tol_max);
+
+/* out: the kernel's output converted to fp32 in logical order; ref: the fp64 reference.
+ * input_rms_product: rms(a) * rms(b) of the two inputs of the sum. */
+verify_result verify_output(const float *out, const double *ref, size_t count, conv_dtype dtype,
+                            int64_t reduction_length, double input_rms_product);
+
+/* Root mean square of a tensor (for input_rms_product). */
+double rms_of(const float *data, size_t count);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,78 @@
+"""build suite: what the compiler made of each kernel file, checked without a GPU.
+
+For every CUDA source and every GPU architecture of the build: ptxas's resource report must show no
+register spills (a spilled hot loop goes through local memory), and each --expect FILE=PATTERN must
+match that file's PTX (e.g. that a shared-memory chapter really stages through shared memory, or that
+a tensor-core chapter really contains mma.sync). Exits 77 if nvcc is missing.
+
+Run as: check_build.py --nvcc NVCC --arch 80 --arch 90 -I DIR ... [--expect FILE=REGEX ...] FILE.cu ...
+"""
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--nvcc", default="nvcc")
+    parser.add_argument("--arch", action="append", required=True)
+    parser.add_argument("-I", dest="includes", action="append", default=[])
+    parser.add_argument("--expect", action="append", default=[])
+    parser.add_argument("sources", nargs="+")
+    args = parser.parse_args()
+    if not shutil.which(args.nvcc):
+        print(f"skip: {args.nvcc} not found")
+        return 77
+
+    expectations = {}
+    for item in args.expect:
+        name, pattern = item.split("=", 1)
+        expectations.setdefault(name, []).append(pattern)
+
+    failures = []
+    sources = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sources = [s for s in args.sources if s.endswith(".cu")]
+        for source in sources:
+            name = os.path.basename(source)
+            includes = [f"-I{d}" for d in args.includes]
+            for arch in args.arch:
+                gencode = f"-gencode=arch=compute_{arch},code=sm_{arch}"
+                compiled = subprocess.run(
+                    [args.nvcc, "-std=c++17", "-O3", gencode, "-Xptxas", "-v", *includes, "-c", source,
+                     "-o", os.path.join(tmp, "out.o")], capture_output=True, text=True)
+                if compiled.returncode != 0:
+                    failures.append(f"{name} sm_{arch}: does not compile:\n{compiled.stderr}")
+                    continue
+                function = "?"
+                for line in compiled.stderr.splitlines():
+                    found = re.search(r"Compiling entry function '(\S+)'", line)
+                    if found:
+                        function = found.group(1)
+                    spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
+                    if spills and (int(spills.group(1)) or int(spills.group(2))):
+                        failures.append(f"{name} sm_{arch}: {function} spills registers: {line.strip()}")
+            patterns = expectations.pop(name, [])
+            if patterns:
+                ptx_path = os.path.join(tmp, "out.ptx")
+                subprocess.run([args.nvcc, "-std=c++17", "-O3", f"-arch=sm_{args.arch[-1]}", *includes, "-ptx",
+                                source, "-o", ptx_path], check=True, capture_output=True)
+                ptx = open(ptx_path).read()
+                for pattern in patterns:
+                    if not re.search(pattern, ptx):
+                        failures.append(f"{name}: PTX has no match for {pattern!r}")
+            print(f"{name}: checked for sm_{', sm_'.join(args.arch)}")
+    for name in expectations:
+        failures.append(f"--expect names {name}, which is not among the sources")
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"check_build: {len(sources)} files, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,105 @@
+"""The runner's command line: every kind of bad input gets one clear line on stderr and a non-zero
+exit, never a crash; good input works. Run as: test_cli.py PATH_TO_CONV TMP_DIR"""
+import os
+import struct
+import subprocess
+import sys
+
+conv, tmp = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def run(*args):
+    return subprocess.run([conv, *args], capture_output=True, text=True, timeout=300)
+
+
+def expect_error(args, fragment, code=2):
+    result = run(*args)
+    lines = result.stderr.strip().splitlines()
+    problems = []
+    if result.returncode != code:
+        problems.append(f"exit {result.returncode}, expected {code}")
+    if len(lines) != 1:
+        problems.append(f"{len(lines)} stderr lines, expected one")
+    if fragment not in result.stderr:
+        problems.append(f"stderr lacks {fragment!r}")
+    if "Traceback" in result.stderr or result.returncode < 0:
+        problems.append("crashed")
+    if problems:
+        failures.append(f"conv {' '.join(args)}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()!r}")
+
+
+def write_npy(path, descr, shape, payload):
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+    total = (10 + len(header) + 1 + 63) // 64 * 64
+    header = header + " " * (total - 10 - len(header) - 1) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + payload)
+
+
+small = ["--n", "1", "--c", "2", "--h", "5", "--w", "5", "--k", "2", "--r", "3", "--s", "3"]
+
+# usage errors
+expect_error([], "no command given")
+expect_error(["frobnicate"], "unknown command 'frobnicate'")
+expect_error(["run"], "'run' needs a kernel id")
+expect_error(["run", "--n", "3"], "'run' needs a kernel id")
+expect_error(["run", "99z"], "unknown kernel '99z'")
+expect_error(["run", "01", "--n"], "--n needs a value")
+expect_error(["run", "01", "--layer"], "--layer needs a value")
+expect_error(["run", "01", "--n", "abc"], "--n needs an integer, got 'abc'")
+expect_error(["run", "01", "--n", "3x"], "--n needs an integer, got '3x'")
+expect_error(["run", "01", "--n", ""], "--n needs an integer")
+expect_error(["run", "01", "--n", "99999999999"], "--n needs an integer")
+expect_error(["run", "01", "--n", "0"], "--n must be at least 1")
+expect_error(["run", "01", "--pad", "-1"], "--pad must be at least 0")
+expect_error(["run", "01", "--seed", "-5"], "--seed needs a non-negative integer")
+expect_error(["run", "01", "--bogus", "3"], "unknown option '--bogus'")
+expect_error(["run", "01", "--bogus"], "unknown option '--bogus'")
+expect_error(["check", "zz"], "no kernel id starts with 'zz'")
+expect_error(["bench", "--suite", "nope"], "unknown suite 'nope'")
+# impossible and unknown problems
+expect_error(["run", "01", *small, "--h", "1", "--r", "5"], "impossible problem: the output would be empty")
+expect_error(["run", "01", *small, "--groups", "3"], "groups (3) must divide both c (2) and k (2)")
+expect_error(["run", "01", "--layer", "resnet50/nope"], "unknown layer 'resnet50/nope'")
+expect_error(["run", "01", "--n", "100000", "--c", "100000"], "over the 2^31-1 that 32-bit index math allows")
+# files
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "missing")], "cannot open", code=1)
+os.makedirs(os.path.join(tmp, "bad_npy"), exist_ok=True)
+write_npy(os.path.join(tmp, "bad_npy", "x.npy"), "<i4", "(1, 2, 5, 5)", bytes(200))
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "unsupported dtype", code=1)
+write_npy(os.path.join(tmp, "bad_npy", "x.npy"), "<f4", "(1, 3, 5, 5)", bytes(300))
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "shape does not match", code=1)
+with open(os.path.join(tmp, "bad_npy", "x.npy"), "wb") as f:
+    f.write(b"garbage")
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "bad magic", code=1)
+expect_error(["run", "01", *small, "--save-npy", "/proc/forbidden/dir"], "cannot create", code=1)
+
+# good input
+result = run("--help")
+if result.returncode != 0 or not all(w in result.stdout for w in ("list", "run ID", "check PREFIX", "bench", "--layer", "--load-npy")):
+    failures.append("--help is incomplete")
+result = run("list")
+if result.returncode != 0 or "01" not in result.stdout or "seven nested loops" not in result.stdout:
+    failures.append(f"list: {result.stdout!r}")
+result = run("layers")
+if result.returncode != 0 or "resnet50/res2_3x3" not in result.stdout or "seeds/ck_dgrad" not in result.stdout:
+    failures.append(f"layers: {result.stdout!r}")
+result = run("run", "01", *small, "--pad", "1", "--seed", "7", "--reps", "3")
+if result.returncode != 0 or " pass" not in result.stdout or "seed 7" not in result.stdout or "ms" not in result.stdout:
+    failures.append(f"run 01: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+result = run("run", "01", "--layer", "seeds/first_graph", "--n", "1", "--no-verify", "--reps", "3")
+if result.returncode != 0 or "not verified" not in result.stdout:
+    failures.append(f"run 01 --no-verify: {result.stdout!r}")
+
+# a GPU kernel without a GPU says so in one line
+gpu = run("check", "02", "--random", "0")
+if gpu.returncode == 77:
+    if "skip: no CUDA device" not in gpu.stdout:
+        failures.append(f"check 02 skip line: {gpu.stdout!r}")
+    expect_error(["run", "02b", *small], "runs on the GPU: no CUDA device", code=1)
+
+for failure in failures:
+    print("FAIL", failure)
+print(f"test_cli: {len(failures)} failures")
+sys.exit(1 if failures else 0)

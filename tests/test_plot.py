@@ -1,0 +1,200 @@
+"""Check bench/plot.py and bench/tables.py against the synthetic results fixture.
+
+    python3 tests/test_plot.py BUILD_TMP_DIR
+
+Runs the two scripts as a reader would (subprocesses) on a scratch folder made
+under BUILD_TMP_DIR: the three PNGs of the fixture exist at the expected pixel
+size; malformed CSVs (missing column, bad number, empty file, header only) exit
+1 with exactly one line on stderr and no traceback; an empty results folder
+prints the "no results" line and exits 0; tables.py prints every fixture row
+and fills/refuses README markers. Exit 0 if all checks pass, 1 otherwise.
+No GPU and no pytest needed.
+"""
+
+import csv
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PLOT = os.path.join(ROOT, "bench", "plot.py")
+TABLES = os.path.join(ROOT, "bench", "tables.py")
+FIXTURE = os.path.join(ROOT, "tests", "fixtures", "results_fixture.csv")
+PNG_SIZE = (1000, 550)  # plot.py's figsize 10 x 5.5 in at 100 dpi
+PLOTS = ("ladder", "roofline", "pct_cudnn")
+
+failures = []
+
+
+def check(ok, what):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        failures.append(what)
+
+
+def run(script, *args):
+    proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True,
+                          cwd=ROOT, env=dict(os.environ, MPLBACKEND="Agg"))
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def png_size(path):
+    """(width, height) from the IHDR chunk, or None if this is not a PNG."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    if len(head) < 24 or head[:8] != b"\x89PNG\r\n\x1a\n" or head[12:16] != b"IHDR":
+        return None
+    return struct.unpack(">II", head[16:24])
+
+
+def table_lines(stdout):
+    """The markdown table's header and body lines (not the |---| rule)."""
+    return [line for line in stdout.splitlines()
+            if line.startswith("| ") and not line.startswith("| ---")]
+
+
+def fixture_rows():
+    with open(FIXTURE, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=header, extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_plots(tmp):
+    results, out = os.path.join(tmp, "results"), os.path.join(tmp, "docs")
+    os.makedirs(results)
+    shutil.copy(FIXTURE, os.path.join(results, "fixture.csv"))
+    rc, stdout, stderr = run(PLOT, "--results", results, "--out", out)
+    check(rc == 0, f"plot.py on the fixture exits 0 (got {rc}; {stderr.strip()[-300:]})")
+    for name in PLOTS:
+        png = os.path.join(out, f"fixture_{name}.png")
+        exists = os.path.isfile(png) and os.path.getsize(png) > 0
+        check(exists, f"{os.path.basename(png)} written and non-empty")
+        check(png in stdout.split(), f"{os.path.basename(png)} path printed")
+        if exists:
+            size = png_size(png)
+            check(size == PNG_SIZE, f"{os.path.basename(png)} is {PNG_SIZE} px (got {size})")
+
+
+def test_no_cudnn_one_pass(tmp):
+    """No cuDNN times, fprop only, a custom layer with a 2x1 stride: still three PNGs."""
+    results, out = os.path.join(tmp, "results_nocudnn"), os.path.join(tmp, "docs_nocudnn")
+    os.makedirs(results)
+    rows = [dict(r, cudnn_ms="", pct_cudnn="", cudnn_algo="", cudnn="n/a")
+            for r in fixture_rows() if r["pass"] == "fprop"]
+    rows.append(dict(rows[3], layer="custom", stride="2x1", h="60", w="40"))
+    write_csv(os.path.join(results, "nocudnn.csv"), list(fixture_rows()[0]), rows)
+    rc, _, stderr = run(PLOT, "--results", results, "--out", out)
+    check(rc == 0, f"plot.py without cuDNN times exits 0 (got {rc}; {stderr.strip()[-300:]})")
+    check(all(png_size(os.path.join(out, f"nocudnn_{n}.png")) == PNG_SIZE for n in PLOTS),
+          "three PNGs of the expected size without cuDNN times")
+
+
+def malformed_cases():
+    rows = fixture_rows()
+    header = list(rows[0])
+    bad_number = [dict(r) for r in rows]
+    bad_number[0]["tflops"] = "fast"
+    return {
+        "missing_column": ([c for c in header if c != "tflops"], rows),
+        "bad_number": (header, bad_number),
+        "empty_file": None,
+        "header_only": (header, []),
+        "bad_status": (header, [dict(rows[0], status="maybe")]),
+    }
+
+
+def test_malformed(tmp):
+    for name, content in malformed_cases().items():
+        results = os.path.join(tmp, f"bad_{name}")
+        os.makedirs(results)
+        path = os.path.join(results, f"{name}.csv")
+        if content is None:
+            open(path, "w").close()
+        else:
+            write_csv(path, *content)
+        for script, args in ((PLOT, ["--results", results, "--out", os.path.join(tmp, "x")]),
+                             (TABLES, [path])):
+            rc, _, stderr = run(script, *args)
+            tool = os.path.basename(script)
+            lines = stderr.strip().splitlines()
+            check(rc == 1, f"{tool} on {name} exits 1 (got {rc})")
+            check(len(lines) == 1 and "Traceback" not in stderr,
+                  f"{tool} on {name}: one stderr line, no traceback ({stderr.strip()[:200]!r})")
+            check(bool(lines) and path in lines[0],
+                  f"{tool} on {name}: the line names the file")
+
+
+def test_no_results(tmp):
+    empty = os.path.join(tmp, "results_empty")
+    os.makedirs(empty)
+    rc, stdout, stderr = run(PLOT, "--results", empty, "--out", os.path.join(tmp, "y"))
+    expected = f"plot: no results CSV in {empty} yet (run the benchmark on a GPU)"
+    check(rc == 0 and stdout.strip() == expected and not stderr,
+          f"empty results folder: exit 0 and the 'no results' line (got {rc}, {stdout!r})")
+
+
+def test_tables(tmp):
+    rows = fixture_rows()
+    rc, stdout, stderr = run(TABLES, FIXTURE)
+    table = table_lines(stdout)
+    check(rc == 0, f"tables.py on the fixture exits 0 ({stderr.strip()[:200]})")
+    check(len(table) == len(rows) + 1, f"table has a header and {len(rows)} rows (got {len(table) - 1})")
+    check("FIXTURE (synthetic" in stdout and "CUDA 13.0" in stdout and "2026-11-22" in stdout,
+          "tables.py names the GPU, CUDA and date")
+    check(all(f"| {r['kernel']} " in stdout for r in rows), "every kernel appears")
+    check("| fail |" in stdout and "| unsupported |" in stdout, "fail and unsupported rows shown")
+
+    rc, stdout, _ = run(TABLES, FIXTURE, "--chapter", "2", "--pass", "fprop")
+    body = table_lines(stdout)[1:]
+    expected = sum(r["chapter"] == "02" for r in rows)
+    check(rc == 0 and len(body) == expected and all(line.startswith("| 02") for line in body),
+          f"--chapter 2 --pass fprop gives just the {expected} chapter-02 rows")
+    rc, _, stderr = run(TABLES, FIXTURE, "--chapter", "09")
+    check(rc == 1 and len(stderr.strip().splitlines()) == 1, "--chapter with no rows exits 1")
+
+    readme = os.path.join(tmp, "README.md")
+    with open(readme, "w") as f:
+        f.write("# Chapter 2\n\nbefore\n<!-- results:begin -->\nstale table\n"
+                "<!-- results:end -->\nafter\n")
+    rc, _, stderr = run(TABLES, FIXTURE, "--chapter", "02", "--readme", readme, "--marker", "results")
+    with open(readme) as f:
+        text = f.read()
+    check(rc == 0 and "stale table" not in text and "| 02a naive" in text,
+          f"--readme replaces the text between the markers ({stderr.strip()[:200]})")
+    check(text.startswith("# Chapter 2\n\nbefore\n<!-- results:begin -->\n")
+          and text.endswith("<!-- results:end -->\nafter\n"), "text outside the markers kept")
+    run(TABLES, FIXTURE, "--chapter", "02", "--readme", readme, "--marker", "results")
+    with open(readme) as f:
+        check(f.read() == text, "a second --readme run changes nothing")
+
+    rc, _, stderr = run(TABLES, FIXTURE, "--readme", readme, "--marker", "nosuch")
+    check(rc == 1 and len(stderr.strip().splitlines()) == 1 and "nosuch:begin" in stderr
+          and "Traceback" not in stderr, f"missing marker: exit 1, one line ({stderr.strip()!r})")
+    with open(readme) as f:
+        check(f.read() == text, "missing marker leaves the file untouched")
+
+
+def main():
+    if len(sys.argv) != 2:
+        print("usage: python3 tests/test_plot.py BUILD_TMP_DIR", file=sys.stderr)
+        return 2
+    os.makedirs(sys.argv[1], exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="test_plot_", dir=sys.argv[1]) as tmp:
+        for test in (test_plots, test_no_cudnn_one_pass, test_malformed, test_no_results,
+                     test_tables):
+            test(tmp)
+    print(f"test_plot: {len(failures)} failed" if failures else "test_plot: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

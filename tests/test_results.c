@@ -1,0 +1,78 @@
+/* The results CSV: fields with commas and quotes survive a round trip, a new measurement replaces the
+ * row of the same kernel/pass/layer, other rows stay, and a foreign header is refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "results.h"
+#include "test_util.h"
+
+static results_row make_row(const char *kernel, const char *layer, const char *time_ms)
+{
+    results_row row;
+    memset(&row, 0, sizeof row);
+    results_set(&row, "chapter", "%.2s", kernel);
+    results_set(&row, "kernel", "%s", kernel);
+    results_set(&row, "kernel_name", "naive, \"uncoalesced\"");
+    results_set(&row, "pass", "fprop");
+    results_set(&row, "layer", "%s", layer);
+    results_set(&row, "time_ms", "%s", time_ms);
+    results_set(&row, "status", "pass");
+    return row;
+}
+
+static int count_lines(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    int lines = 0;
+    for (int ch; f && (ch = fgetc(f)) != EOF;)
+        lines += ch == '\n';
+    if (f)
+        fclose(f);
+    return lines;
+}
+
+static results_row read_row(const char *path, int index)
+{
+    FILE *f = fopen(path, "r");
+    char line[RESULTS_COLUMNS * RESULTS_FIELD];
+    results_row row;
+    memset(&row, 0, sizeof row);
+    for (int i = 0; f && i <= index + 1 && fgets(line, sizeof line, f); i++)
+        if (i == index + 1)
+            results_parse_line(line, &row);
+    if (f)
+        fclose(f);
+    return row;
+}
+
+int main(int argc, char **argv)
+{
+    char path[4096], why[4400];
+    snprintf(path, sizeof path, "%s/results_test.csv", argc > 1 ? argv[1] : ".");
+    remove(path);
+
+    results_row first[2] = {make_row("02a", "resnet50/res2_3x3", "1.5"), make_row("02b", "resnet50/res2_3x3", "0.9")};
+    EXPECT(results_merge(path, first, 2, why, sizeof why), "%s", why);
+    EXPECT(count_lines(path) == 3, "header + 2 rows, got %d lines", count_lines(path));
+    results_row back = read_row(path, 0);
+    EXPECT(strcmp(back.field[2], "naive, \"uncoalesced\"") == 0, "quoted field round-trips: '%s'", back.field[2]);
+    EXPECT(strcmp(back.field[1], "02a") == 0 && strcmp(back.field[18], "1.5") == 0, "fields in place");
+
+    results_row update = make_row("02a", "resnet50/res2_3x3", "1.25");
+    results_row other = make_row("02a", "resnet50/res4_3x3", "2.0");
+    results_row both[2] = {update, other};
+    EXPECT(results_merge(path, both, 2, why, sizeof why), "%s", why);
+    EXPECT(count_lines(path) == 4, "one replaced, one added: %d lines", count_lines(path));
+    EXPECT(strcmp(read_row(path, 0).field[1], "02b") == 0, "untouched row kept first");
+    EXPECT(strcmp(read_row(path, 1).field[18], "1.25") == 0, "replacement has the new time");
+    EXPECT(strcmp(read_row(path, 2).field[4], "resnet50/res4_3x3") == 0, "new layer appended");
+
+    EXPECT(!results_parse_line("a,b,c\n", &back), "too few fields is malformed");
+    FILE *f = fopen(path, "w");
+    fputs("kernel,time\n02a,1.0\n", f);
+    fclose(f);
+    EXPECT(!results_merge(path, first, 1, why, sizeof why) && strstr(why, "malformed line"), "foreign file: %s", why);
+    snprintf(path, sizeof path, "%s/no_such_dir/results.csv", argc > 1 ? argv[1] : ".");
+    EXPECT(!results_merge(path, first, 1, why, sizeof why) && strstr(why, "cannot write"), "unwritable: %s", why);
+    return test_summary("test_results");
+}
