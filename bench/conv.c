@@ -264,7 +264,12 @@ static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, u
         else
             printf("%.2f GFLOP/s", outcome->tflops * 1e3);
         printf(" %.3g GB/s", outcome->gbps);
+        if (outcome->phase_timed)
+            printf(" (%s %.4f ms of it)", kernel->phase_name, outcome->phase_timing.median_ms);
     }
+    if (outcome->workspace_bytes)
+        printf(" | workspace %.3g MiB = %.2fx the input", outcome->workspace_bytes / 1048576.0,
+               (double)outcome->workspace_bytes / ((double)problem_x_elems(prob) * dtype_size(kernel->dtype)));
     if (outcome->cudnn.ok)
         printf(" | cuDNN %.4f ms (%s) = %.0f%% of cuDNN", outcome->cudnn.ms, outcome->cudnn.algo,
                100.0 * outcome->cudnn.ms / outcome->timing.median_ms);
@@ -637,6 +642,8 @@ static int command_bench(const options *opts)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    /* fp32 comparisons are fp32: no library may quietly use TF32 (read when cuDNN/cuBLAS initialize). */
+    setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     options opts = parse_options(argc, argv);
     if (strcmp(opts.command, "list") == 0)
         return command_list();

@@ -129,14 +129,15 @@ static cudnnMathType_t requested_math(conv_dtype dtype)
 }
 
 /* Whether an algorithm found in this math mode computes at our kernel's precision. cudnnFind may
- * answer with modes other than the one asked for. fp32 accepts only FMA math: CUDNN_DEFAULT_MATH
- * permits TF32 on Ampere and later. fp16 accepts tensor-op and default math, both of which keep fp16
- * operands and the descriptor's fp32 accumulation; ..._ALLOW_CONVERSION would let cuDNN convert
- * operands down and is refused. */
+ * answer with modes other than the one asked for. fp32 accepts FMA math, and default math only
+ * because the runner sets NVIDIA_TF32_OVERRIDE=0 before any library loads (bench/conv.c), which
+ * turns TF32 off in cuDNN and cuBLAS whatever the math mode says. fp16 accepts tensor-op and default
+ * math, both of which keep fp16 operands and the descriptor's fp32 accumulation;
+ * ..._ALLOW_CONVERSION would let cuDNN convert operands down and is refused. */
 static bool math_matches(conv_dtype dtype, cudnnMathType_t math)
 {
     if (dtype == DTYPE_F32)
-        return math == CUDNN_FMA_MATH;
+        return math == CUDNN_FMA_MATH || math == CUDNN_DEFAULT_MATH;
     return math == CUDNN_TENSOR_OP_MATH || math == CUDNN_DEFAULT_MATH;
 }
 

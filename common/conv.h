@@ -102,6 +102,11 @@ typedef struct {
      * in the kernel's dtype and layout. GPU kernels launch asynchronously on the default stream;
      * the harness checks for launch errors. */
     void (*launch)(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+    /* Optional, for kernels that are several launches in a row (chapter 04: im2col, then a GEMM):
+     * the first step alone, which the runner also times by itself to show where the time goes.
+     * It must leave its result in the workspace exactly as launch() would. */
+    const char *phase_name;
+    void (*launch_phase)(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
 } conv_kernel;
 
 #ifdef __cplusplus

@@ -201,6 +201,15 @@ static void launch_once(void *ctx)
         CUDA_CHECK_LAUNCH();
 }
 
+static void launch_phase_once(void *ctx)
+{
+    launch_context *launch = ctx;
+    launch->kernel->launch_phase(launch->prob, launch->buffers[TENSOR_X], launch->buffers[TENSOR_W],
+                                 launch->buffers[TENSOR_Y], launch->workspace);
+    if (launch->kernel->device == ON_GPU)
+        CUDA_CHECK_LAUNCH();
+}
+
 /* Copies the kernel's output back (from the device if need be) and checks it. */
 static verify_result check_output(const launch_context *launch, const pass_tensors *t, const double *ref,
                                   double input_rms_product, void *host_staging, float *logical_out)
@@ -250,6 +259,7 @@ run_outcome run_kernel(const run_request *request)
         fail("kernel %s needs a GPU: %s", kernel->id, outcome.why);
     outcome.why[0] = '\0';
     size_t workspace_bytes = kernel->workspace_bytes ? kernel->workspace_bytes(prob) : 0;
+    outcome.workspace_bytes = workspace_bytes;
     outcome.reference_on_gpu = have_gpu && problem_flops(prob) > CPU_REFERENCE_MAX_FLOPS;
     if (kernel->device == ON_GPU || outcome.reference_on_gpu) {
         size_t free_bytes, total_bytes;
@@ -338,6 +348,13 @@ run_outcome run_kernel(const run_request *request)
                              ? time_gpu(launch_once, &launch, &request->timing)
                              : time_cpu(launch_once, &launch, &request->timing, request->cpu_time_budget_s);
         outcome.timed = true;
+        if (kernel->launch_phase) {
+            outcome.phase_timing = kernel->device == ON_GPU
+                                       ? time_gpu(launch_phase_once, &launch, &request->timing)
+                                       : time_cpu(launch_phase_once, &launch, &request->timing,
+                                                  request->cpu_time_budget_s);
+            outcome.phase_timed = true;
+        }
         double seconds = outcome.timing.median_ms * 1e-3;
         outcome.tflops = problem_flops(prob) / seconds / 1e12;
         outcome.gbps = problem_min_bytes(prob, kernel->pass, kernel->dtype) / seconds / 1e9;

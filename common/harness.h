@@ -45,6 +45,9 @@ typedef struct {
     verify_result check_after_timing;
     bool timed;
     timing_result timing;
+    size_t workspace_bytes;      /* scratch the kernel needed (chapter 04: the im2col matrix) */
+    bool phase_timed;            /* the kernel's first phase (conv_kernel.launch_phase), timed alone */
+    timing_result phase_timing;
     double tflops, gbps;
     baseline_result cudnn;
     bool reference_on_gpu;
