@@ -6,12 +6,13 @@
  * operand straight from global memory.
  *
  * What changes from chapter 01: nothing in the arithmetic; everything in who does it. N*K*P*Q threads
- * (3.2 million for ResNet-50's res2_3x3 at N=32) run the same dot product at once.
+ * (6.4 million for ResNet-50's res2_3x3 at N=32) run the same dot product at once.
  *
  * The two kernels differ in one thing only: the order in which a thread's flat index is split into
  * (n, k, p, q), which decides what the 32 lanes of a warp touch together.
  *   02a  k fastest: a warp holds 32 output channels of one pixel. Its stores to y land P*Q floats apart
- *        and its filter loads C/groups*R*S floats apart, so every warp-wide access spans 32 sectors.
+ *        and its filter loads C/groups*R*S floats apart: 32 sectors for each (its x loads, one address
+ *        for the whole warp, are a broadcast).
  *   02b  q fastest: a warp holds 32 neighbouring pixels of one channel. It stores 128 contiguous bytes,
  *        reads x at consecutive addresses (stride 1) and one filter value for the whole warp.
  * Same instructions, same FLOPs; the gap between their times is the price of uncoalesced access.
@@ -123,8 +124,8 @@ extern "C" void launch_02b(const conv_problem *prob, void *x, void *w, void *y, 
 
 extern "C" const conv_kernel ch02_kernels[] = {
     {"02a", "naive, uncoalesced (k innermost)", "chapters/02_naive_cuda/naive.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02a},
+     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02a, NULL, NULL},
     {"02b", "naive, coalesced (q innermost)", "chapters/02_naive_cuda/naive.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02b},
+     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02b, NULL, NULL},
 };
 extern "C" const int ch02_kernel_count = sizeof(ch02_kernels) / sizeof(ch02_kernels[0]);

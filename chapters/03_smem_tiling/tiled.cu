@@ -3,21 +3,22 @@
  * What it computes: fprop, y = x (*) w, fp32, NCHW activations and KCRS filters, with any padding,
  * stride, dilation, filter size and groups: the sum of chapters 01 and 02.
  *
- * What changes from chapter 02: there, each of the R*S*K outputs that use an input value loads it from
- * global memory again, and each filter value is loaded again by every pixel. Here a block owns a tile of
- * outputs (TILE_P x TILE_Q pixels of one image, several output channels of one group), copies what that
- * tile reads into shared memory once per input channel, and every thread of the block reads its operands
- * from there:
+ * What changes from chapter 02: there, each of the up to R*S*K/groups outputs that use an input value
+ * loads it from global memory again, and each filter value is loaded again for every pixel. Here a block
+ * owns a tile of outputs (TILE_P x TILE_Q pixels of one image, several output channels of one group),
+ * copies what that tile reads into shared memory once per input channel, and every thread of the block
+ * reads its operands from there:
  *   - the input tile plus its halo, halo_extent() rows by columns (tiling.h), zero where it hangs over
  *     the image, so padding costs no branch in the inner loop;
  *   - the filter slice: that channel's R*S taps for each of the block's output channels.
  *
  *   03a  one thread per output, as in 02b; the block is 16x16 pixels x 4 output channels, so each staged
  *        input value serves up to R*S pixels x 4 channels and each staged tap 256 pixels.
- *   03b  register blocking: a thread keeps 8 pixels x 8 output channels in registers. Per filter tap it
- *        loads 8 input values and 8 taps from shared memory and does 64 FMAs, where 03a does 2 loads per
- *        FMA. Shared memory, not global memory, was 03a's limit; 03b moves it to the FMA units. It also
- *        stages several input channels per barrier and pads the tile rows to dodge bank conflicts.
+ *   03b  register blocking: a thread keeps 8 pixels x 8 output channels in registers, so each input value
+ *        it loads from shared memory serves 8 channels and each tap 8 pixels: per filter tap, 10 shared
+ *        loads (8 floats, 2 float4) feed 64 FMAs, where 03a needs 2 loads per FMA. That moves the bound
+ *        from shared-memory bandwidth towards the FMA units. It also stages up to 8 input channels per
+ *        pair of barriers, and pads the tile rows against bank conflicts.
  *
  * Both run every valid problem whose staged tile fits the 48 KB of shared memory a block gets without
  * opting in; supports() refuses the rest (e.g. a huge dilation) and says how many bytes they need.
@@ -167,7 +168,8 @@ conv_tiled_register_blocked(const conv_problem prob, const staging_plan plan, co
             const int c = row / plan.halo_h;
             const int in_h = h_first + row - c * plan.halo_h, in_w = w_first + col;
             const bool inside = (unsigned)in_h < (unsigned)prob.h && (unsigned)in_w < (unsigned)prob.w;
-            x_tile[row * plan.pitch + col] = inside ? x_group[(c_first + c) * plane + in_h * prob.w + in_w] : 0.0f;
+            x_tile[row * plan.pitch + col] =
+                inside ? x_group[(c_first + c) * plane + in_h * prob.w + in_w] : 0.0f;
         }
         /* The taps: each output channel's chunk*R*S taps are contiguous in KCRS, read in order, stored
          * transposed. Past the group's last channel they are zero, as in 03a. */
@@ -213,7 +215,8 @@ conv_tiled_register_blocked(const conv_problem prob, const staging_plan plan, co
     const int q = t.q_first + q_mine;
     if (q >= prob.q)
         return;
-    const int64_t y_mine = (((int64_t)t.n * prob.k + t.k_first + k_mine) * prob.p + t.p_first + p_mine) * prob.q + q;
+    const int64_t y_mine =
+        (((int64_t)t.n * prob.k + t.k_first + k_mine) * prob.p + t.p_first + p_mine) * prob.q + q;
 #pragma unroll
     for (int i = 0; i < B_ROWS_PER_THREAD; i++) {
         if (t.p_first + p_mine + i >= prob.p)
@@ -227,30 +230,43 @@ conv_tiled_register_blocked(const conv_problem prob, const staging_plan plan, co
 
 /* ---- host side: shared memory sizing, supports(), launches ---------------------------------------- */
 
-/* The staged input tile's extent in 64-bit: with a large stride or dilation it may not fit an int, and
- * then it certainly does not fit shared memory. */
-static int64_t halo_floats(const conv_problem *prob)
+/* The staged input tile, in 64-bit: with a large stride or dilation its extent may overflow an int, and
+ * then it certainly does not fit in shared memory. */
+static int64_t halo_rows(const conv_problem *prob)
 {
-    return halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h) *
-           halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w);
+    return halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h);
+}
+
+static int64_t halo_cols(const conv_problem *prob)
+{
+    return halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w);
+}
+
+/* "a 18x18 input tile (16x16 outputs at stride 1x1, 3x3 filter at dilation 1x1)", for refusals. */
+static void describe_tile(const conv_problem *prob, char *buf, size_t len)
+{
+    snprintf(buf, len,
+             "a %lldx%lld input tile (%dx%d outputs at stride %dx%d, %dx%d filter at dilation %dx%d)",
+             (long long)halo_rows(prob), (long long)halo_cols(prob), TILE_P, TILE_Q, prob->stride_h,
+             prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w);
 }
 
 static int64_t smem_bytes_03a(const conv_problem *prob)
 {
-    return (int64_t)sizeof(float) * (halo_floats(prob) + (int64_t)A_K_TILE * prob->r * prob->s);
+    const int64_t tap_floats = (int64_t)A_K_TILE * prob->r * prob->s;
+    return (int64_t)sizeof(float) * (halo_rows(prob) * halo_cols(prob) + tap_floats);
 }
 
 static bool supports_03a(const conv_problem *prob, char *why, size_t why_len)
 {
     if (smem_bytes_03a(prob) <= SMEM_LIMIT)
         return true;
+    char tile[160];
+    describe_tile(prob, tile, sizeof tile);
     snprintf(why, why_len,
-             "03a stages a %lldx%lld input tile (16x16 outputs, stride %dx%d, %dx%d filter, dilation "
-             "%dx%d) and 4x%dx%d taps: %lld bytes of shared memory, over the %d-byte limit",
-             (long long)halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h),
-             (long long)halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w), prob->stride_h,
-             prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w, prob->r, prob->s,
-             (long long)smem_bytes_03a(prob), SMEM_LIMIT);
+             "03a needs %lld bytes of shared memory for %s plus %dx%d taps for %d output channels, over the "
+             "%d-byte limit",
+             (long long)smem_bytes_03a(prob), tile, prob->r, prob->s, A_K_TILE, SMEM_LIMIT);
     return false;
 }
 
@@ -263,69 +279,58 @@ extern "C" void launch_03a(const conv_problem *prob, void *x, void *w, void *y, 
     CUDA_CHECK_LAUNCH();
 }
 
-/* Bytes 03b needs per staged input channel, before the row padding of halo_row_pitch() (at most 31
- * floats a row, 3 for odd strides). */
-static int64_t channel_bytes_03b(const conv_problem *prob, int pitch_padding)
+/* 03b's staging for a problem. channel_bytes gets the shared memory one staged input channel takes (its
+ * tile rows at the padded pitch, and its taps for B_K_TILE output channels); the chunk is as many
+ * channels as fit in SMEM_LIMIT, up to B_MAX_CHUNK and the group's channels, and 0 when not even one
+ * fits. More channels per chunk: fewer barriers, and more loads in flight per staging pass. */
+static staging_plan plan_03b(const conv_problem *prob, int64_t *channel_bytes)
 {
-    const int64_t halo_h = halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h);
-    return (int64_t)sizeof(float) *
-           (halo_floats(prob) + halo_h * pitch_padding + (int64_t)prob->r * prob->s * B_K_PITCH);
-}
-
-/* As many input channels per chunk as fit in SMEM_LIMIT, up to B_MAX_CHUNK and the group's channels.
- * More channels per chunk mean fewer barriers and more loads in flight per staging pass. */
-static staging_plan plan_03b(const conv_problem *prob)
-{
+    const int64_t tap_floats = (int64_t)prob->r * prob->s * B_K_PITCH;
     staging_plan plan = {0, 0, 0, 0};
-    if (channel_bytes_03b(prob, 0) > SMEM_LIMIT)
-        return plan;
-    plan.halo_h = (int)halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h);
-    plan.halo_w = (int)halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w);
+    *channel_bytes = (int64_t)sizeof(float) * (halo_rows(prob) * halo_cols(prob) + tap_floats);
+    if (*channel_bytes > SMEM_LIMIT)
+        return plan; /* padding the rows could only add to it */
+    plan.halo_h = (int)halo_rows(prob);
+    plan.halo_w = (int)halo_cols(prob);
     plan.pitch = halo_row_pitch(plan.halo_w, B_ROWS_PER_THREAD * prob->stride_h);
-    const int64_t fitting = SMEM_LIMIT / channel_bytes_03b(prob, plan.pitch - plan.halo_w);
+    *channel_bytes = (int64_t)sizeof(float) * ((int64_t)plan.halo_h * plan.pitch + tap_floats);
     plan.chunk = B_MAX_CHUNK;
     if (plan.chunk > prob->c / prob->groups)
         plan.chunk = prob->c / prob->groups;
-    if (plan.chunk > fitting)
-        plan.chunk = (int)fitting;
+    if (plan.chunk > SMEM_LIMIT / *channel_bytes)
+        plan.chunk = (int)(SMEM_LIMIT / *channel_bytes);
     return plan;
-}
-
-static size_t smem_bytes_03b(const conv_problem *prob, const staging_plan *plan)
-{
-    return sizeof(float) * (size_t)plan->chunk *
-           ((size_t)plan->halo_h * plan->pitch + (size_t)prob->r * prob->s * B_K_PITCH);
 }
 
 static bool supports_03b(const conv_problem *prob, char *why, size_t why_len)
 {
-    if (plan_03b(prob).chunk > 0)
+    int64_t channel_bytes;
+    if (plan_03b(prob, &channel_bytes).chunk > 0)
         return true;
+    char tile[160];
+    describe_tile(prob, tile, sizeof tile);
     snprintf(why, why_len,
-             "03b stages a %lldx%lld input tile (16x16 outputs, stride %dx%d, %dx%d filter, dilation "
-             "%dx%d) and %dx%dx%d taps per input channel: %lld+ bytes of shared memory, over the %d-byte "
-             "limit",
-             (long long)halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h),
-             (long long)halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w), prob->stride_h,
-             prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w, prob->r, prob->s, B_K_PITCH,
-             (long long)channel_bytes_03b(prob, 0), SMEM_LIMIT);
+             "03b needs %lld bytes of shared memory for one input channel, %s plus %dx%d taps for %d output "
+             "channels, over the %d-byte limit",
+             (long long)channel_bytes, tile, prob->r, prob->s, B_K_TILE, SMEM_LIMIT);
     return false;
 }
 
 extern "C" void launch_03b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
     (void)workspace;
-    const staging_plan plan = plan_03b(prob);
+    int64_t channel_bytes;
+    const staging_plan plan = plan_03b(prob, &channel_bytes);
     conv_tiled_register_blocked<<<blocks_covering(prob, TILE_P, TILE_Q, B_K_TILE), B_THREADS,
-                                  smem_bytes_03b(prob, &plan)>>>(*prob, plan, (const float *)x,
-                                                                 (const float *)w, (float *)y);
+                                  (size_t)(plan.chunk * channel_bytes)>>>(*prob, plan, (const float *)x,
+                                                                          (const float *)w, (float *)y);
     CUDA_CHECK_LAUNCH();
 }
 
 extern "C" const conv_kernel ch03_kernels[] = {
     {"03a", "smem tile + halo, one output per thread", "chapters/03_smem_tiling/tiled.cu", PASS_FPROP,
-     DTYPE_F32, LAYOUT_NCHW, ON_GPU, supports_03a, NULL, launch_03a},
+     DTYPE_F32, LAYOUT_NCHW, ON_GPU, supports_03a, NULL, launch_03a, NULL, NULL},
     {"03b", "smem tile + 8x8 register blocking", "chapters/03_smem_tiling/tiled.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, supports_03b, NULL, launch_03b},
+     LAYOUT_NCHW, ON_GPU, supports_03b, NULL, launch_03b, NULL, NULL},
 };
 extern "C" const int ch03_kernel_count = sizeof(ch03_kernels) / sizeof(ch03_kernels[0]);

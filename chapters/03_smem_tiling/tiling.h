@@ -1,18 +1,15 @@
 /* tiling.h: the index math of chapter 03's tiled kernels, apart from the kernels so the CPU tests can
  * check it against brute force. The kernels and their launch code call exactly these functions.
  *
- * Plain C: a C11 test includes it as is; under nvcc the same functions also compile for the device.
+ * Plain C: a C11 test includes it as is; under nvcc the same functions also compile for the device
+ * (HOST_DEVICE, common/conv.h).
  */
 #ifndef TILING_H
 #define TILING_H
 
 #include "conv.h"
 
-#ifdef __CUDACC__
-#define TILING_FN static __host__ __device__ inline
-#else
-#define TILING_FN static inline
-#endif
+#define TILING_FN static HOST_DEVICE inline
 
 /* How many tiles of `tile` it takes to cover `extent`. */
 TILING_FN int tiles_covering(int extent, int tile)
