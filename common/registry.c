@@ -13,6 +13,7 @@
 CHAPTER(01)
 CHAPTER(02)
 CHAPTER(03)
+CHAPTER(04)
 #undef CHAPTER
 
 static const struct {
@@ -22,6 +23,7 @@ static const struct {
     {ch01_kernels, &ch01_kernel_count},
     {ch02_kernels, &ch02_kernel_count},
     {ch03_kernels, &ch03_kernel_count},
+    {ch04_kernels, &ch04_kernel_count},
 };
 
 int registry_count(void)

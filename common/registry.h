@@ -18,7 +18,8 @@ const conv_kernel *registry_find(const char *id);
 /* Whether a kernel's id starts with prefix ("02" selects 02a and 02b; "" selects all). */
 bool registry_matches(const conv_kernel *kernel, const char *prefix);
 
-/* The sha256 of a kernel's source file as it was built (generated at build time), or "unknown". */
+/* The sha256 of a kernel's code as it was built: every .c, .cu and .h file in its source file's folder
+ * (generated at build time by bench/hash_sources.py), or "unknown". */
 const char *registry_source_sha256(const conv_kernel *kernel);
 
 #ifdef __cplusplus
