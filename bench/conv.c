@@ -49,9 +49,9 @@ static const char usage[] =
     "  --load-npy DIR    read the inputs from DIR/{x,w,dy}.npy instead of random data, in logical\n"
     "                    NCHW / KCRS order, float16/32/64 (run)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
-    "  --suite NAME      resnet50 or seeds (bench; default resnet50)\n"
+    "  --suite NAME      resnet50, seeds or mobilenet (bench; default resnet50)\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
-    "  --quick           3 layers, 10 repetitions: a first look in a minute (bench)\n"
+    "  --quick           three layers of the suite, 10 repetitions: a first look (bench)\n"
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input or an unsupported\n"
@@ -241,7 +241,7 @@ static int command_layers(void)
         char name[64], text[128];
         snprintf(name, sizeof name, "%s/%s", layer->suite, layer->layer);
         problem_format(&layer->prob, text, sizeof text);
-        printf("%-26s %-40s %8.2f GFLOP\n", name, text, problem_flops(&layer->prob) / 1e9);
+        printf("%-30s %-40s %8.2f GFLOP\n", name, text, problem_flops(&layer->prob) / 1e9);
     }
     return 0;
 }
@@ -413,7 +413,8 @@ static bool selected(const conv_kernel *kernel, const char *prefixes)
 /* The layers a --quick run visits: a 3x3, a strided 3x3 and a 1x1, the shapes that behave differently. */
 static bool quick_layer(const suite_layer *layer)
 {
-    static const char *const quick[] = {"res2_3x3", "res3_3x3_s2", "res4_1x1_expand", "first_graph"};
+    static const char *const quick[] = {"res2_3x3", "res3_3x3_s2", "res4_1x1_expand", "first_graph",
+                                        "dw144_56", "dw144_56_s2", "pw_expand_24_144"};
     for (size_t i = 0; i < sizeof quick / sizeof quick[0]; i++)
         if (strcmp(layer->layer, quick[i]) == 0)
             return true;
@@ -538,7 +539,7 @@ static double seconds_since(const struct timespec *start)
 static int command_bench(const options *opts)
 {
     if (!suite_exists(opts->suite))
-        usage_error("unknown suite '%s' (known: resnet50, seeds)", opts->suite);
+        usage_error("unknown suite '%s' (known: resnet50, seeds, mobilenet)", opts->suite);
     char why[256];
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);

@@ -1,13 +1,17 @@
-/* suites.c: ResNet-50 v1.5 layers and the seed documents' examples. */
+/* suites.c: ResNet-50 v1.5 layers, the seed documents' examples, MobileNetV2's layers. */
 #include <stdio.h>
 #include <string.h>
 
 #include "suites.h"
 
-#define LAYER(suite_, layer_, n_, c_, hw_, k_, rs_, stride_, pad_)                                  \
+#define GROUPED(suite_, layer_, n_, c_, hw_, k_, rs_, stride_, pad_, groups_)                       \
     {suite_, layer_, {.n = n_, .c = c_, .h = hw_, .w = hw_, .k = k_, .r = rs_, .s = rs_,             \
                       .pad_h = pad_, .pad_w = pad_, .stride_h = stride_, .stride_w = stride_,       \
-                      .dil_h = 1, .dil_w = 1, .groups = 1}}
+                      .dil_h = 1, .dil_w = 1, .groups = groups_}}
+#define LAYER(suite_, layer_, n_, c_, hw_, k_, rs_, stride_, pad_)                                  \
+    GROUPED(suite_, layer_, n_, c_, hw_, k_, rs_, stride_, pad_, 1)
+/* A depthwise 3x3: one filter per channel (groups = C = K), "same" padding. */
+#define DEPTHWISE(layer_, c_, hw_, stride_) GROUPED("mobilenet", layer_, 32, c_, hw_, c_, 3, stride_, 1, c_)
 
 static suite_layer layers[] = {
     /*                          layer               N   C    H=W   K     RxS str pad */
@@ -25,8 +29,33 @@ static suite_layer layers[] = {
     LAYER("seeds", "first_graph",          8,  64,   56,  32,   3, 1, 1),
     LAYER("seeds", "conv_tutorial",        16, 64,   56,  128,  3, 1, 1),
     LAYER("seeds", "ck_dgrad",             128, 128, 71,  256,  3, 2, 1),
+    /* MobileNetV2 (224x224, N=32): each bottleneck expands 1x1 (t=6), filters depthwise 3x3, projects
+     * 1x1. One layer of each distinct shape, in network order. */
+    LAYER("mobilenet", "conv_stem",        32, 3,    224, 32,   3, 2, 1),
+    DEPTHWISE("dw32_112",                  32,   112, 1),
+    LAYER("mobilenet", "pw_project_32_16", 32, 32,   112, 16,   1, 1, 0),
+    LAYER("mobilenet", "pw_expand_16_96",  32, 16,   112, 96,   1, 1, 0),
+    DEPTHWISE("dw96_112_s2",               96,   112, 2),
+    LAYER("mobilenet", "pw_project_96_24", 32, 96,   56,  24,   1, 1, 0),
+    LAYER("mobilenet", "pw_expand_24_144", 32, 24,   56,  144,  1, 1, 0),
+    DEPTHWISE("dw144_56",                  144,  56,  1),
+    DEPTHWISE("dw144_56_s2",               144,  56,  2),
+    LAYER("mobilenet", "pw_project_144_32", 32, 144, 28,  32,   1, 1, 0),
+    DEPTHWISE("dw192_28",                  192,  28,  1),
+    DEPTHWISE("dw192_28_s2",               192,  28,  2),
+    LAYER("mobilenet", "pw_expand_64_384", 32, 64,   14,  384,  1, 1, 0),
+    DEPTHWISE("dw384_14",                  384,  14,  1),
+    LAYER("mobilenet", "pw_project_384_96", 32, 384, 14,  96,   1, 1, 0),
+    DEPTHWISE("dw576_14",                  576,  14,  1),
+    DEPTHWISE("dw576_14_s2",               576,  14,  2),
+    LAYER("mobilenet", "pw_expand_160_960", 32, 160, 7,   960,  1, 1, 0),
+    DEPTHWISE("dw960_7",                   960,  7,   1),
+    LAYER("mobilenet", "pw_project_960_320", 32, 960, 7,  320,  1, 1, 0),
+    LAYER("mobilenet", "conv_last",        32, 320,  7,   1280, 1, 1, 0),
 };
+#undef DEPTHWISE
 #undef LAYER
+#undef GROUPED
 
 static const int layer_total = sizeof layers / sizeof layers[0];
 
