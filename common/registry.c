@@ -14,6 +14,7 @@ CHAPTER(01)
 CHAPTER(02)
 CHAPTER(03)
 CHAPTER(04)
+CHAPTER(05)
 #undef CHAPTER
 
 static const struct {
@@ -24,6 +25,7 @@ static const struct {
     {ch02_kernels, &ch02_kernel_count},
     {ch03_kernels, &ch03_kernel_count},
     {ch04_kernels, &ch04_kernel_count},
+    {ch05_kernels, &ch05_kernel_count},
 };
 
 int registry_count(void)
