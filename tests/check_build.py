@@ -3,17 +3,41 @@
 For every CUDA source and every GPU architecture of the build: ptxas's resource report must show no
 register spills (a spilled hot loop goes through local memory), and each --expect FILE=PATTERN must
 match that file's PTX (e.g. that a shared-memory chapter really stages through shared memory, or that
-a tensor-core chapter really contains mma.sync). Exits 77 if nvcc is missing.
+a tensor-core chapter really contains mma.sync), and each --expect-sass FILE=PATTERN its machine code
+for the newest architecture (HMMA, LDSM, LDGSTS: what the hardware will really run). The SASS checks
+need cuobjdump, which the toolkit here lacks: tests/run.sh installs it from PyPI
+(nvidia-cuda-cuobjdump); without it they are reported as not run. Exits 77 if nvcc is missing.
 
-Run as: check_build.py --nvcc NVCC --arch 80 --arch 90 -I DIR ... [--expect FILE=REGEX ...] FILE.cu ...
+Run as: check_build.py --nvcc NVCC --arch 80 --arch 90 -I DIR ... [--expect FILE=REGEX ...]
+        [--expect-sass FILE=REGEX ...] FILE.cu ...
 """
 import argparse
+import glob
 import os
 import re
 import shutil
+import site
 import subprocess
 import sys
 import tempfile
+
+
+def find_cuobjdump():
+    found = shutil.which("cuobjdump")
+    if found:
+        return found
+    for base in site.getsitepackages() + [site.getusersitepackages()]:
+        for path in glob.glob(os.path.join(base, "nvidia", "*", "bin", "cuobjdump")):
+            return path
+    return None
+
+
+def expectations_by_file(items):
+    table = {}
+    for item in items:
+        name, pattern = item.split("=", 1)
+        table.setdefault(name, []).append(pattern)
+    return table
 
 
 def main():
@@ -22,16 +46,16 @@ def main():
     parser.add_argument("--arch", action="append", required=True)
     parser.add_argument("-I", dest="includes", action="append", default=[])
     parser.add_argument("--expect", action="append", default=[])
+    parser.add_argument("--expect-sass", action="append", default=[])
     parser.add_argument("sources", nargs="+")
     args = parser.parse_args()
     if not shutil.which(args.nvcc):
         print(f"skip: {args.nvcc} not found")
         return 77
 
-    expectations = {}
-    for item in args.expect:
-        name, pattern = item.split("=", 1)
-        expectations.setdefault(name, []).append(pattern)
+    expectations = expectations_by_file(args.expect)
+    sass_expectations = expectations_by_file(args.expect_sass)
+    cuobjdump = find_cuobjdump()
 
     failures = []
     sources = []
@@ -56,6 +80,15 @@ def main():
                     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
                     if spills and (int(spills.group(1)) or int(spills.group(2))):
                         failures.append(f"{name} sm_{arch}: {function} spills registers: {line.strip()}")
+            sass_patterns = sass_expectations.pop(name, [])
+            if sass_patterns and cuobjdump:  # out.o holds the newest architecture's code, compiled last
+                sass = subprocess.run([cuobjdump, "-sass", os.path.join(tmp, "out.o")], capture_output=True,
+                                      text=True).stdout
+                for pattern in sass_patterns:
+                    if not re.search(pattern, sass):
+                        failures.append(f"{name}: sm_{args.arch[-1]} SASS has no match for {pattern!r}")
+            elif sass_patterns:
+                print(f"{name}: SASS checks not run: cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
             patterns = expectations.pop(name, [])
             if patterns:
                 ptx_path = os.path.join(tmp, "out.ptx")
@@ -66,7 +99,7 @@ def main():
                     if not re.search(pattern, ptx):
                         failures.append(f"{name}: PTX has no match for {pattern!r}")
             print(f"{name}: checked for sm_{', sm_'.join(args.arch)}")
-    for name in expectations:
+    for name in list(expectations) + list(sass_expectations):
         failures.append(f"--expect names {name}, which is not among the sources")
     for failure in failures:
         print("FAIL", failure)
