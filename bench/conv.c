@@ -246,13 +246,18 @@ static int command_layers(void)
     return 0;
 }
 
+/* One line per run. inputs_from names the --load-npy folder; otherwise the inputs came from the seed. */
 static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, uint64_t seed,
-                          const run_outcome *outcome)
+                          const char *inputs_from, const run_outcome *outcome)
 {
     char text[128];
     problem_format(prob, text, sizeof text);
-    printf("%s %s %s %s | %s | seed %llu", kernel->id, pass_name(kernel->pass), dtype_name(kernel->dtype),
-           layout_name(kernel->layout), text, (unsigned long long)seed);
+    printf("%s %s %s %s | %s | ", kernel->id, pass_name(kernel->pass), dtype_name(kernel->dtype),
+           layout_name(kernel->layout), text);
+    if (inputs_from)
+        printf("inputs from %s", inputs_from);
+    else
+        printf("seed %llu", (unsigned long long)seed);
     if (outcome->status == RUN_UNSUPPORTED) {
         printf(" | unsupported: %s\n", outcome->why);
         return;
@@ -311,7 +316,7 @@ static int command_run(const options *opts)
     request.load_dir = opts->load_dir;
     apply_timing_options(opts, &request);
     run_outcome outcome = run_kernel(&request);
-    print_outcome(kernel, &prob, opts->seed, &outcome);
+    print_outcome(kernel, &prob, opts->seed, opts->load_dir, &outcome);
     if (outcome.status == RUN_PASS && opts->save_dir)
         printf("saved the inputs, the output and the fp64 reference as .npy in %s\n", opts->save_dir);
     return outcome.status == RUN_PASS ? 0 : outcome.status == RUN_FAIL ? 1 : 2;
@@ -336,7 +341,7 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         } else {
             failed++;
             printf("FAIL ");
-            print_outcome(kernel, &prob, request.seed, &outcome);
+            print_outcome(kernel, &prob, request.seed, NULL, &outcome);
         }
     }
     printf("%-4s %d shapes (%d fixed, %d random from seed %llu): %d pass, %d fail, %d unsupported\n", kernel->id,
@@ -522,7 +527,7 @@ static int bench_without_gpu(const options *opts, const char *why)
         request.timing.reps = opts->quick ? 3 : 5;
         apply_timing_options(opts, &request);
         run_outcome outcome = run_kernel(&request);
-        print_outcome(kernel, &prob, request.seed, &outcome);
+        print_outcome(kernel, &prob, request.seed, NULL, &outcome);
         failures += outcome.status == RUN_FAIL;
     }
     printf("bench: no results CSV written (CPU timings are not GPU measurements)\n");
@@ -623,7 +628,7 @@ static int command_bench(const options *opts)
         if (opts->cudnn && outcome.status != RUN_UNSUPPORTED && task->kernel->device == ON_GPU)
             cudnn = cudnn_cached(cache, &cache_count, task->layer, &task->prob, task->kernel, &request.timing);
         outcome.cudnn = cudnn;
-        print_outcome(task->kernel, &task->prob, request.seed, &outcome);
+        print_outcome(task->kernel, &task->prob, request.seed, NULL, &outcome);
         failures += outcome.status == RUN_FAIL;
 
         results_row row;
