@@ -5,8 +5,8 @@ register spills (a spilled hot loop goes through local memory), and each --expec
 match that file's PTX (e.g. that a shared-memory chapter really stages through shared memory, or that
 a tensor-core chapter really contains mma.sync), and each --expect-sass FILE=PATTERN its machine code
 for the newest architecture (HMMA, LDSM, LDGSTS: what the hardware will really run). The SASS checks
-need cuobjdump, which the toolkit here lacks: tests/run.sh installs it from PyPI
-(nvidia-cuda-cuobjdump); without it they are reported as not run. Exits 77 if nvcc is missing.
+need cuobjdump and nvdisasm, which the toolkit here lacks: tests/run.sh installs them from PyPI
+(nvidia-cuda-cuobjdump, nvidia-cuda-nvdisasm); without cuobjdump they are reported as not run. Exits 77 if nvcc is missing.
 
 Run as: check_build.py --nvcc NVCC --arch 80 --arch 90 -I DIR ... [--expect FILE=REGEX ...]
         [--expect-sass FILE=REGEX ...] FILE.cu ...
@@ -82,13 +82,19 @@ def main():
                         failures.append(f"{name} sm_{arch}: {function} spills registers: {line.strip()}")
             sass_patterns = sass_expectations.pop(name, [])
             if sass_patterns and cuobjdump:  # out.o holds the newest architecture's code, compiled last
-                sass = subprocess.run([cuobjdump, "-sass", os.path.join(tmp, "out.o")], capture_output=True,
-                                      text=True).stdout
+                # cuobjdump disassembles through nvdisasm, which the PyPI wheels put beside it
+                env = dict(os.environ, PATH=os.path.dirname(cuobjdump) + os.pathsep + os.environ.get("PATH", ""))
+                dumped = subprocess.run([cuobjdump, "-sass", os.path.join(tmp, "out.o")], capture_output=True,
+                                        text=True, env=env)
+                sass = dumped.stdout
+                if dumped.returncode != 0:
+                    failures.append(f"{name}: cuobjdump -sass failed: {dumped.stderr.strip()}")
                 for pattern in sass_patterns:
                     if not re.search(pattern, sass):
                         failures.append(f"{name}: sm_{args.arch[-1]} SASS has no match for {pattern!r}")
             elif sass_patterns:
-                print(f"{name}: SASS checks not run: cuobjdump not found (pip install nvidia-cuda-cuobjdump)")
+                print(f"{name}: SASS checks not run: cuobjdump not found "
+                      "(pip install nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm)")
             patterns = expectations.pop(name, [])
             if patterns:
                 ptx_path = os.path.join(tmp, "out.ptx")
