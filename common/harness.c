@@ -451,10 +451,16 @@ static int draw(uint64_t *state, int low, int high) /* uniform in [low, high] */
 conv_problem check_random_problem(uint64_t *state)
 {
     for (;;) {
+        /* one in six depthwise (a filter per channel), a few grouped, the rest dense */
+        bool depthwise = draw(state, 0, 5) == 0;
         int groups = draw(state, 0, 3) == 0 ? draw(state, 2, 4) : 1;
         bool aligned = draw(state, 0, 1);
         int c_per_group = aligned ? 8 * draw(state, 1, 6) : draw(state, 1, 40);
         int k_per_group = aligned ? 8 * draw(state, 1, 6) : draw(state, 1, 40);
+        if (depthwise) {
+            groups = aligned ? 8 * draw(state, 1, 8) : draw(state, 1, 64);
+            c_per_group = k_per_group = 1;
+        }
         conv_problem prob = problem_make(draw(state, 1, 3), c_per_group * groups, draw(state, 1, 24),
                                          draw(state, 1, 24), k_per_group * groups, draw(state, 1, 5),
                                          draw(state, 1, 5));

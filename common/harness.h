@@ -67,7 +67,8 @@ run_outcome run_kernel(const run_request *request);
 int check_fixed_count(void);
 conv_problem check_fixed_problem(int index);
 /* A random valid problem small enough for the CPU reference. C/groups and K/groups are multiples of 8
- * about half the time, so kernels that need aligned channels still see many shapes. */
+ * about half the time, so kernels that need aligned channels still see many shapes; one in six is
+ * depthwise (groups = C = K), so depthwise kernels do too. */
 conv_problem check_random_problem(uint64_t *state);
 
 #ifdef __cplusplus

@@ -15,6 +15,9 @@ CHAPTER(02)
 CHAPTER(03)
 CHAPTER(04)
 CHAPTER(05)
+CHAPTER(06)
+CHAPTER(07)
+CHAPTER(09)
 #undef CHAPTER
 
 static const struct {
@@ -26,6 +29,9 @@ static const struct {
     {ch03_kernels, &ch03_kernel_count},
     {ch04_kernels, &ch04_kernel_count},
     {ch05_kernels, &ch05_kernel_count},
+    {ch06_kernels, &ch06_kernel_count},
+    {ch07_kernels, &ch07_kernel_count},
+    {ch09_kernels, &ch09_kernel_count},
 };
 
 int registry_count(void)

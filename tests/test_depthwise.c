@@ -71,7 +71,8 @@ static void check_coords(void)
     for (int extent = 1; extent < 100; extent++)
         for (int tile = 1; tile < 20; tile++) {
             int tiles = dw_tiles_covering(extent, tile);
-            EXPECT(tiles * tile >= extent && (tiles - 1) * tile < extent, "dw_tiles_covering(%d, %d)", extent, tile);
+            EXPECT(tiles * tile >= extent && (tiles - 1) * tile < extent, "dw_tiles_covering(%d, %d)", extent,
+                   tile);
         }
     /* Offsets against the layouts' definitions: NHWC x and y, [C][R][S] w. */
     conv_problem prob = depthwise(3, 24, 7, 9, 3, 5, 2, 1, 1, 2, 1, 1);
@@ -112,12 +113,12 @@ static void check_vectors(const conv_problem *prob)
     size_t outputs = (size_t)problem_y_elems(prob);
     unsigned char *seen = calloc(outputs, 1);
     int threads = dw_vector_threads(prob), bad = 0, spare = 0;
-    EXPECT((int64_t)threads == (int64_t)prob->n * prob->p * prob->q * ((prob->c + 31) / 32) * 4, "%s: %d threads",
-           describe(prob), threads);
+    EXPECT((int64_t)threads == (int64_t)prob->n * prob->p * prob->q * ((prob->c + 31) / 32) * 4,
+           "%s: %d threads", describe(prob), threads);
     for (int i = 0; i < threads; i++) {
         dw_vector v = dw_vector_of(i, prob);
-        bad += v.n < 0 || v.n >= prob->n || v.p < 0 || v.p >= prob->p || v.q < 0 || v.q >= prob->q || v.c < 0 ||
-               v.c % DW_VEC != 0 || v.c >= (prob->c + 31) / 32 * 32;
+        bad += v.n < 0 || v.n >= prob->n || v.p < 0 || v.p >= prob->p || v.q < 0 || v.q >= prob->q ||
+               v.c < 0 || v.c % DW_VEC != 0 || v.c >= (prob->c + 31) / 32 * 32;
         if (v.c >= prob->c) {
             spare++;
             continue;
@@ -137,8 +138,8 @@ static void check_vectors(const conv_problem *prob)
     for (size_t i = 0; i < outputs; i++)
         wrong += seen[i] != 1;
     EXPECT(bad == 0 && wrong == 0 && spare == threads - dw_vectors_of_problem(prob),
-           "%s: %d threads out of place, %zu outputs not covered exactly once, %d spare slots", describe(prob), bad,
-           wrong, spare);
+           "%s: %d threads out of place, %zu outputs not covered exactly once, %d spare slots",
+           describe(prob), bad, wrong, spare);
     free(seen);
 }
 
@@ -149,7 +150,7 @@ typedef struct {
 } geometry;
 
 /* 09b's own geometry for a problem; rows = 0 when 09b refuses it (shared memory). */
-enum { SMEM_LIMIT = 48 * 1024 }; /* 09b's B_SMEM_LIMIT */
+enum { SMEM_LIMIT = DW_SMEM_LIMIT };
 
 static geometry geometry_of(const conv_problem *prob)
 {
@@ -168,16 +169,18 @@ static void check_cover(const conv_problem *prob, geometry g)
     int blocks = dw_blocks_covering(prob, tile_p, g.tile_q, g.run), bad_blocks = 0, bad_threads = 0;
     for (int b = 0; b < blocks; b++) {
         dw_tile t = dw_tile_of(b, prob, tile_p, g.tile_q, g.run);
-        bad_blocks += t.n < 0 || t.n >= prob->n || t.c_first < 0 || t.c_first % g.run != 0 || t.c_count < DW_VEC ||
-                      t.c_count > g.run || t.c_count % DW_VEC != 0 || t.c_first + t.c_count > prob->c ||
-                      t.p_first < 0 || t.p_first >= prob->p || t.q_first < 0 || t.q_first >= prob->q ||
-                      t.p_first % tile_p != 0 || t.q_first % g.tile_q != 0;
+        bad_blocks += t.n < 0 || t.n >= prob->n || t.c_first < 0 || t.c_first % g.run != 0 ||
+                      t.c_count < DW_VEC || t.c_count > g.run || t.c_count % DW_VEC != 0 ||
+                      t.c_first + t.c_count > prob->c || t.p_first < 0 || t.p_first >= prob->p ||
+                      t.q_first < 0 || t.q_first >= prob->q || t.p_first % tile_p != 0 ||
+                      t.q_first % g.tile_q != 0;
         const int vecs = t.c_count / DW_VEC;
         for (int i = 0; i < threads; i++) {
             dw_thread d = dw_thread_of(i, vecs_per_run, g.tile_q, g.rows);
             bad_threads += d.vec < 0 || d.vec >= vecs_per_run || d.q < 0 || d.q >= g.tile_q || d.p < 0 ||
                            d.p + g.rows > tile_p || d.p % g.rows != 0;
-            const bool computes = !(d.vec >= vecs || t.q_first + d.q >= prob->q || t.p_first + d.p >= prob->p);
+            const bool computes =
+                !(d.vec >= vecs || t.q_first + d.q >= prob->q || t.p_first + d.p >= prob->p);
             int stored = 0;
             for (int m = 0; m < g.rows && computes; m++) {
                 int p = t.p_first + d.p + m, q = t.q_first + d.q;
@@ -196,9 +199,10 @@ static void check_cover(const conv_problem *prob, geometry g)
     size_t wrong = 0;
     for (size_t i = 0; i < outputs; i++)
         wrong += seen[i] != 1;
-    EXPECT(bad_blocks == 0 && bad_threads == 0 && wrong == 0,
-           "%s run %d tile %dx%d rows %d: %d bad blocks, %d bad threads, %zu outputs not covered exactly once",
-           describe(prob), g.run, tile_p, g.tile_q, g.rows, bad_blocks, bad_threads, wrong);
+    EXPECT(
+        bad_blocks == 0 && bad_threads == 0 && wrong == 0,
+        "%s run %d tile %dx%d rows %d: %d bad blocks, %d bad threads, %zu outputs not covered exactly once",
+        describe(prob), g.run, tile_p, g.tile_q, g.rows, bad_blocks, bad_threads, wrong);
     free(seen);
 }
 
@@ -227,12 +231,15 @@ static void check_staging(const conv_problem *prob, geometry g)
                 continue;
             }
             seen[(it.row * halo_w + it.col) * vecs_per_run + it.vec]++;
+            /* 09b stores item i at x_tile + 8*i: the tile's [row][col][run] order. */
+            bad_items += (it.row * halo_w + it.col) * g.run + it.vec * DW_VEC != i * DW_VEC;
             if (it.vec >= t.c_count / DW_VEC)
                 continue; /* the kernel skips these */
             int h = h_first + it.row, w = w_first + it.col;
             bool inside = h >= 0 && h < prob->h && w >= 0 && w < prob->w;
             int from = dw_stage_source(prob, &t, it);
-            bad_items += inside ? from != dw_x_offset(prob, t.n, h, w, t.c_first + it.vec * DW_VEC) : from != -1;
+            bad_items +=
+                inside ? from != dw_x_offset(prob, t.n, h, w, t.c_first + it.vec * DW_VEC) : from != -1;
         }
         for (int i = 0; i < items; i++)
             bad_items += seen[i] != 1;
@@ -244,13 +251,15 @@ static void check_staging(const conv_problem *prob, geometry g)
                     for (int s = 0; s < prob->s; s++) {
                         int row = dw_input_coord(p - t.p_first, r, prob->stride_h, 0, prob->dil_h);
                         int col = dw_input_coord(q - t.q_first, s, prob->stride_w, 0, prob->dil_w);
-                        bad_taps += row < 0 || row >= halo_h || col < 0 || col >= halo_w ||
-                                    h_first + row != dw_input_coord(p, r, prob->stride_h, prob->pad_h, prob->dil_h) ||
-                                    w_first + col != dw_input_coord(q, s, prob->stride_w, prob->pad_w, prob->dil_w);
+                        bad_taps +=
+                            row < 0 || row >= halo_h || col < 0 || col >= halo_w ||
+                            h_first + row != dw_input_coord(p, r, prob->stride_h, prob->pad_h, prob->dil_h) ||
+                            w_first + col != dw_input_coord(q, s, prob->stride_w, prob->pad_w, prob->dil_w);
                     }
     }
-    EXPECT(bad_items == 0 && bad_taps == 0, "%s tile %dx%d: %d bad staging items, %d taps outside or misplaced",
-           describe(prob), tile_p, g.tile_q, bad_items, bad_taps);
+    EXPECT(bad_items == 0 && bad_taps == 0,
+           "%s tile %dx%d: %d bad staging items, %d taps outside or misplaced", describe(prob), tile_p,
+           g.tile_q, bad_items, bad_taps);
     free(seen);
 }
 
@@ -291,14 +300,14 @@ static void check_variants(void)
         int r, s, stride_h, stride_w, dil_h, dil_w;
         dw_variant want;
     } cases[] = {
-        {3, 3, 1, 1, 1, 1, DW_3X3_S1}, {3, 3, 2, 2, 1, 1, DW_3X3_S2}, {5, 5, 1, 1, 1, 1, DW_5X5_S1},
-        {5, 5, 2, 2, 1, 1, DW_5X5_S2}, {3, 3, 1, 1, 2, 2, DW_GENERAL}, {3, 3, 1, 1, 1, 2, DW_GENERAL},
+        {3, 3, 1, 1, 1, 1, DW_3X3_S1},  {3, 3, 2, 2, 1, 1, DW_3X3_S2},  {5, 5, 1, 1, 1, 1, DW_5X5_S1},
+        {5, 5, 2, 2, 1, 1, DW_5X5_S2},  {3, 3, 1, 1, 2, 2, DW_GENERAL}, {3, 3, 1, 1, 1, 2, DW_GENERAL},
         {3, 3, 2, 1, 1, 1, DW_GENERAL}, {3, 3, 3, 3, 1, 1, DW_GENERAL}, {3, 5, 1, 1, 1, 1, DW_GENERAL},
         {7, 7, 1, 1, 1, 1, DW_GENERAL}, {1, 1, 1, 1, 1, 1, DW_GENERAL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        conv_problem prob = depthwise(1, 8, 20, 20, cases[i].r, cases[i].s, cases[i].stride_h, cases[i].stride_w, 1,
-                                      1, cases[i].dil_h, cases[i].dil_w);
+        conv_problem prob = depthwise(1, 8, 20, 20, cases[i].r, cases[i].s, cases[i].stride_h,
+                                      cases[i].stride_w, 1, 1, cases[i].dil_h, cases[i].dil_w);
         EXPECT(dw_variant_of(&prob) == cases[i].want, "%s: variant %d, expected %d", describe(&prob),
                (int)dw_variant_of(&prob), (int)cases[i].want);
     }
@@ -319,9 +328,18 @@ static void check_variants(void)
                "%dx%d stride %d: %lld bytes of shared memory, %d rows", taps, taps, stride, (long long)bytes,
                dw_plan_rows(&prob, SMEM_LIMIT));
     }
+    /* Extents near 2^31 (valid problems: stride and dilation are only bounded by 32-bit coordinates)
+     * saturate instead of overflowing. */
+    conv_problem far = depthwise(1, 8, 10, 10, 3, 3, 1 << 30, 1 << 30, 0, 0, 1, 1);
+    conv_problem wide = depthwise(1, 8, 10, 10, 2, 2, 1, 1, 0, (1 << 28) + 1, 1, 1 << 29);
+    EXPECT(dw_tile_smem_bytes(&far, 1) == INT64_MAX && dw_plan_rows(&far, SMEM_LIMIT) == 0 &&
+               dw_tile_smem_bytes(&wide, 1) == INT64_MAX && dw_plan_rows(&wide, SMEM_LIMIT) == 0,
+           "huge stride: %lld bytes, %d rows", (long long)dw_tile_smem_bytes(&far, 1),
+           dw_plan_rows(&far, SMEM_LIMIT));
     /* The general kernel: the most rows (4, 2, 1) whose tile fits, or 0. */
     const int general[][4] = {/* r, stride, dil, rows expected */
-                              {3, 3, 1, 2}, {3, 1, 2, 4}, {7, 2, 1, 2}, {7, 1, 1, 4}, {3, 3, 4, 1}, {7, 4, 4, 0}};
+                              {3, 3, 1, 2}, {3, 1, 2, 4}, {7, 2, 1, 2},
+                              {7, 1, 1, 4}, {3, 3, 4, 1}, {7, 4, 4, 0}};
     for (int i = 0; i < 6; i++) {
         int taps = general[i][0], stride = general[i][1], dil = general[i][2];
         conv_problem prob = depthwise(1, 8, 200, 200, taps, taps, stride, stride, 1, 1, dil, dil);
@@ -352,7 +370,8 @@ typedef struct {
 static fixture fixture_make(const conv_problem *prob, uint64_t seed)
 {
     fixture f = {.prob = *prob};
-    size_t xn = (size_t)problem_x_elems(prob), wn = (size_t)problem_w_elems(prob), yn = (size_t)problem_y_elems(prob);
+    size_t xn = (size_t)problem_x_elems(prob), wn = (size_t)problem_w_elems(prob),
+           yn = (size_t)problem_y_elems(prob);
     f.x = malloc(xn * sizeof(float));
     f.w = malloc(wn * sizeof(float));
     f.x_nhwc = malloc(xn * sizeof(float));
@@ -395,8 +414,8 @@ static void poison(float *data, size_t count)
         data[i] = NAN;
 }
 
-/* 09a, thread by thread: dw_vector_of() (skipping spare slots), the taps through dw_input_coord(), loads through dw_x_offset()
- * and dw_w_offset(), fp32 accumulation, the store through dw_y_offset(). */
+/* 09a, thread by thread: dw_vector_of() (skipping spare slots), the taps through dw_input_coord(), loads
+ * through dw_x_offset() and dw_w_offset(), fp32 accumulation, the store through dw_y_offset(). */
 static void emulate_09a(fixture *f)
 {
     const conv_problem *prob = &f->prob;
@@ -451,7 +470,8 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
                 continue;
             int from = dw_stage_source(prob, &t, it);
             for (int j = 0; j < DW_VEC; j++)
-                x_tile[(it.row * halo_w + it.col) * g.run + it.vec * DW_VEC + j] = from >= 0 ? f->x_nhwc[from + j] : 0.0f;
+                x_tile[(it.row * halo_w + it.col) * g.run + it.vec * DW_VEC + j] =
+                    from >= 0 ? f->x_nhwc[from + j] : 0.0f;
         }
         for (int i = 0; i < t.c_count * taps; i++)
             w_tile[i % taps * w_pitch + i / taps] = f->w[t.c_first * taps + i];
@@ -465,8 +485,11 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
                 acc[i] = 0.0f;
             if (rolling) {
                 const int stride = prob->stride_h, window = dw_window_rows(g.rows, stride, prob->r);
-                const float *x_mine = x_tile + (dw_input_coord(d.p, 0, stride, 0, 1) * halo_w +
-                                                dw_input_coord(d.q, 0, stride, 0, 1)) * g.run + d.vec * DW_VEC;
+                const float *x_mine =
+                    x_tile +
+                    (dw_input_coord(d.p, 0, stride, 0, 1) * halo_w + dw_input_coord(d.q, 0, stride, 0, 1)) *
+                        g.run +
+                    d.vec * DW_VEC;
                 for (int s = 0; s < prob->s; s++)
                     for (int i = 0; i < window; i++) {
                         const float *in = x_mine + (i * halo_w + s) * g.run;
@@ -488,8 +511,8 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
                         const float *x_tap = x_tile + (row * halo_w + col) * g.run + d.vec * DW_VEC;
                         for (int m = 0; m < g.rows; m++)
                             for (int j = 0; j < DW_VEC; j++)
-                                acc[m * DW_VEC + j] =
-                                    fmaf(x_tap[m * prob->stride_h * halo_w * g.run + j], tap[j], acc[m * DW_VEC + j]);
+                                acc[m * DW_VEC + j] = fmaf(x_tap[m * prob->stride_h * halo_w * g.run + j],
+                                                           tap[j], acc[m * DW_VEC + j]);
                     }
             }
             const int q = t.q_first + d.q, c = t.c_first + d.vec * DW_VEC;
@@ -503,7 +526,8 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
     }
     free(x_tile), free(w_tile), free(acc);
     char what[64];
-    snprintf(what, sizeof what, "09b emulated (%s, %dx%d tiles)", rolling ? "rolling" : "general", tile_p, g.tile_q);
+    snprintf(what, sizeof what, "09b emulated (%s, %dx%d tiles)", rolling ? "rolling" : "general", tile_p,
+             g.tile_q);
     expect_verified(f, what);
 }
 
@@ -513,7 +537,8 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
 static void check_problem(const conv_problem *prob, uint64_t seed)
 {
     geometry g = geometry_of(prob);
-    const geometry others[] = {{16, 8, 3, 4}, {DW_RUN, DW_TILE_Q, DW_STRIPS, 2}, {DW_RUN, DW_TILE_Q, DW_STRIPS, 1}};
+    const geometry others[] = {
+        {16, 8, 3, 4}, {DW_RUN, DW_TILE_Q, DW_STRIPS, 2}, {DW_RUN, DW_TILE_Q, DW_STRIPS, 1}};
     check_vectors(prob);
     for (int i = 0; i < 3; i++) {
         check_cover(prob, others[i]);
@@ -538,23 +563,23 @@ int main(void)
 
     const conv_problem fixed[] = {
         /*        n  c    h   w  r  s sh sw ph pw dh dw */
-        depthwise(2, 32, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1),  /* the harness's depthwise shape */
-        depthwise(1, 64, 17, 19, 3, 3, 1, 1, 1, 1, 1, 1),  /* N = 1, odd sizes, 3x3 s1 */
-        depthwise(2, 40, 23, 21, 3, 3, 2, 2, 1, 1, 1, 1),  /* 3x3 s2, odd sizes, C = 40: a run of 8 */
-        depthwise(2, 24, 20, 18, 5, 5, 1, 1, 2, 2, 1, 1),  /* 5x5 s1, C = 24 < the 32-channel run */
-        depthwise(1, 48, 19, 25, 5, 5, 2, 2, 2, 2, 1, 1),  /* 5x5 s2, C = 48: a run of 16 */
-        depthwise(2, 16, 9, 9, 3, 3, 1, 1, 4, 4, 1, 1),    /* padding larger than the filter */
-        depthwise(1, 8, 11, 12, 5, 5, 2, 2, 6, 5, 1, 1),   /* the same, 5x5 s2 */
-        depthwise(2, 16, 19, 17, 3, 3, 1, 1, 2, 2, 2, 2),  /* dilation 2 */
-        depthwise(1, 24, 18, 23, 3, 5, 2, 1, 1, 2, 1, 2),  /* stride 2x1, dilation 1x2, 3x5 filter */
-        depthwise(1, 8, 21, 21, 3, 3, 3, 3, 0, 0, 1, 1),   /* stride 3 */
-        depthwise(2, 32, 15, 15, 7, 7, 1, 1, 3, 3, 1, 1),  /* 7x7 (ConvNeXt's depthwise) */
-        depthwise(1, 16, 5, 5, 5, 5, 1, 1, 0, 0, 1, 1),    /* filter as large as the image: 1x1 output */
-        depthwise(3, 8, 1, 40, 1, 3, 1, 1, 0, 1, 1, 1),    /* one row */
-        depthwise(1, 8, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1),     /* the smallest */
-        depthwise(1, 144, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1),   /* MobileNet's channel count, 7x7 image */
-        depthwise(1, 96, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1),  /* a MobileNet stride-2 layer, smaller */
-        depthwise(1, 32, 40, 36, 3, 3, 1, 1, 1, 1, 1, 1),  /* several tiles in both directions */
+        depthwise(2, 32, 13, 13, 3, 3, 1, 1, 1, 1, 1, 1), /* the harness's depthwise shape */
+        depthwise(1, 64, 17, 19, 3, 3, 1, 1, 1, 1, 1, 1), /* N = 1, odd sizes, 3x3 s1 */
+        depthwise(2, 40, 23, 21, 3, 3, 2, 2, 1, 1, 1, 1), /* 3x3 s2, odd sizes, C = 40: a run of 8 */
+        depthwise(2, 24, 20, 18, 5, 5, 1, 1, 2, 2, 1, 1), /* 5x5 s1, C = 24 < the 32-channel run */
+        depthwise(1, 48, 19, 25, 5, 5, 2, 2, 2, 2, 1, 1), /* 5x5 s2, C = 48: a run of 16 */
+        depthwise(2, 16, 9, 9, 3, 3, 1, 1, 4, 4, 1, 1),   /* padding larger than the filter */
+        depthwise(1, 8, 11, 12, 5, 5, 2, 2, 6, 5, 1, 1),  /* the same, 5x5 s2 */
+        depthwise(2, 16, 19, 17, 3, 3, 1, 1, 2, 2, 2, 2), /* dilation 2 */
+        depthwise(1, 24, 18, 23, 3, 5, 2, 1, 1, 2, 1, 2), /* stride 2x1, dilation 1x2, 3x5 filter */
+        depthwise(1, 8, 21, 21, 3, 3, 3, 3, 0, 0, 1, 1),  /* stride 3 */
+        depthwise(2, 32, 15, 15, 7, 7, 1, 1, 3, 3, 1, 1), /* 7x7 (ConvNeXt's depthwise) */
+        depthwise(1, 16, 5, 5, 5, 5, 1, 1, 0, 0, 1, 1),   /* filter as large as the image: 1x1 output */
+        depthwise(3, 8, 1, 40, 1, 3, 1, 1, 0, 1, 1, 1),   /* one row */
+        depthwise(1, 8, 1, 1, 1, 1, 1, 1, 0, 0, 1, 1),    /* the smallest */
+        depthwise(1, 144, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1),  /* MobileNet's channel count, 7x7 image */
+        depthwise(1, 96, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1), /* a MobileNet stride-2 layer, smaller */
+        depthwise(1, 32, 40, 36, 3, 3, 1, 1, 1, 1, 1, 1), /* several tiles in both directions */
     };
     uint64_t seed = 900;
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
@@ -566,7 +591,8 @@ int main(void)
     for (int i = 0; i < 120;) {
         int c = 8 * draw(&state, 1, 7), r = draw(&state, 1, 6), s = draw(&state, 1, 6);
         int stride_h = draw(&state, 1, 3), stride_w = draw(&state, 1, 3);
-        int dil_h = draw(&state, 0, 2) ? 1 : draw(&state, 2, 3), dil_w = draw(&state, 0, 2) ? 1 : draw(&state, 2, 3);
+        int dil_h = draw(&state, 0, 2) ? 1 : draw(&state, 2, 3),
+            dil_w = draw(&state, 0, 2) ? 1 : draw(&state, 2, 3);
         if (draw(&state, 0, 1)) {
             r = s = draw(&state, 0, 1) ? 3 : 5;
             stride_h = stride_w = draw(&state, 1, 2);
@@ -574,7 +600,8 @@ int main(void)
         }
         int n = draw(&state, 1, 2), h = draw(&state, 1, 34), w = draw(&state, 1, 34);
         int pad_h = draw(&state, 0, 4), pad_w = draw(&state, 0, 4);
-        if (conv_out_size(h, pad_h, dil_h, r, stride_h) <= 0 || conv_out_size(w, pad_w, dil_w, s, stride_w) <= 0)
+        if (conv_out_size(h, pad_h, dil_h, r, stride_h) <= 0 ||
+            conv_out_size(w, pad_w, dil_w, s, stride_w) <= 0)
             continue;
         conv_problem prob = depthwise(n, c, h, w, r, s, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w);
         check_problem(&prob, 2000 + (uint64_t)i++);

@@ -11,8 +11,13 @@
  *     as the direct form for every (row, kappa), and dgrad_b_row_offset() the same filter element;
  *  3. the walk (dgrad_iter_next) visits the same (t, u, k) as division, from every start of a k tile;
  *  4. at stride 1, 06a's direct geometry is the one phase of 06b's;
- *  5. the grid: dgrad_max_tiles() covers every phase's tiles, and the work by phase is what
- *     dgrad_macs_by_phase() counts (stride_phases.h), the number the chapter quotes.
+ *  5. the grid: dgrad_max_tiles() covers every phase's tiles for each tile shape, and the work by phase
+ *     is what dgrad_macs_by_phase() counts (stride_phases.h), the number the chapter quotes;
+ *  6. dgrad_pick_shape() picks the tile shape the chapter says on the layers it names.
+ *
+ * The thread-by-thread behaviour of the kernel (swizzled staging, ldmatrix .trans, mma fragments) is
+ * not emulated here; it was emulated outside the repository while writing the chapter, and the gpu
+ * suite (`conv check 06`) is what checks it for real.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -21,6 +26,7 @@
 #include "dgrad.h"
 #include "harness.h"
 #include "reference.h"
+#include "suites.h"
 #include "tensor.h"
 #include "test_util.h"
 
@@ -54,8 +60,11 @@ static int check_problem(const conv_problem *prob, const char *label)
         const dgrad_phase ph = dgrad_phase_of(prob, z);
         const int rows = dgrad_rows(prob, ph), depth = dgrad_depth(prob, ph);
         visited += (double)rows * cols * depth * prob->groups;
-        EXPECT(dgrad_tiles(rows, 128) * dgrad_tiles(cols, 128) <= dgrad_max_tiles(prob, true, 128, 128),
-               "%s: phase %d has more tiles than the grid", desc, z);
+        const int shapes[3][2] = {{128, 128}, {256, 64}, {64, 64}}; /* DGRAD_SHAPE_WIDE, _NARROW, _SMALL */
+        for (int sh = 0; sh < 3; sh++)
+            EXPECT(dgrad_tiles(rows, shapes[sh][0]) * dgrad_tiles(cols, shapes[sh][1]) <=
+                       dgrad_max_tiles(prob, true, shapes[sh][0], shapes[sh][1]),
+                   "%s: phase %d has more %dx%d tiles than the grid", desc, z, shapes[sh][0], shapes[sh][1]);
 
         /* 3. the walk, from every start a thread of a 32-deep k tile takes (A: 8*chunk, B: row) */
         const dgrad_walk walk = dgrad_walk_make(prob, ph, 32);
@@ -205,6 +214,21 @@ int main(void)
         const dgrad_phase t = dgrad_phase_of(&chosen[5], 3);
         EXPECT(t.h.taps == 2 && t.w.taps == 2, "4x4 stride 2: every phase has 2x2 taps (got %dx%d)", t.h.taps,
                t.w.taps);
+    }
+
+    /* 6. the tile shape: 128x128 by default, 256x64 for C/groups <= 64, 64x64 below one wave (132 SMs) */
+    {
+        const char *layers[] = {"resnet50/res3_3x3_s2", "resnet50/res2_3x3", "seeds/ck_dgrad"};
+        const int want[] = {0, 1, 0};
+        for (int i = 0; i < 3; i++) {
+            conv_problem prob;
+            char why[2048];
+            EXPECT(suite_find(layers[i], 0, &prob, why, sizeof why), "%s", why);
+            EXPECT(dgrad_pick_shape(&prob, true, 132) == want[i], "%s: shape %d, expected %d", layers[i],
+                   dgrad_pick_shape(&prob, true, 132), want[i]);
+        }
+        const conv_problem tiny = make(1, 256, 7, 7, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1);
+        EXPECT(dgrad_pick_shape(&tiny, false, 132) == 2, "a 7x7 layer at batch 1 takes the 64x64 tile");
     }
 
     uint64_t state = 0x06d6ad;

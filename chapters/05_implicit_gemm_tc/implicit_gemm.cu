@@ -56,6 +56,7 @@
 #include "check.h"
 #include "conv.h"
 #include "implicit_gemm.h"
+#include "pad_channels.h"
 #include "tensor_core.h"
 
 /* ---- the tile shapes, all in one place ------------------------------------------------------------- */
@@ -483,26 +484,6 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
 
 /* ---- channel padding for 05b-05e -------------------------------------------------------------------- */
 
-/* dst = src with each row of `cg` halves widened to `cg8` (a multiple of 8) by zeros. x NHWC is
- * N*H*W*groups rows of C/groups channels and w KRSC is K*R*S rows, so one kernel pads both. One thread
- * per 16-byte chunk of dst. */
-static __global__ void pad_channels(const __half *__restrict__ src, __half *__restrict__ dst, int64_t rows, int cg,
-                                    int cg8)
-{
-    const int chunks_per_row = cg8 / 8;
-    const int64_t chunks = rows * chunks_per_row;
-    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < chunks;
-         i += (int64_t)gridDim.x * blockDim.x) {
-        const int64_t row = i / chunks_per_row;
-        const int c0 = (int)(i % chunks_per_row) * 8;
-        __align__(16) __half v[8];
-#pragma unroll
-        for (int e = 0; e < 8; e++)
-            v[e] = c0 + e < cg ? src[row * cg + c0 + e] : __float2half(0.0f);
-        *(uint4 *)(dst + row * cg8 + c0) = *(const uint4 *)v;
-    }
-}
-
 static int64_t padded_x_elems(const conv_problem *prob)
 {
     const conv_problem padded = igemm_padded_problem(prob);
@@ -524,14 +505,6 @@ static size_t workspace_padded(const conv_problem *prob)
     return x_bytes + (size_t)padded_w_elems(prob) * 2;
 }
 
-static void pad_launch(const __half *src, __half *dst, int64_t rows, int cg, int cg8)
-{
-    const int64_t chunks = rows * (cg8 / 8);
-    const int threads = 256;
-    const int64_t blocks = (chunks + threads - 1) / threads;
-    pad_channels<<<(unsigned)(blocks < (1 << 20) ? blocks : (1 << 20)), threads>>>(src, dst, rows, cg, cg8);
-    CUDA_CHECK_LAUNCH();
-}
 
 /* The operands 05b-05e run on: x and w themselves, or padded copies in the workspace and the padded
  * problem. */
@@ -548,8 +521,8 @@ static operands prepare_operands(const conv_problem *prob, void *x, void *w, voi
     const int cg = prob->c / prob->groups, cg8 = op.prob.c / op.prob.groups;
     __half *x_padded = (__half *)workspace;
     __half *w_padded = (__half *)((char *)workspace + ((size_t)padded_x_elems(prob) * 2 + 255) / 256 * 256);
-    pad_launch((const __half *)x, x_padded, (int64_t)prob->n * prob->h * prob->w * prob->groups, cg, cg8);
-    pad_launch((const __half *)w, w_padded, (int64_t)prob->k * prob->r * prob->s, cg, cg8);
+    pad_channels_f16(x, x_padded, (int64_t)prob->n * prob->h * prob->w * prob->groups, cg, cg8);
+    pad_channels_f16(w, w_padded, (int64_t)prob->k * prob->r * prob->s, cg, cg8);
     op.x = x_padded;
     op.w = w_padded;
     return op;

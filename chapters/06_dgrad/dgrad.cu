@@ -1,0 +1,409 @@
+/* Chapter 06: dgrad, the backward pass for data, as implicit GEMM on tensor cores.
+ *
+ * What it computes: dx = dL/dx from dy = dL/dy and the filter, fp16 in and out with fp32 accumulation,
+ * NHWC dy and dx, KRSC filter, any padding, dilation and groups; 06a stride 1, 06b any stride.
+ *
+ * The GEMM view (docs/gemm_view.md; dgrad.h for the index math and its derivation): per stride phase
+ * and group, D[m][j] = sum_kappa A[m][kappa] * B[kappa][j] with m an input pixel of the phase, j an
+ * input channel (C/groups columns) and kappa = (t, u, k) a tap of the phase and an output channel
+ * (taps_h * taps_w * K/groups, k fastest: 8 consecutive kappa are 16 contiguous bytes of dy).
+ *   A is gathered from dy: pixel (n, h, w) through tap (r, s) reads dy[n][p][q] with
+ *     p = (h + pad_h - r*dil_h) / stride_h, zero where p (or q) falls outside the output;
+ *   B is the filter read as [K*R*S][C/groups]: a KRSC row (k, r, s) is C/groups contiguous halves, so
+ *     B's rows (not its columns, as in chapter 05) are contiguous. It is staged k-major and handed to
+ *     mma.sync through ldmatrix .trans, which transposes each 8x8 matrix on the way to the registers.
+ *
+ *   06a  stride 1: one GEMM over every pixel and every tap, p = h + pad_h - r*dil_h (the flipped filter).
+ *   06b  any stride: stride_h * stride_w GEMMs, one per stride phase (blockIdx.z), each over exactly the
+ *        taps that reach its pixels (stride_phases.h), so no product is computed only to be masked away.
+ *        A phase that no tap reaches (possible with dilation) runs a GEMM of depth 0 and writes zeros.
+ * Both are one kernel: 128x128x32 block tiles of 4 warps of 64x64 (256x64 when C/groups <= 64, 64x64
+ * of 4 warps of 32x32 for problems too small to fill the GPU: dgrad_pick_shape()), a 4-stage cp.async
+ * pipeline with one barrier per k tile, zero-fill (src-size 0) for taps outside dy and for tile edges, swizzled shared
+ * memory (tensor_core.h) and a staged epilogue writing 16-byte chunks of dx. Compared with chapter 05's
+ * 05c only the index math (dgrad.h) and the B side (ldmatrix .trans) differ.
+ *
+ * Channels: C/groups and K/groups must be multiples of 8 (16-byte chunks of dy along k, of w and dx
+ * along c). supports() says so; there is no padded fallback.
+ *
+ * None of this has run on a GPU yet: it is compiled (sm_80, sm_90, no spills) and its index math is
+ * checked on the CPU by tests/test_dgrad.c.
+ *
+ * Run:
+ *   ./build/conv run 06a --layer resnet50/res2_3x3
+ *   ./build/conv run 06b --n 16 --c 64 --h 28 --w 28 --k 128 --r 4 --s 4 --stride 2 --pad 1
+ *   ./build/conv check 06
+ */
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cuda_fp16.h>
+
+#include "check.h"
+#include "conv.h"
+#include "dgrad.h"
+#include "tensor_core.h"
+
+/* ---- the tile shape -------------------------------------------------------------------------------- */
+
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_>
+struct dgrad_shape {
+    enum {
+        BM = BM_,                            /* block tile: input pixels of one phase */
+        BN = BN_,                            /* block tile: input channels */
+        BK = BK_,                            /* reduction per stage */
+        WARPS_M = WARPS_M_,
+        WARPS_N = WARPS_N_,
+        STAGES = STAGES_,
+        THREADS = 32 * WARPS_M * WARPS_N,
+        WM = BM / WARPS_M,                   /* warp tile */
+        WN = BN / WARPS_N,
+        MIN_BLOCKS = (WM * WN / 32 <= 64 ? 512 : 256) / THREADS > 0 ? (WM * WN / 32 <= 64 ? 512 : 256) / THREADS : 1,
+        MMA_M = WM / 16,                     /* m16n8k16 tiles per warp tile */
+        MMA_N = WN / 8,
+        A_CPR = BK / 8,                      /* A tile: BM rows (pixels) of BK halves (k contiguous) */
+        A_ROW_BYTES = BK * 2,
+        A_TILE_BYTES = BM * A_ROW_BYTES,
+        A_LOADS = BM * A_CPR / THREADS,      /* 16-byte copies per thread per k tile */
+        B_CPR = BN / 8,                      /* B tile: BK rows (kappa) of BN halves (c contiguous) */
+        B_ROW_BYTES = BN * 2,
+        B_TILE_BYTES = BK * B_ROW_BYTES,
+        B_THREADS_PER_ROW = THREADS / BK,    /* each thread copies chunks of one B row */
+        B_LOADS = B_CPR / B_THREADS_PER_ROW,
+        STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES,
+        OUT_PITCH = BN + 8,                  /* padded rows of the staged output tile */
+    };
+    static_assert(BK % 16 == 0, "a k tile is whole m16n8k16 steps");
+    static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp tile is whole 16x16 ldmatrix.x4 loads");
+    static_assert(THREADS % A_CPR == 0 && (BM * A_CPR) % THREADS == 0, "A: whole rows of chunks, equal shares");
+    static_assert(THREADS % BK == 0 && B_CPR % B_THREADS_PER_ROW == 0, "B: one row per thread, equal shares");
+    static_assert((BM * BN / 8) % THREADS == 0, "the epilogue stores whole 16-byte chunks, equal shares");
+    static_assert(STAGES >= 3, "the pipeline keeps at least two tiles in flight");
+};
+
+typedef dgrad_shape<DGRAD_SHAPE_WIDE> shape_wide;
+typedef dgrad_shape<DGRAD_SHAPE_NARROW> shape_narrow;
+typedef dgrad_shape<DGRAD_SHAPE_SMALL> shape_small;
+
+/* ---- the warp tile: ldmatrix (A) + ldmatrix .trans (B) + mma.sync ------------------------------- */
+
+/* Per lane, the swizzled byte offsets of the rows it hands to ldmatrix. A as in chapter 05: one
+ * offset per 16-deep step, fragments 16 rows apart add 16 rows. B is stored k-major, so a 16-deep step
+ * is 16 rows further down (a constant, the swizzle moves by whole rows), while the warp's n16 slices
+ * are chunks along a row, which the XOR permutes: one offset per slice. */
+template <class T>
+struct lane_offsets {
+    uint32_t a[T::BK / 16];
+    uint32_t b[T::MMA_N / 2];
+};
+
+template <class T>
+static __device__ __forceinline__ lane_offsets<T> lane_offsets_of(int warp_m, int warp_n, int lane)
+{
+    lane_offsets<T> o;
+#pragma unroll
+    for (int ks = 0; ks < T::BK / 16; ks++)
+        o.a[ks] = 16u * swizzle_chunk(warp_m * T::WM + ldsm_a_row(lane), 2 * ks + ldsm_a_chunk(lane), T::A_CPR);
+    /* ldmatrix .x4 .trans of a 16 (k) x 16 (n) block stored k-major: matrices (k 0-7, n 0-7),
+     * (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15); lane L points at row L % 8 of matrix L / 8.
+     * Transposed, registers 0,1 are the first n8 tile's B operand, 2,3 the second's. */
+    const int k_row = (lane & 7) + 8 * ((lane >> 3) & 1);
+#pragma unroll
+    for (int jj = 0; jj < T::MMA_N / 2; jj++)
+        o.b[jj] = 16u * swizzle_chunk(k_row, (warp_n * T::WN) / 8 + 2 * jj + (lane >> 4), T::B_CPR);
+    return o;
+}
+
+template <class T>
+static __device__ __forceinline__ void warp_tile_mma(uint32_t a_tile, uint32_t b_tile, const lane_offsets<T> &o,
+                                                     float (&acc)[T::MMA_M][T::MMA_N][4])
+{
+#pragma unroll
+    for (int ks = 0; ks < T::BK / 16; ks++) {
+        uint32_t a[T::MMA_M][4], b[T::MMA_N][2];
+#pragma unroll
+        for (int i = 0; i < T::MMA_M; i++)
+            ldmatrix_x4(a[i], a_tile + o.a[ks] + i * 16 * T::A_ROW_BYTES);
+#pragma unroll
+        for (int jj = 0; jj < T::MMA_N / 2; jj++) {
+            uint32_t r[4];
+            ldmatrix_x4_trans(r, b_tile + o.b[jj] + ks * 16 * T::B_ROW_BYTES);
+            b[2 * jj][0] = r[0];
+            b[2 * jj][1] = r[1];
+            b[2 * jj + 1][0] = r[2];
+            b[2 * jj + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < T::MMA_M; i++)
+#pragma unroll
+            for (int j = 0; j < T::MMA_N; j++)
+                mma_m16n8k16_f16_f32(acc[i][j], a[i], b[j]);
+    }
+}
+
+/* ---- copying one k tile ---------------------------------------------------------------------------- */
+
+/* What a thread needs to issue its copies of one k tile, set up once per block. A: the thread's rows
+ * (pixels), each with its origin in dy and two edge masks, all at one chunk column (8 channels k of
+ * one tap). B: one row (kappa) of the filter tile, several chunks (8 input channels each) along it. */
+template <class T>
+struct tile_copier {
+    int a_offset[T::A_LOADS];       /* dgrad_row_origin().offset */
+    uint32_t a_h_mask[T::A_LOADS];  /* dgrad_tap_mask() along h and w: 0 for rows past the last pixel */
+    uint32_t a_w_mask[T::A_LOADS];
+    uint32_t a_dst[T::A_LOADS];     /* byte offsets in a stage's A tile, swizzled */
+    bool b_ok[T::B_LOADS];          /* the chunk's channels are inside C/groups */
+    uint32_t b_dst[T::B_LOADS];     /* byte offsets in a stage, past its A tile, swizzled */
+    dgrad_iter a_at, b_at;          /* where along kappa this thread's next A chunk and B row are */
+};
+
+/* Issues this thread's cp.async for the next k tile into the stage at `stage`, then walks both
+ * positions one k tile on. Taps outside dy, rows past the last pixel, channels past C/groups and kappa
+ * past the reduction are copied with src-size 0: zeros. w_tile is w at (group, column j0). */
+template <class T>
+static __device__ __forceinline__ void copy_tile(tile_copier<T> &tc, uint32_t stage, const conv_problem &prob,
+                                                 const dgrad_phase &ph, int depth, const dgrad_walk &walk,
+                                                 const __half *dy, const __half *w_tile, const __half *w)
+{
+    const bool a_k_ok = tc.a_at.kappa < depth;
+    const int a_tap = dgrad_a_tap_offset(&prob, ph, tc.a_at.t, tc.a_at.u, tc.a_at.k);
+#pragma unroll
+    for (int i = 0; i < T::A_LOADS; i++) {
+        const bool ok = a_k_ok && ((tc.a_h_mask[i] >> tc.a_at.t) & (tc.a_w_mask[i] >> tc.a_at.u) & 1u);
+        cp_async_16(stage + tc.a_dst[i], ok ? dy + (tc.a_offset[i] + a_tap) : dy, ok);
+    }
+    const bool b_k_ok = tc.b_at.kappa < depth;
+    const int b_row = b_k_ok ? dgrad_b_row_offset(&prob, ph, tc.b_at.t, tc.b_at.u, tc.b_at.k) : 0;
+    const int lane_chunk = threadIdx.x % T::B_THREADS_PER_ROW;
+#pragma unroll
+    for (int i = 0; i < T::B_LOADS; i++) {
+        const bool ok = b_k_ok && tc.b_ok[i];
+        const int chunk = lane_chunk + i * T::B_THREADS_PER_ROW;
+        cp_async_16(stage + tc.b_dst[i], ok ? w_tile + (b_row + 8 * chunk) : w, ok);
+    }
+    tc.a_at = dgrad_iter_next(tc.a_at, walk);
+    tc.b_at = dgrad_iter_next(tc.b_at, walk);
+}
+
+/* ---- the kernel ------------------------------------------------------------------------------------ */
+
+extern __shared__ __align__(128) unsigned char dgrad_smem[];
+
+/* PHASED false: 06a, the whole problem as one GEMM (stride 1). PHASED true: 06b, phase blockIdx.z. */
+template <class T, bool PHASED>
+static __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS)
+dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __half *__restrict__ w,
+                __half *__restrict__ dx)
+{
+    const dgrad_phase ph = PHASED ? dgrad_phase_of(&prob, blockIdx.z) : dgrad_direct(&prob);
+    const int rows = dgrad_rows(&prob, ph), cols = dgrad_cols(&prob), depth = dgrad_depth(&prob, ph);
+    const int group = blockIdx.y;
+    const dgrad_block blk = dgrad_block_of(blockIdx.x, cols, T::BM, T::BN);
+    if (blk.m0 >= rows) /* the grid fits the largest phase; this one is smaller (the whole block leaves) */
+        return;
+    const dgrad_walk walk = dgrad_walk_make(&prob, ph, T::BK);
+    const uint32_t smem = smem_address(dgrad_smem); /* STAGES x (A tile, B tile), then the output tile */
+    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+    const int warp_m = warp % T::WARPS_M, warp_n = warp / T::WARPS_M;
+
+    /* Everything the loop needs about this thread's rows and filter row, divisions done here, once. */
+    tile_copier<T> tc;
+    const int a_chunk = tid % T::A_CPR;
+#pragma unroll
+    for (int i = 0; i < T::A_LOADS; i++) {
+        const int row = tid / T::A_CPR + i * (T::THREADS / T::A_CPR), m = blk.m0 + row;
+        tc.a_offset[i] = 0;
+        tc.a_h_mask[i] = tc.a_w_mask[i] = 0;
+        if (m < rows) {
+            const dgrad_origin o = dgrad_row_origin(&prob, ph, group, m);
+            tc.a_offset[i] = o.offset;
+            tc.a_h_mask[i] = dgrad_tap_mask(o.p, ph.h.taps, ph.h.out_step, prob.p);
+            tc.a_w_mask[i] = dgrad_tap_mask(o.q, ph.w.taps, ph.w.out_step, prob.q);
+        }
+        tc.a_dst[i] = 16u * swizzle_chunk(row, a_chunk, T::A_CPR);
+    }
+    const int b_row = tid / T::B_THREADS_PER_ROW;
+#pragma unroll
+    for (int i = 0; i < T::B_LOADS; i++) {
+        const int chunk = tid % T::B_THREADS_PER_ROW + i * T::B_THREADS_PER_ROW;
+        tc.b_ok[i] = blk.j0 + 8 * chunk < cols;
+        tc.b_dst[i] = T::A_TILE_BYTES + 16u * swizzle_chunk(b_row, chunk, T::B_CPR);
+    }
+    tc.a_at = dgrad_iter_at(walk, 8 * a_chunk);
+    tc.b_at = dgrad_iter_at(walk, b_row);
+    const __half *w_tile = w + dgrad_b_group_offset(&prob, group) + blk.j0;
+
+    const lane_offsets<T> lanes = lane_offsets_of<T>(warp_m, warp_n, lane);
+    float acc[T::MMA_M][T::MMA_N][4] = {};
+
+    /* Prologue: k tiles 0 .. STAGES-2 in flight, one commit group each (empty past the last tile; a
+     * phase without taps has none at all and leaves acc zero). */
+    const int k_tiles = dgrad_tiles(depth, T::BK);
+#pragma unroll
+    for (int s = 0; s < T::STAGES - 1; s++) {
+        if (s < k_tiles)
+            copy_tile<T>(tc, smem + s * T::STAGE_BYTES, prob, ph, depth, walk, dy, w_tile, w);
+        cp_async_commit();
+    }
+
+    /* Main loop, as chapter 05's 05c: wait for tile kt, one barrier (which also frees the stage of tile
+     * kt-1 for tile kt+STAGES-1), issue that copy, compute on tile kt. */
+    int read_stage = 0, write_stage = T::STAGES - 1;
+    for (int kt = 0; kt < k_tiles; kt++) {
+        cp_async_wait<T::STAGES - 2>();
+        __syncthreads();
+        if (kt + T::STAGES - 1 < k_tiles)
+            copy_tile<T>(tc, smem + write_stage * T::STAGE_BYTES, prob, ph, depth, walk, dy, w_tile, w);
+        cp_async_commit();
+
+        const uint32_t stage = smem + read_stage * T::STAGE_BYTES;
+        warp_tile_mma<T>(stage, stage + T::A_TILE_BYTES, lanes, acc);
+        read_stage = read_stage == T::STAGES - 1 ? 0 : read_stage + 1;
+        write_stage = write_stage == T::STAGES - 1 ? 0 : write_stage + 1;
+    }
+    cp_async_wait<0>(); /* nothing may land in the stages once they hold the output tile */
+    __syncthreads();
+
+    /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile, then 16-byte chunks (8
+     * channels of one pixel) to dx. C/groups % 8 == 0, so a chunk is wholly inside or outside. The
+     * phase's pixels are stride apart in dx, so each row finds its pixel by dgrad_dx_offset(). */
+    __half *out = (__half *)dgrad_smem;
+#pragma unroll
+    for (int i = 0; i < T::MMA_M; i++)
+#pragma unroll
+        for (int j = 0; j < T::MMA_N; j++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int row = warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
+                const int col = warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
+                *(__half2 *)&out[row * T::OUT_PITCH + col] =
+                    __floats2half2_rn(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
+            }
+    __syncthreads();
+
+#pragma unroll
+    for (int pass = 0; pass < T::BM * T::BN / 8 / T::THREADS; pass++) {
+        const int index = tid + pass * T::THREADS;
+        const int row = index / (T::BN / 8), col = index % (T::BN / 8) * 8;
+        const int m = blk.m0 + row, j = blk.j0 + col;
+        if (m >= rows || j >= cols)
+            continue;
+        *(uint4 *)(dx + dgrad_dx_offset(&prob, ph, group, m, j)) = *(const uint4 *)&out[row * T::OUT_PITCH + col];
+    }
+}
+
+/* ---- host side: supports(), launches --------------------------------------------------------------- */
+
+static bool supports_common(const char *id, bool phased, const conv_problem *prob, char *why, size_t why_len)
+{
+    const int cg = prob->c / prob->groups, kg = prob->k / prob->groups;
+    if (cg % 8 != 0 || kg % 8 != 0) {
+        snprintf(why, why_len, "%s loads 16-byte chunks of 8 channels: needs C/groups and K/groups multiples of 8 "
+                 "(C/groups = %d, K/groups = %d)", id, cg, kg);
+        return false;
+    }
+    const int phases = phased ? dgrad_phase_count(prob) : 1;
+    for (int z = 0; z < phases; z++) {
+        const dgrad_phase ph = phased ? dgrad_phase_of(prob, z) : dgrad_direct(prob);
+        if (ph.h.taps > 32 || ph.w.taps > 32) {
+            snprintf(why, why_len, "%s keeps one bit per filter tap in 32-bit row masks: at most 32 taps per phase "
+                     "along each axis (this one has %dx%d)", id, ph.h.taps, ph.w.taps);
+            return false;
+        }
+    }
+    if (prob->groups > 65535 || phases > 65535) {
+        snprintf(why, why_len, "%s puts the group on gridDim.y and the phase on gridDim.z, at most 65535 each "
+                 "(groups = %d, phases = %d)", id, prob->groups, phases);
+        return false;
+    }
+    if (!dgrad_offsets_fit(prob)) {
+        snprintf(why, why_len, "%s forms 32-bit offsets into dy, w and dx; this problem's tensors are too large",
+                 id);
+        return false;
+    }
+    return true;
+}
+
+static bool supports_06a(const conv_problem *prob, char *why, size_t why_len)
+{
+    if (prob->stride_h != 1 || prob->stride_w != 1) {
+        snprintf(why, why_len, "06a is the stride-1 direct form; stride %dx%d runs on 06b (stride phases)",
+                 prob->stride_h, prob->stride_w);
+        return false;
+    }
+    return supports_common("06a", false, prob, why, why_len);
+}
+
+static bool supports_06b(const conv_problem *prob, char *why, size_t why_len)
+{
+    return supports_common("06b", true, prob, why, why_len);
+}
+
+/* Shared memory of a block: the stages, reused for the output tile after the loop. */
+template <class T>
+static size_t smem_bytes(void)
+{
+    const size_t stages = (size_t)T::STAGES * T::STAGE_BYTES, out = (size_t)T::BM * T::OUT_PITCH * 2;
+    return stages > out ? stages : out;
+}
+
+template <class T, bool PHASED>
+static void launch_shape(const conv_problem *prob, void *x, void *w, void *y)
+{
+    const size_t smem = smem_bytes<T>();
+    static bool opted_in = false; /* over 48 KB a block must opt in, once per kernel */
+    if (smem > 48 * 1024 && !opted_in) {
+        CUDA_CHECK(cudaFuncSetAttribute(dgrad_pipelined<T, PHASED>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                        (int)smem));
+        opted_in = true;
+    }
+    const int tiles = dgrad_max_tiles(prob, PHASED, T::BM, T::BN);
+    if (tiles == 0) /* no phase has a pixel: impossible for a valid problem, but launch nothing then */
+        return;
+    const dim3 grid((unsigned)tiles, (unsigned)prob->groups, PHASED ? (unsigned)dgrad_phase_count(prob) : 1u);
+    /* The harness's names are fprop's: x is dx (written here), y is dy (read). */
+    dgrad_pipelined<T, PHASED><<<grid, T::THREADS, smem>>>(*prob, (const __half *)y, (const __half *)w, (__half *)x);
+    CUDA_CHECK_LAUNCH();
+}
+
+template <bool PHASED>
+static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y)
+{
+    static int sms = 0; /* the harness uses one device */
+    if (sms == 0) {
+        int device = 0;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    }
+    switch (dgrad_pick_shape(prob, PHASED, sms)) {
+    case 0:
+        launch_shape<shape_wide, PHASED>(prob, x, w, y);
+        break;
+    case 1:
+        launch_shape<shape_narrow, PHASED>(prob, x, w, y);
+        break;
+    default:
+        launch_shape<shape_small, PHASED>(prob, x, w, y);
+        break;
+    }
+}
+
+extern "C" void launch_06a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+{
+    (void)workspace;
+    launch_dgrad<false>(prob, x, w, y);
+}
+
+extern "C" void launch_06b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+{
+    (void)workspace;
+    launch_dgrad<true>(prob, x, w, y);
+}
+
+extern "C" const conv_kernel ch06_kernels[] = {
+    {"06a", "dgrad implicit GEMM, stride 1, flipped filter, cp.async", "chapters/06_dgrad/dgrad.cu",
+     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06a, NULL, launch_06a, NULL, NULL},
+    {"06b", "dgrad implicit GEMM, one GEMM per stride phase, cp.async", "chapters/06_dgrad/dgrad.cu",
+     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06b, NULL, launch_06b, NULL, NULL},
+};
+extern "C" const int ch06_kernel_count = sizeof(ch06_kernels) / sizeof(ch06_kernels[0]);
