@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Everything a session with a lent GPU owes, in one call (GPU time is scarce: build, test and time in
-# one go). Run from the repository root on the GPU machine:
+# Everything a session with a lent GPU owes, in as few calls as possible (GPU time is scarce).
+# Run from the repository root on the GPU machine:
 #
-#   bash bench/gpu_session.sh [conv bench options, e.g. --quick or --kernels 02,03]
+#   bash bench/gpu_session.sh                 all steps below, in order
+#   bash bench/gpu_session.sh test            1-2 only      (each step fits one 10-minute device call)
+#   bash bench/gpu_session.sh sanitize        1 and 3
+#   bash bench/gpu_session.sh bench [opts]    1 and 4; opts go to `conv bench` (e.g. --quick, --kernels 05)
 #
-# 1. builds (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them) and records the GPU;
-# 2. the build and gpu test suites (every GPU kernel against the references);
-# 3. compute-sanitizer memcheck and racecheck over every GPU kernel on the fixed shapes + a few random;
+# 1. build (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them), record the GPU;
+# 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
+# 3. compute-sanitizer memcheck and racecheck over every GPU kernel on the fixed awkward shapes;
 # 4. the benchmark (writes bench/results/<gpu>.csv) and the plots.
-# Logs go to $OUT (the device tool's return folder) or build/gpu_session: session.log, the CSV, the PNGs.
+# Logs go to $OUT (the device tool's return folder) or build/gpu_session: session.log, the CSV, PNGs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+what=${1:-all}
+[ $# -gt 0 ] && shift
 out=${OUT:-build/gpu_session}
 mkdir -p "$out"
 log=$out/session.log
@@ -18,33 +23,45 @@ status=0
 step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 
 step build
-(source bench/setup.sh) >>"$log" 2>&1 || { echo "build failed" | tee -a "$log"; tail -30 "$log"; exit 1; }
+(source bench/setup.sh) >>"$log" 2>&1 || { echo "build failed"; tail -30 "$log"; exit 1; }
+grep -E "cuDNN|setup:" "$log" | tail -3
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
-    >>"$log" 2>&1
+    2>&1 | tee -a "$log"
 
-step "test suites: build, gpu"
-meson test -C build --suite build --suite gpu --print-errorlogs >>"$log" 2>&1 || status=1
-grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped):" build/meson-logs/testlog.txt | tail -40 | tee -a "$log"
-
-step "compute-sanitizer"
-if command -v compute-sanitizer >/dev/null 2>&1; then
-    gpu_ids=$(./build/conv list | awk '$5 == "gpu" { print $1 }')
-    for tool in memcheck racecheck; do
-        for id in $gpu_ids; do
-            compute-sanitizer --tool "$tool" --error-exitcode 3 ./build/conv check "$id" --random 3 \
-                >>"$log" 2>&1 && echo "$tool $id: clean" | tee -a "$log" \
-                || { echo "$tool $id: ERRORS (see session.log)" | tee -a "$log"; status=1; }
-        done
-    done
-else
-    echo "compute-sanitizer not found" | tee -a "$log"
+if [ "$what" = all ] || [ "$what" = test ]; then
+    step "test suites: build, gpu"
+    meson test -C build --suite build --suite gpu --print-errorlogs >>"$log" 2>&1 || status=1
+    grep -E "^ *[0-9]+/[0-9]+ " build/meson-logs/testlog.txt | tee -a "$log"
+    grep -E "^FAIL|pass, [1-9][0-9]* fail" build/meson-logs/testlog.txt | head -40
 fi
 
-step "benchmark"
-./build/conv bench "$@" >>"$log" 2>&1 || status=1
-grep -E "^bench:|FAIL" "$log" | tail -20
-python3 bench/plot.py --results bench/results --out docs >>"$log" 2>&1 || status=1
-cp bench/results/*.csv docs/*.png "$out"/ 2>/dev/null
+if [ "$what" = all ] || [ "$what" = sanitize ]; then
+    step "compute-sanitizer"
+    if command -v compute-sanitizer >/dev/null 2>&1; then
+        for tool in memcheck racecheck; do
+            # every GPU kernel on the 17 fixed awkward shapes, in one process (startup is the slow part)
+            for chapter in $(./build/conv list | awk '$5 == "gpu" { print substr($1, 1, 2) }' | sort -u); do
+                timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+                    ./build/conv check "$chapter" --random 0 >>"$log" 2>&1
+                case $? in
+                0) echo "$tool chapter $chapter: clean" ;;
+                124) echo "$tool chapter $chapter: timed out after 300 s" ;;
+                *) echo "$tool chapter $chapter: ERRORS (see session.log)"; status=1 ;;
+                esac
+            done | tee -a "$log"
+        done
+    else
+        echo "compute-sanitizer not found" | tee -a "$log"
+    fi
+fi
+
+if [ "$what" = all ] || [ "$what" = bench ]; then
+    step "benchmark"
+    ./build/conv bench "$@" >>"$log" 2>&1 || status=1
+    grep -E "^bench:|FAIL" "$log" | tail -20
+    python3 bench/plot.py --results bench/results --out docs >>"$log" 2>&1 || status=1
+    cp bench/results/*.csv docs/*.png "$out"/ 2>/dev/null
+fi
 
 step "done (status $status)"
 exit $status
