@@ -44,11 +44,12 @@ if [ "$what" = all ] || [ "$what" = sanitize ]; then
                 timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 \
                     ./build/conv check "$chapter" --random 0 >>"$log" 2>&1
                 case $? in
-                0) echo "$tool chapter $chapter: clean" ;;
-                124) echo "$tool chapter $chapter: timed out after 300 s" ;;
-                *) echo "$tool chapter $chapter: ERRORS (see session.log)"; status=1 ;;
+                0) verdict=clean ;;
+                124) verdict="timed out after 300 s" ;;
+                *) verdict="ERRORS (see session.log)"; status=1 ;;
                 esac
-            done | tee -a "$log"
+                echo "$tool chapter $chapter: $verdict" | tee -a "$log"
+            done
         done
     else
         echo "compute-sanitizer not found" | tee -a "$log"
