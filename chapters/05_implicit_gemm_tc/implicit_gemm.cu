@@ -33,6 +33,13 @@
  *        conv1), where half of a 128-wide tile would multiply zeros.
  * The tile shapes are IGEMM_SHAPE_05B..05E in implicit_gemm.h, one line each.
  *
+ * From common/igemm_pipeline.cuh (shared with chapters 06 and 07): the derived tile constants
+ * (igemm_tile, which tile_shape below extends), the per-lane ldmatrix offsets and the warp tile's
+ * ldmatrix + mma.sync loop (igemm_lanes_of, igemm_warp_tile_mma; both operands k-contiguous), the
+ * cp.async main loop of 05c-05e (igemm_mainloop) and the staged epilogue's two halves (igemm_stage_out,
+ * igemm_out_chunks). What is fprop's own stays here: gathering A from x and B from w (copy_tile) and
+ * writing y.
+ *
  * C/groups not a multiple of 8 (conv1's C = 3, odd channel counts): 05b-05e first copy x and w into
  * the workspace with each group's channels padded with zeros to a multiple of 8 (pad_channels), then
  * run the kernel on that problem. The zero channels add exact zeros, so y is the same; the time
@@ -55,6 +62,7 @@
 
 #include "check.h"
 #include "conv.h"
+#include "igemm_pipeline.cuh"
 #include "implicit_gemm.h"
 #include "pad_channels.h"
 #include "tensor_core.h"
@@ -75,37 +83,23 @@ enum {
     WMMA_PITCH = WMMA_BK + 8,
 };
 
-/* 05b-05e: one template parameter carries a whole shape (implicit_gemm.h: IGEMM_SHAPE_05B..05E). */
+/* 05b-05e: one template parameter carries a whole shape (implicit_gemm.h: IGEMM_SHAPE_05B..05E). The
+ * warp tile, mma tiles, stage bytes and launch bounds come from igemm_tile (igemm_pipeline.cuh); added
+ * here is how fprop copies a tile: both A (BM pixels) and B (BN output channels) are rows of BK
+ * halves, kappa contiguous. */
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_>
-struct tile_shape {
+struct tile_shape : igemm_tile<BM_, BN_, BK_, WARPS_M_, WARPS_N_, STAGES_> {
     enum {
-        BM = BM_,                            /* block tile: output pixels */
-        BN = BN_,                            /* block tile: output channels */
-        BK = BK_,                            /* reduction per stage */
-        WARPS_M = WARPS_M_,
-        WARPS_N = WARPS_N_,
-        STAGES = STAGES_,                    /* 1: 05b's load-store-compute; >= 2: cp.async pipeline */
-        THREADS = 32 * WARPS_M * WARPS_N,
-        WM = BM / WARPS_M,                   /* warp tile */
-        WN = BN / WARPS_N,
-        /* Blocks per SM the registers must allow (__launch_bounds__): warp tiles of up to 64 fp32
-         * accumulators per thread get 128 registers (512 threads per SM), larger ones 255 (256). */
-        MIN_BLOCKS = (WM * WN / 32 <= 64 ? 512 : 256) / THREADS > 0 ? (WM * WN / 32 <= 64 ? 512 : 256) / THREADS : 1,
-        MMA_M = WM / 16,                     /* m16n8k16 tiles per warp tile */
-        MMA_N = WN / 8,
-        CPR = BK / 8,                        /* 16-byte chunks per staged row */
-        ROW_BYTES = BK * 2,
-        A_LOADS = BM * CPR / THREADS,        /* 16-byte copies per thread per k tile */
-        B_LOADS = BN * CPR / THREADS,
-        A_TILE_BYTES = BM * ROW_BYTES,
-        STAGE_BYTES = (BM + BN) * ROW_BYTES,
-        OUT_PITCH = BN + 8,                  /* igemm_out_pitch() */
+        CPR = BK_ / 8,                                  /* 16-byte chunks per staged row */
+        ROW_BYTES = BK_ * 2,
+        A_LOADS = BM_ * CPR / (32 * WARPS_M_ * WARPS_N_), /* 16-byte copies per thread per k tile */
+        B_LOADS = BN_ * CPR / (32 * WARPS_M_ * WARPS_N_),
     };
-    static_assert(BK % 16 == 0, "a k tile is whole m16n8k16 steps");
-    static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp tile is whole 16x16 ldmatrix.x4 loads of A and B");
-    static_assert(THREADS % CPR == 0 && (BM * CPR) % THREADS == 0 && (BN * CPR) % THREADS == 0,
+    static_assert((32 * WARPS_M_ * WARPS_N_) % CPR == 0 && (BM_ * CPR) % (32 * WARPS_M_ * WARPS_N_) == 0 &&
+                      (BN_ * CPR) % (32 * WARPS_M_ * WARPS_N_) == 0,
                   "the threads copy whole rows of chunks, the same number each");
-    static_assert((BM * BN / 8) % THREADS == 0, "the epilogue stores whole 16-byte chunks, the same number each");
+    static_assert((BM_ * BN_ / 8) % (32 * WARPS_M_ * WARPS_N_) == 0,
+                  "the epilogue stores whole 16-byte chunks, the same number each");
 };
 
 typedef tile_shape<IGEMM_SHAPE_05B> shape_05b;
@@ -187,63 +181,14 @@ igemm_wmma(const conv_problem prob, const __half *__restrict__ x, const __half *
         }
 }
 
-/* ---- the warp tile of 05b-05e: ldmatrix + mma.sync ------------------------------------------------ */
-
-/* Per lane, the byte offset (from a stage's A or B tile) of the row it hands to ldmatrix, for each
- * 16-deep step of a k tile, swizzled. Computed once per thread: the warp tile's other fragments are
- * whole multiples of 16 rows away, which the swizzle moves by exactly 16 rows (tensor_core.h). */
-template <class T>
-struct lane_offsets {
-    uint32_t a[T::BK / 16], b[T::BK / 16];
-};
-
-template <class T>
-static __device__ __forceinline__ lane_offsets<T> lane_offsets_of(int warp_m, int warp_n, int lane)
-{
-    lane_offsets<T> o;
-#pragma unroll
-    for (int ks = 0; ks < T::BK / 16; ks++) {
-        o.a[ks] = 16u * swizzle_chunk(warp_m * T::WM + ldsm_a_row(lane), 2 * ks + ldsm_a_chunk(lane), T::CPR);
-        o.b[ks] = 16u * swizzle_chunk(warp_n * T::WN + ldsm_b_row(lane), 2 * ks + ldsm_b_chunk(lane), T::CPR);
-    }
-    return o;
-}
-
-/* acc += this warp's WM x BK slice of the staged A times the BK x WN slice of B. Per 16-deep step:
- * MMA_M ldmatrix.x4 for A (one per 16 rows), MMA_N/2 for B (one per 16 columns, two n8 operands),
- * then MMA_M * MMA_N mma.sync. a_tile and b_tile are .shared addresses. */
-template <class T>
-static __device__ __forceinline__ void warp_tile_mma(uint32_t a_tile, uint32_t b_tile, const lane_offsets<T> &o,
-                                                     float (&acc)[T::MMA_M][T::MMA_N][4])
-{
-#pragma unroll
-    for (int ks = 0; ks < T::BK / 16; ks++) {
-        uint32_t a[T::MMA_M][4], b[T::MMA_N][2];
-#pragma unroll
-        for (int i = 0; i < T::MMA_M; i++)
-            ldmatrix_x4(a[i], a_tile + o.a[ks] + i * 16 * T::ROW_BYTES);
-#pragma unroll
-        for (int jj = 0; jj < T::MMA_N / 2; jj++) {
-            uint32_t r[4];
-            ldmatrix_x4(r, b_tile + o.b[ks] + jj * 16 * T::ROW_BYTES);
-            b[2 * jj][0] = r[0];
-            b[2 * jj][1] = r[1];
-            b[2 * jj + 1][0] = r[2];
-            b[2 * jj + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-            for (int j = 0; j < T::MMA_N; j++)
-                mma_m16n8k16_f16_f32(acc[i][j], a[i], b[j]);
-    }
-}
-
 /* ---- 05b: mma.sync + ldmatrix + swizzle, 16-byte loads ------------------------------------------ */
 
 /* Per k tile: 16-byte loads of this thread's chunks into registers, a barrier (everyone is done with
  * the previous tile), 16-byte stores into the swizzled tiles, a barrier, the warp tiles. The loads'
- * latency is exposed to this block (other resident blocks fill the gap); 05c removes that. */
+ * latency is exposed to this block (other resident blocks fill the gap); 05c removes that.
+ * The warp tiles of 05b-05e are igemm_lanes_of() and igemm_warp_tile_mma() (igemm_pipeline.cuh) with
+ * both tiles k-contiguous (template arguments false, false): per lane one swizzled row offset per
+ * 16-deep step, computed once; per step MMA_M ldmatrix.x4 for A, MMA_N/2 for B, MMA_M * MMA_N mma.sync. */
 template <class T>
 static __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS)
 igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *__restrict__ w,
@@ -277,7 +222,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
         b_offset[i] = igemm_b_offset(&prob, group, b_row_ok[i] ? j : 0, 0);
     }
 
-    const lane_offsets<T> lanes = lane_offsets_of<T>(warp_m, warp_n, lane);
+    const igemm_lanes<T, false, false> lanes = igemm_lanes_of<T, false, false>(warp_m, warp_n, lane, 0);
     const uint32_t a_base = smem_address(a_tile), b_base = smem_address(b_tile);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
@@ -308,7 +253,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
             b_tile[swizzle_chunk(igemm_load_row(tid, i, T::THREADS, T::CPR), chunk, T::CPR)] = b_val[i];
         __syncthreads();
 
-        warp_tile_mma<T>(a_base, b_base, lanes, acc);
+        igemm_warp_tile_mma<T>(a_base, b_base, lanes, acc);
     }
 
     /* Straight from the fragments: each lane holds pairs of neighbouring channels (mma_c_col()), one
@@ -410,65 +355,29 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     }
     tc.at = igemm_iter_at(&prob, chunk * 8);
 
-    const lane_offsets<T> lanes = lane_offsets_of<T>(warp_m, warp_n, lane);
+    const igemm_lanes<T, false, false> lanes = igemm_lanes_of<T, false, false>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* Prologue: k tiles 0 .. STAGES-2 in flight, one commit group each (empty past the last tile, so
-     * the group count below stays right for any number of tiles). */
+    /* The pipeline (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one barrier per
+     * k tile; copy_tile() below is what it issues for each. */
     const int k_tiles = igemm_tiles(depth, T::BK);
-#pragma unroll
-    for (int s = 0; s < T::STAGES - 1; s++) {
-        if (s < k_tiles)
-            copy_tile(tc, smem + s * T::STAGE_BYTES, depth, walk, x, w);
-        cp_async_commit();
-    }
+    auto copy_next = [&](uint32_t stage) { copy_tile(tc, stage, depth, walk, x, w); };
+    igemm_mainloop<T>(smem, k_tiles, copy_next, lanes, acc);
+    __syncthreads(); /* every warp is done with the stages: they now hold the output tile */
 
-    /* Main loop. At iteration kt, STAGES-1+kt groups have been committed; waiting until at most
-     * STAGES-2 are in flight means tiles 0..kt have landed (for this thread; the barrier extends that
-     * to the block). The barrier also means every warp is done with tile kt-1, whose stage the copy
-     * for tile kt+STAGES-1 then reuses. One barrier per k tile. */
-    int read_stage = 0, write_stage = T::STAGES - 1;
-    for (int kt = 0; kt < k_tiles; kt++) {
-        cp_async_wait<T::STAGES - 2>();
-        __syncthreads();
-        if (kt + T::STAGES - 1 < k_tiles)
-            copy_tile(tc, smem + write_stage * T::STAGE_BYTES, depth, walk, x, w);
-        cp_async_commit();
-
-        const uint32_t stage = smem + read_stage * T::STAGE_BYTES;
-        warp_tile_mma<T>(stage, stage + T::A_TILE_BYTES, lanes, acc);
-        read_stage = read_stage == T::STAGES - 1 ? 0 : read_stage + 1;
-        write_stage = write_stage == T::STAGES - 1 ? 0 : write_stage + 1;
-    }
-    cp_async_wait<0>(); /* nothing may land in the stages once they hold the output tile */
-    __syncthreads();
-
-    /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile, then whole 16-byte
-     * chunks (8 channels of one pixel) to y, one store each where K and K/groups are multiples of 8;
-     * otherwise, and at the last column tile's edge, element by element. */
+    /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile (igemm_stage_out), then
+     * whole 16-byte chunks (8 channels of one pixel, igemm_out_chunks) to y, one store each where K and
+     * K/groups are multiples of 8; otherwise, and at the last column tile's edge, element by element. */
     __half *out = (__half *)igemm_smem;
-#pragma unroll
-    for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-        for (int j = 0; j < T::MMA_N; j++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int row = warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
-                const int col = warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
-                *(__half2 *)&out[row * T::OUT_PITCH + col] =
-                    __floats2half2_rn(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
-            }
+    igemm_stage_out<T>(out, acc, warp_m, warp_n, lane);
     __syncthreads();
 
     const bool vectors = prob.k % 8 == 0 && cols % 8 == 0;
-#pragma unroll
-    for (int pass = 0; pass < T::BM * T::BN / 8 / T::THREADS; pass++) {
-        const int index = tid + pass * T::THREADS;
-        const int row = index / (T::BN / 8), col = index % (T::BN / 8) * 8;
+    auto store = [&](int row, int col, const __half *chunk) {
         const int m = blk.m0 + row, j = blk.j0 + col;
         if (m >= rows || j >= cols)
-            continue;
-        const uint4 v = *(const uint4 *)&out[row * T::OUT_PITCH + col];
+            return;
+        const uint4 v = *(const uint4 *)chunk;
         __half *dst = y + igemm_y_offset(&prob, group, m, j);
         if (vectors && j + 8 <= cols) {
             *(uint4 *)dst = v;
@@ -479,7 +388,8 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
                 if (j + e < cols)
                     dst[e] = h[e];
         }
-    }
+    };
+    igemm_out_chunks<T>(out, tid, store);
 }
 
 /* ---- channel padding for 05b-05e -------------------------------------------------------------------- */

@@ -23,6 +23,13 @@
  * memory (tensor_core.h) and a staged epilogue writing 16-byte chunks of dx. Compared with chapter 05's
  * 05c only the index math (dgrad.h) and the B side (ldmatrix .trans) differ.
  *
+ * From common/igemm_pipeline.cuh (chapter 05's building blocks, shared): the derived tile constants
+ * (igemm_tile, which dgrad_shape below extends), the per-lane ldmatrix offsets and the warp tile's
+ * ldmatrix + mma.sync loop (igemm_lanes_of, igemm_warp_tile_mma, with A k-contiguous and B k-major),
+ * the cp.async main loop (igemm_mainloop) and the staged epilogue's two halves (igemm_stage_out,
+ * igemm_out_chunks). What is dgrad's own stays here: gathering A from dy and B from the filter
+ * (copy_tile) and where each chunk of dx goes.
+ *
  * Channels: C/groups and K/groups must be multiples of 8 (16-byte chunks of dy along k, of w and dx
  * along c). supports() says so; there is no padded fallback.
  *
@@ -42,43 +49,29 @@
 #include "check.h"
 #include "conv.h"
 #include "dgrad.h"
+#include "igemm_pipeline.cuh"
 #include "tensor_core.h"
 
 /* ---- the tile shape -------------------------------------------------------------------------------- */
 
+/* The warp tile, mma tiles, stage bytes and launch bounds come from igemm_tile (igemm_pipeline.cuh);
+ * added here is how dgrad copies a tile: A is BM rows (pixels of one phase) of BK halves (k
+ * contiguous), B is BK rows (kappa) of BN halves (input channels contiguous), each thread copying
+ * chunks of one B row. */
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_>
-struct dgrad_shape {
+struct dgrad_shape : igemm_tile<BM_, BN_, BK_, WARPS_M_, WARPS_N_, STAGES_> {
     enum {
-        BM = BM_,                            /* block tile: input pixels of one phase */
-        BN = BN_,                            /* block tile: input channels */
-        BK = BK_,                            /* reduction per stage */
-        WARPS_M = WARPS_M_,
-        WARPS_N = WARPS_N_,
-        STAGES = STAGES_,
-        THREADS = 32 * WARPS_M * WARPS_N,
-        WM = BM / WARPS_M,                   /* warp tile */
-        WN = BN / WARPS_N,
-        MIN_BLOCKS = (WM * WN / 32 <= 64 ? 512 : 256) / THREADS > 0 ? (WM * WN / 32 <= 64 ? 512 : 256) / THREADS : 1,
-        MMA_M = WM / 16,                     /* m16n8k16 tiles per warp tile */
-        MMA_N = WN / 8,
-        A_CPR = BK / 8,                      /* A tile: BM rows (pixels) of BK halves (k contiguous) */
-        A_ROW_BYTES = BK * 2,
-        A_TILE_BYTES = BM * A_ROW_BYTES,
-        A_LOADS = BM * A_CPR / THREADS,      /* 16-byte copies per thread per k tile */
-        B_CPR = BN / 8,                      /* B tile: BK rows (kappa) of BN halves (c contiguous) */
-        B_ROW_BYTES = BN * 2,
-        B_TILE_BYTES = BK * B_ROW_BYTES,
-        B_THREADS_PER_ROW = THREADS / BK,    /* each thread copies chunks of one B row */
+        A_CPR = BK_ / 8,                     /* A tile: BM rows (pixels) of BK halves (k contiguous) */
+        A_LOADS = BM_ * A_CPR / (32 * WARPS_M_ * WARPS_N_), /* 16-byte copies per thread per k tile */
+        B_CPR = BN_ / 8,                     /* B tile: BK rows (kappa) of BN halves (c contiguous) */
+        B_THREADS_PER_ROW = 32 * WARPS_M_ * WARPS_N_ / BK_, /* each thread copies chunks of one B row */
         B_LOADS = B_CPR / B_THREADS_PER_ROW,
-        STAGE_BYTES = A_TILE_BYTES + B_TILE_BYTES,
-        OUT_PITCH = BN + 8,                  /* padded rows of the staged output tile */
     };
-    static_assert(BK % 16 == 0, "a k tile is whole m16n8k16 steps");
-    static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp tile is whole 16x16 ldmatrix.x4 loads");
-    static_assert(THREADS % A_CPR == 0 && (BM * A_CPR) % THREADS == 0, "A: whole rows of chunks, equal shares");
-    static_assert(THREADS % BK == 0 && B_CPR % B_THREADS_PER_ROW == 0, "B: one row per thread, equal shares");
-    static_assert((BM * BN / 8) % THREADS == 0, "the epilogue stores whole 16-byte chunks, equal shares");
-    static_assert(STAGES >= 3, "the pipeline keeps at least two tiles in flight");
+    static_assert((32 * WARPS_M_ * WARPS_N_) % A_CPR == 0 && (BM_ * A_CPR) % (32 * WARPS_M_ * WARPS_N_) == 0,
+                  "A: whole rows of chunks, equal shares");
+    static_assert((32 * WARPS_M_ * WARPS_N_) % BK_ == 0 && B_CPR % B_THREADS_PER_ROW == 0,
+                  "B: one row per thread, equal shares");
+    static_assert(STAGES_ >= 3, "the pipeline keeps at least two tiles in flight");
 };
 
 typedef dgrad_shape<DGRAD_SHAPE_WIDE> shape_wide;
@@ -87,60 +80,13 @@ typedef dgrad_shape<DGRAD_SHAPE_SMALL> shape_small;
 
 /* ---- the warp tile: ldmatrix (A) + ldmatrix .trans (B) + mma.sync ------------------------------- */
 
-/* Per lane, the swizzled byte offsets of the rows it hands to ldmatrix. A as in chapter 05: one
- * offset per 16-deep step, fragments 16 rows apart add 16 rows. B is stored k-major, so a 16-deep step
- * is 16 rows further down (a constant, the swizzle moves by whole rows), while the warp's n16 slices
- * are chunks along a row, which the XOR permutes: one offset per slice. */
-template <class T>
-struct lane_offsets {
-    uint32_t a[T::BK / 16];
-    uint32_t b[T::MMA_N / 2];
-};
-
-template <class T>
-static __device__ __forceinline__ lane_offsets<T> lane_offsets_of(int warp_m, int warp_n, int lane)
-{
-    lane_offsets<T> o;
-#pragma unroll
-    for (int ks = 0; ks < T::BK / 16; ks++)
-        o.a[ks] = 16u * swizzle_chunk(warp_m * T::WM + ldsm_a_row(lane), 2 * ks + ldsm_a_chunk(lane), T::A_CPR);
-    /* ldmatrix .x4 .trans of a 16 (k) x 16 (n) block stored k-major: matrices (k 0-7, n 0-7),
-     * (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15); lane L points at row L % 8 of matrix L / 8.
-     * Transposed, registers 0,1 are the first n8 tile's B operand, 2,3 the second's. */
-    const int k_row = (lane & 7) + 8 * ((lane >> 3) & 1);
-#pragma unroll
-    for (int jj = 0; jj < T::MMA_N / 2; jj++)
-        o.b[jj] = 16u * swizzle_chunk(k_row, (warp_n * T::WN) / 8 + 2 * jj + (lane >> 4), T::B_CPR);
-    return o;
-}
-
-template <class T>
-static __device__ __forceinline__ void warp_tile_mma(uint32_t a_tile, uint32_t b_tile, const lane_offsets<T> &o,
-                                                     float (&acc)[T::MMA_M][T::MMA_N][4])
-{
-#pragma unroll
-    for (int ks = 0; ks < T::BK / 16; ks++) {
-        uint32_t a[T::MMA_M][4], b[T::MMA_N][2];
-#pragma unroll
-        for (int i = 0; i < T::MMA_M; i++)
-            ldmatrix_x4(a[i], a_tile + o.a[ks] + i * 16 * T::A_ROW_BYTES);
-#pragma unroll
-        for (int jj = 0; jj < T::MMA_N / 2; jj++) {
-            uint32_t r[4];
-            ldmatrix_x4_trans(r, b_tile + o.b[jj] + ks * 16 * T::B_ROW_BYTES);
-            b[2 * jj][0] = r[0];
-            b[2 * jj][1] = r[1];
-            b[2 * jj + 1][0] = r[2];
-            b[2 * jj + 1][1] = r[3];
-        }
-#pragma unroll
-        for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-            for (int j = 0; j < T::MMA_N; j++)
-                mma_m16n8k16_f16_f32(acc[i][j], a[i], b[j]);
-    }
-}
-
+/* igemm_lanes_of() and igemm_warp_tile_mma() (igemm_pipeline.cuh) with A k-contiguous, as in chapter 05,
+ * and B k-major (template arguments false, true). A: one lane offset per 16-deep step, fragments 16
+ * rows apart add 16 rows. B is stored k-major, so a 16-deep step is 16 rows further down (a constant,
+ * the swizzle moves by whole rows), while the warp's n16 slices are chunks along a row, which the XOR
+ * permutes: one offset per slice. ldmatrix .x4 .trans of a 16 (k) x 16 (n) block: matrices (k 0-7,
+ * n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15); lane L points at row L % 16, chunk
+ * L / 16 (ldsm_a_*). Transposed, registers 0,1 are the first n8 tile's B operand, 2,3 the second's. */
 /* ---- copying one k tile ---------------------------------------------------------------------------- */
 
 /* What a thread needs to issue its copies of one k tile, set up once per block. A: the thread's rows
@@ -233,63 +179,31 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     tc.b_at = dgrad_iter_at(walk, b_row);
     const __half *w_tile = w + dgrad_b_group_offset(&prob, group) + blk.j0;
 
-    const lane_offsets<T> lanes = lane_offsets_of<T>(warp_m, warp_n, lane);
+    const igemm_lanes<T, false, true> lanes = igemm_lanes_of<T, false, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* Prologue: k tiles 0 .. STAGES-2 in flight, one commit group each (empty past the last tile; a
-     * phase without taps has none at all and leaves acc zero). */
+    /* The pipeline of chapter 05c (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one
+     * barrier per k tile. A phase without taps has no k tiles at all and leaves acc zero. */
     const int k_tiles = dgrad_tiles(depth, T::BK);
-#pragma unroll
-    for (int s = 0; s < T::STAGES - 1; s++) {
-        if (s < k_tiles)
-            copy_tile<T>(tc, smem + s * T::STAGE_BYTES, prob, ph, depth, walk, dy, w_tile, w);
-        cp_async_commit();
-    }
+    auto copy_next = [&](uint32_t stage) { copy_tile<T>(tc, stage, prob, ph, depth, walk, dy, w_tile, w); };
+    igemm_mainloop<T>(smem, k_tiles, copy_next, lanes, acc);
+    __syncthreads(); /* every warp is done with the stages: they now hold the output tile */
 
-    /* Main loop, as chapter 05's 05c: wait for tile kt, one barrier (which also frees the stage of tile
-     * kt-1 for tile kt+STAGES-1), issue that copy, compute on tile kt. */
-    int read_stage = 0, write_stage = T::STAGES - 1;
-    for (int kt = 0; kt < k_tiles; kt++) {
-        cp_async_wait<T::STAGES - 2>();
-        __syncthreads();
-        if (kt + T::STAGES - 1 < k_tiles)
-            copy_tile<T>(tc, smem + write_stage * T::STAGE_BYTES, prob, ph, depth, walk, dy, w_tile, w);
-        cp_async_commit();
-
-        const uint32_t stage = smem + read_stage * T::STAGE_BYTES;
-        warp_tile_mma<T>(stage, stage + T::A_TILE_BYTES, lanes, acc);
-        read_stage = read_stage == T::STAGES - 1 ? 0 : read_stage + 1;
-        write_stage = write_stage == T::STAGES - 1 ? 0 : write_stage + 1;
-    }
-    cp_async_wait<0>(); /* nothing may land in the stages once they hold the output tile */
-    __syncthreads();
-
-    /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile, then 16-byte chunks (8
-     * channels of one pixel) to dx. C/groups % 8 == 0, so a chunk is wholly inside or outside. The
-     * phase's pixels are stride apart in dx, so each row finds its pixel by dgrad_dx_offset(). */
+    /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile (igemm_stage_out), then
+     * 16-byte chunks (8 channels of one pixel, igemm_out_chunks) to dx. C/groups % 8 == 0, so a chunk
+     * is wholly inside or outside. The phase's pixels are stride apart in dx, so each row finds its
+     * pixel by dgrad_dx_offset(). */
     __half *out = (__half *)dgrad_smem;
-#pragma unroll
-    for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-        for (int j = 0; j < T::MMA_N; j++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int row = warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
-                const int col = warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
-                *(__half2 *)&out[row * T::OUT_PITCH + col] =
-                    __floats2half2_rn(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
-            }
+    igemm_stage_out<T>(out, acc, warp_m, warp_n, lane);
     __syncthreads();
 
-#pragma unroll
-    for (int pass = 0; pass < T::BM * T::BN / 8 / T::THREADS; pass++) {
-        const int index = tid + pass * T::THREADS;
-        const int row = index / (T::BN / 8), col = index % (T::BN / 8) * 8;
+    auto store = [&](int row, int col, const __half *chunk) {
         const int m = blk.m0 + row, j = blk.j0 + col;
         if (m >= rows || j >= cols)
-            continue;
-        *(uint4 *)(dx + dgrad_dx_offset(&prob, ph, group, m, j)) = *(const uint4 *)&out[row * T::OUT_PITCH + col];
-    }
+            return;
+        *(uint4 *)(dx + dgrad_dx_offset(&prob, ph, group, m, j)) = *(const uint4 *)chunk;
+    };
+    igemm_out_chunks<T>(out, tid, store);
 }
 
 /* ---- host side: supports(), launches --------------------------------------------------------------- */

@@ -19,6 +19,13 @@
  *        workspace; a second kernel adds the partials in split order 0, 1, 2, ... and rounds to fp16.
  *        Fixed ranges and a fixed order: bitwise the same result on every run (no atomics).
  *
+ * From common/igemm_pipeline.cuh (chapter 05's building blocks, shared): the derived tile constants
+ * (igemm_tile, which wgrad_shape below extends), the per-lane ldmatrix offsets and the warp tile's
+ * ldmatrix .trans + mma.sync loop (igemm_lanes_of, igemm_warp_tile_mma, with both tiles k-major: the
+ * lanes addressed as wgrad.h's wgrad_ldsm_*) and the cp.async main loop (igemm_mainloop). What is
+ * wgrad's own stays here: gathering dy and x along j (copy_tile), split-K, and the epilogue straight
+ * from the fragments to dw or the fp32 partials.
+ *
  * C/groups or K/groups not a multiple of 8 (conv1's C = 3): x and/or dy are first copied into the
  * workspace with each group's channels padded with zeros to a multiple of 8; the padded rows and
  * columns of dW are computed and never stored (wgrad_dw_offset()).
@@ -37,6 +44,7 @@
 
 #include "check.h"
 #include "conv.h"
+#include "igemm_pipeline.cuh"
 #include "pad_channels.h"
 #include "split_k.h"
 #include "tensor_core.h"
@@ -44,38 +52,25 @@
 
 /* ---- the tile shape ----------------------------------------------------------------------------------- */
 
+/* The warp tile, mma tiles and stage bytes come from igemm_tile (igemm_pipeline.cuh); added here is
+ * how wgrad copies a tile: both tiles are BK rows (pixels j) of 16-byte chunks, along k (A, dy) or
+ * along the columns (B, x). */
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_>
-struct wgrad_shape {
+struct wgrad_shape : igemm_tile<BM_, BN_, BK_, WARPS_M_, WARPS_N_, STAGES_> {
     enum {
-        BM = BM_,                           /* block tile: output channels k */
-        BN = BN_,                           /* block tile: columns (r, s, c) */
-        BK = BK_,                           /* reduction (pixels j) per stage */
-        WARPS_M = WARPS_M_,
-        WARPS_N = WARPS_N_,
-        STAGES = STAGES_,
-        THREADS = 32 * WARPS_M * WARPS_N,
-        WM = BM / WARPS_M,                  /* warp tile */
-        WN = BN / WARPS_N,
-        MMA_M = WM / 16,
-        MMA_N = WN / 8,
-        A_CPR = BM / 8,                     /* 16-byte chunks per staged j row: dy (A) and x (B) */
-        B_CPR = BN / 8,
-        A_ROW_BYTES = BM * 2,
-        B_ROW_BYTES = BN * 2,
-        A_LOADS = BK * A_CPR / THREADS,     /* 16-byte copies per thread per k tile */
-        B_LOADS = BK * B_CPR / THREADS,
-        A_TILE_BYTES = BK * A_ROW_BYTES,
-        STAGE_BYTES = BK * (A_ROW_BYTES + B_ROW_BYTES),
-        SMEM_BYTES = STAGES * STAGE_BYTES,
+        A_CPR = BM_ / 8,                    /* 16-byte chunks per staged j row: dy (A) and x (B) */
+        B_CPR = BN_ / 8,
+        A_LOADS = BK_ * A_CPR / (32 * WARPS_M_ * WARPS_N_), /* 16-byte copies per thread per k tile */
+        B_LOADS = BK_ * B_CPR / (32 * WARPS_M_ * WARPS_N_),
+        SMEM_BYTES = STAGES_ * (BM_ + BN_) * BK_ * 2,
     };
-    static_assert(BK % 16 == 0, "a k tile is whole m16n8k16 steps");
-    static_assert(WM % 16 == 0 && WN % 16 == 0, "a warp tile is whole 16x16 ldmatrix.x4 loads of A and B");
     static_assert(A_CPR >= 8 && B_CPR >= 8, "the swizzle's row period is 8 (chunks_per_row >= 8), so +16 rows "
                                             "moves a lane's address by exactly 16 rows");
-    static_assert(THREADS % A_CPR == 0 && THREADS % B_CPR == 0 && (BK * A_CPR) % THREADS == 0 &&
-                      (BK * B_CPR) % THREADS == 0,
+    static_assert((32 * WARPS_M_ * WARPS_N_) % A_CPR == 0 && (32 * WARPS_M_ * WARPS_N_) % B_CPR == 0 &&
+                      (BK_ * A_CPR) % (32 * WARPS_M_ * WARPS_N_) == 0 &&
+                      (BK_ * B_CPR) % (32 * WARPS_M_ * WARPS_N_) == 0,
                   "the threads copy whole rows of chunks, the same number each");
-    static_assert(STAGES >= 3, "the pipeline keeps at least two tiles in flight");
+    static_assert(STAGES_ >= 3, "the pipeline keeps at least two tiles in flight");
 };
 
 typedef wgrad_shape<WGRAD_SHAPE> shape_07;
@@ -161,66 +156,20 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
     }
 
     /* Per lane, the swizzled byte offset of the row it hands to ldmatrix for each 16-wide fragment of
-     * its warp tile, at the tile's first 16 j; the second 16 j are 16 rows further (same swizzle). */
-    uint32_t a_lane[T::MMA_M], b_lane[T::MMA_N / 2];
-#pragma unroll
-    for (int i = 0; i < T::MMA_M; i++)
-        a_lane[i] = 16u * swizzle_chunk(wgrad_ldsm_a_row(lane), (warp_m * T::WM + i * 16) / 8 + wgrad_ldsm_a_chunk(lane),
-                                        T::A_CPR);
-#pragma unroll
-    for (int jj = 0; jj < T::MMA_N / 2; jj++)
-        b_lane[jj] = T::A_TILE_BYTES +
-                     16u * swizzle_chunk(wgrad_ldsm_b_row(lane), (warp_n * T::WN + jj * 16) / 8 + wgrad_ldsm_b_chunk(lane),
-                                         T::B_CPR);
-
+     * its warp tile, at the tile's first 16 j; the second 16 j are 16 rows further (same swizzle). Both
+     * tiles are k-major (igemm_lanes_of<T, true, true>): A addressed by wgrad_ldsm_a_*, B by
+     * wgrad_ldsm_b_*, each fragment's 8x8 matrices transposed by ldmatrix .trans. */
+    const igemm_lanes<T, true, true> lanes = igemm_lanes_of<T, true, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* The pipeline of chapter 05c: STAGES-1 tiles in flight, one barrier per tile. */
+    /* The pipeline of chapter 05c (igemm_mainloop): STAGES-1 tiles in flight, one barrier per tile. */
     const int k_tiles = (int)((end - begin + T::BK - 1) / T::BK);
     int64_t remaining = end - begin; /* pixels left from the next tile to copy on */
-#pragma unroll
-    for (int s = 0; s < T::STAGES - 1; s++) {
-        if (s < k_tiles)
-            copy_tile(tc, smem + s * T::STAGE_BYTES, prob, group_k0, step, remaining, x, dy);
+    auto copy_next = [&](uint32_t stage) {
+        copy_tile(tc, stage, prob, group_k0, step, remaining, x, dy);
         remaining -= T::BK;
-        cp_async_commit();
-    }
-
-    int read_stage = 0, write_stage = T::STAGES - 1;
-    for (int kt = 0; kt < k_tiles; kt++) {
-        cp_async_wait<T::STAGES - 2>();
-        __syncthreads();
-        if (kt + T::STAGES - 1 < k_tiles)
-            copy_tile(tc, smem + write_stage * T::STAGE_BYTES, prob, group_k0, step, remaining, x, dy);
-        remaining -= T::BK;
-        cp_async_commit();
-
-        const uint32_t stage = smem + read_stage * T::STAGE_BYTES;
-#pragma unroll
-        for (int ks = 0; ks < T::BK / 16; ks++) {
-            uint32_t a[T::MMA_M][4], b[T::MMA_N][2];
-#pragma unroll
-            for (int i = 0; i < T::MMA_M; i++)
-                ldmatrix_x4_trans(a[i], stage + a_lane[i] + ks * 16 * T::A_ROW_BYTES);
-#pragma unroll
-            for (int jj = 0; jj < T::MMA_N / 2; jj++) {
-                uint32_t r[4];
-                ldmatrix_x4_trans(r, stage + b_lane[jj] + ks * 16 * T::B_ROW_BYTES);
-                b[2 * jj][0] = r[0];
-                b[2 * jj][1] = r[1];
-                b[2 * jj + 1][0] = r[2];
-                b[2 * jj + 1][1] = r[3];
-            }
-#pragma unroll
-            for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-                for (int j = 0; j < T::MMA_N; j++)
-                    mma_m16n8k16_f16_f32(acc[i][j], a[i], b[j]);
-        }
-        read_stage = read_stage == T::STAGES - 1 ? 0 : read_stage + 1;
-        write_stage = write_stage == T::STAGES - 1 ? 0 : write_stage + 1;
-    }
-    cp_async_wait<0>();
+    };
+    igemm_mainloop<T>(smem, k_tiles, copy_next, lanes, acc);
 
     /* Epilogue straight from the fragments: each lane holds pairs of neighbouring columns
      * (mma_c_col() is even, and cols is a multiple of 8, so a pair is never cut by the edge). */
