@@ -1,7 +1,8 @@
 /* reference_gpu.cu: the fp64 reference on the GPU, for problems too large for the CPU reference.
  *
- * One thread per output element, each calling the plain per-element sum of reference_element.h: no
- * tiling, no shared memory, nothing clever, so that it is as easy to trust as the CPU version. The
+ * One thread per output element, each calling the plain per-element sum of reference_element.h (wgrad:
+ * one block per element, its threads splitting the long sum): no tiling, nothing clever, so that it is
+ * as easy to trust as the CPU version. The
  * cpu suite checks those same functions against the CPU reference on the host; the gpu suite checks
  * these kernels against it on the device.
  */
@@ -38,14 +39,23 @@ static __global__ void dgrad_kernel(conv_problem prob, double *dx, const float *
     dx[index] = ref_dgrad_element(&prob, w, dy, at[0], at[1], at[2], at[3]);
 }
 
-static __global__ void wgrad_kernel(conv_problem prob, const float *x, double *dw, const float *dy, long long count)
+/* One block per filter element: its threads split the N*P*Q-long sum by residue, then add the partial
+ * sums in a fixed tree order (so the reference is deterministic too). */
+enum { WGRAD_THREADS = 128 };
+
+static __global__ void wgrad_kernel(conv_problem prob, const float *x, double *dw, const float *dy)
 {
-    long long index = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (index >= count)
-        return;
+    __shared__ double partial[WGRAD_THREADS];
     int at[4];
-    unflatten(index, prob.c / prob.groups, prob.r, prob.s, at);
-    dw[index] = ref_wgrad_element(&prob, x, dy, at[0], at[1], at[2], at[3]);
+    unflatten(blockIdx.x, prob.c / prob.groups, prob.r, prob.s, at);
+    partial[threadIdx.x] = ref_wgrad_partial(&prob, x, dy, at[0], at[1], at[2], at[3], threadIdx.x, WGRAD_THREADS);
+    for (int half = WGRAD_THREADS / 2; half > 0; half /= 2) {
+        __syncthreads();
+        if ((int)threadIdx.x < half)
+            partial[threadIdx.x] += partial[threadIdx.x + half];
+    }
+    if (threadIdx.x == 0)
+        dw[blockIdx.x] = partial[0];
 }
 
 static unsigned blocks_for(long long count, int threads)
@@ -71,10 +81,7 @@ extern "C" void ref_dgrad_gpu(const conv_problem *prob, double *dx, const float 
 
 extern "C" void ref_wgrad_gpu(const conv_problem *prob, const float *x, double *dw, const float *dy)
 {
-    /* Few, long-running threads (one per filter element, each summing N*P*Q terms): small blocks
-     * spread them over more SMs. */
-    long long count = problem_w_elems(prob);
-    wgrad_kernel<<<blocks_for(count, 64), 64>>>(*prob, x, dw, dy, count);
+    wgrad_kernel<<<(unsigned)problem_w_elems(prob), WGRAD_THREADS>>>(*prob, x, dw, dy);
     CUDA_CHECK_LAUNCH();
     CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -132,6 +132,15 @@ static void adjoint_and_gather(const conv_problem *prob, uint64_t seed, const ch
                     mismatches += fabs(ref_wgrad_element(prob, x, dy, k, c, r, s) - dw[at]) > 1e-12 * (1 + fabs(dw[at]));
                 }
     EXPECT(mismatches == 0, "%s: %d elements where the gather form differs from the scatter form", label, mismatches);
+    /* the GPU reference's split of wgrad's long sum: the residues add up to the whole */
+    int split_mismatches = 0;
+    for (int k = 0; k < prob->k; k++) {
+        double whole = ref_wgrad_element(prob, x, dy, k, 0, 0, 0), parts = 0.0;
+        for (int first = 0; first < 7; first++)
+            parts += ref_wgrad_partial(prob, x, dy, k, 0, 0, 0, first, 7);
+        split_mismatches += fabs(parts - whole) > 1e-12 * (1.0 + fabs(whole));
+    }
+    EXPECT(split_mismatches == 0, "%s: %d filters where wgrad's residue split differs", label, split_mismatches);
     free(x), free(w), free(dy), free(y), free(dx), free(dw);
 }
 
