@@ -12,6 +12,7 @@
 
 #include "baseline.h"
 #include "check.h"
+#include "epilogue.h"
 #include "harness.h"
 #include "registry.h"
 #include "results.h"
@@ -48,6 +49,9 @@ static const char usage[] =
     "  --save-npy DIR    write the inputs, the output and the fp64 reference as .npy files to DIR (run)\n"
     "  --load-npy DIR    read the inputs from DIR/{x,w,dy}.npy instead of random data, in logical\n"
     "                    NCHW / KCRS order, float16/32/64 (run)\n"
+    "  --epilogue OPS    fuse bias, bn (scale+shift), residual, relu into the store, e.g. bn,residual,relu\n"
+    "                    (run, check; fprop kernels with a fused epilogue; verified against the reference\n"
+    "                    convolution followed by the same operations, see common/epilogue.h)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
     "  --suite NAME      resnet50, seeds or mobilenet (bench; default resnet50)\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
@@ -89,7 +93,8 @@ typedef struct {
     uint64_t seed;
     int reps, warmup, random_count;
     bool verify, cudnn, quick;
-    const char *save_dir, *load_dir, *suite, *kernels, *csv;
+    const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
+    epilogue_ops epilogue;
 } options;
 
 static options parse_options(int argc, char **argv)
@@ -130,7 +135,8 @@ static options parse_options(int argc, char **argv)
         {"--random", &opts.random_count, NULL, 0}};
     struct { const char *flag; const char **value; } string_flags[] = {
         {"--layer", &opts.layer}, {"--save-npy", &opts.save_dir}, {"--load-npy", &opts.load_dir},
-        {"--suite", &opts.suite}, {"--kernels", &opts.kernels}, {"--csv", &opts.csv}};
+        {"--suite", &opts.suite}, {"--kernels", &opts.kernels}, {"--csv", &opts.csv},
+        {"--epilogue", &opts.epilogue_text}};
     struct { const char *flag; bool *value; bool set; } bool_flags[] = {
         {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true}};
 
@@ -178,6 +184,9 @@ static options parse_options(int argc, char **argv)
             usage_error("unknown option '%s'", flag);
         at++;
     }
+    char why[256];
+    if (opts.epilogue_text && !epilogue_parse(opts.epilogue_text, &opts.epilogue, why, sizeof why))
+        usage_error("%s", why);
     return opts;
 }
 
@@ -248,12 +257,17 @@ static int command_layers(void)
 
 /* One line per run. inputs_from names the --load-npy folder; otherwise the inputs came from the seed. */
 static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, uint64_t seed,
-                          const char *inputs_from, const run_outcome *outcome)
+                          const char *inputs_from, epilogue_ops epilogue, const run_outcome *outcome)
 {
     char text[128];
     problem_format(prob, text, sizeof text);
     printf("%s %s %s %s | %s | ", kernel->id, pass_name(kernel->pass), dtype_name(kernel->dtype),
            layout_name(kernel->layout), text);
+    if (epilogue_any(epilogue)) {
+        char ops[64];
+        epilogue_format(epilogue, ops, sizeof ops);
+        printf("epilogue %s | ", ops);
+    }
     if (inputs_from)
         printf("inputs from %s", inputs_from);
     else
@@ -314,9 +328,10 @@ static int command_run(const options *opts)
     request.cudnn = opts->cudnn;
     request.save_dir = opts->save_dir;
     request.load_dir = opts->load_dir;
+    request.epilogue = opts->epilogue;
     apply_timing_options(opts, &request);
     run_outcome outcome = run_kernel(&request);
-    print_outcome(kernel, &prob, opts->seed, opts->load_dir, &outcome);
+    print_outcome(kernel, &prob, opts->seed, opts->load_dir, opts->epilogue, &outcome);
     if (outcome.status == RUN_PASS && opts->save_dir)
         printf("saved the inputs, the output and the fp64 reference as .npy in %s\n", opts->save_dir);
     return outcome.status == RUN_PASS ? 0 : outcome.status == RUN_FAIL ? 1 : 2;
@@ -333,6 +348,7 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         run_request request = run_request_defaults(kernel, &prob);
         request.seed = opts->seed + 1000003ull * (uint64_t)i;
         request.time = false;
+        request.epilogue = opts->epilogue;
         run_outcome outcome = run_kernel(&request);
         if (outcome.status == RUN_PASS) {
             passed++;
@@ -341,7 +357,7 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         } else {
             failed++;
             printf("FAIL ");
-            print_outcome(kernel, &prob, request.seed, NULL, &outcome);
+            print_outcome(kernel, &prob, request.seed, NULL, request.epilogue, &outcome);
         }
     }
     printf("%-4s %d shapes (%d fixed, %d random from seed %llu): %d pass, %d fail, %d unsupported\n", kernel->id,
@@ -364,7 +380,9 @@ static int command_check(const options *opts)
         if (!registry_matches(kernel, opts->target))
             continue;
         matched++;
-        if (kernel->device == ON_GPU && !have_gpu)
+        if (epilogue_any(opts->epilogue) && !kernel->launch_fused)
+            printf("%-4s has no fused epilogue: not checked with --epilogue\n", kernel->id);
+        else if (kernel->device == ON_GPU && !have_gpu)
             skipped++;
         else
             failures += check_kernel(kernel, opts);
@@ -532,7 +550,7 @@ static int bench_without_gpu(const options *opts, const char *why)
         request.timing.reps = opts->quick ? 3 : 5;
         apply_timing_options(opts, &request);
         run_outcome outcome = run_kernel(&request);
-        print_outcome(kernel, &prob, request.seed, NULL, &outcome);
+        print_outcome(kernel, &prob, request.seed, NULL, request.epilogue, &outcome);
         failures += outcome.status == RUN_FAIL;
     }
     printf("bench: no results CSV written (CPU timings are not GPU measurements)\n");
@@ -633,7 +651,7 @@ static int command_bench(const options *opts)
         if (opts->cudnn && outcome.status != RUN_UNSUPPORTED && task->kernel->device == ON_GPU)
             cudnn = cudnn_cached(cache, &cache_count, task->layer, &task->prob, task->kernel, &request.timing);
         outcome.cudnn = cudnn;
-        print_outcome(task->kernel, &task->prob, request.seed, NULL, &outcome);
+        print_outcome(task->kernel, &task->prob, request.seed, NULL, request.epilogue, &outcome);
         failures += outcome.status == RUN_FAIL;
 
         results_row row;

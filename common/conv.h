@@ -42,6 +42,7 @@ typedef struct {
 } conv_problem;
 
 typedef enum { PASS_FPROP, PASS_DGRAD, PASS_WGRAD } conv_pass;
+struct conv_epilogue; /* common/epilogue.h */
 typedef enum { DTYPE_F32, DTYPE_F16 } conv_dtype;
 typedef enum { LAYOUT_NCHW, LAYOUT_NHWC } conv_layout; /* NHWC activations go with KRSC filters */
 typedef enum { ON_CPU, ON_GPU } conv_device;
@@ -107,6 +108,10 @@ typedef struct {
      * It must leave its result in the workspace exactly as launch() would. */
     const char *phase_name;
     void (*launch_phase)(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+    /* Optional, for fprop kernels with a fused epilogue (bias, batch norm, residual, ReLU applied in
+     * registers before the store; common/epilogue.h): launch() plus the epilogue. NULL: none. */
+    void (*launch_fused)(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                         const struct conv_epilogue *epilogue);
 } conv_kernel;
 
 #ifdef __cplusplus

@@ -190,13 +190,18 @@ typedef struct {
     const conv_problem *prob;
     void *buffers[TENSOR_COUNT];
     void *workspace;
+    const conv_epilogue *epilogue; /* NULL: the plain launch */
 } launch_context;
 
 static void launch_once(void *ctx)
 {
     launch_context *launch = ctx;
-    launch->kernel->launch(launch->prob, launch->buffers[TENSOR_X], launch->buffers[TENSOR_W],
-                           launch->buffers[TENSOR_Y], launch->workspace);
+    if (launch->epilogue)
+        launch->kernel->launch_fused(launch->prob, launch->buffers[TENSOR_X], launch->buffers[TENSOR_W],
+                                     launch->buffers[TENSOR_Y], launch->workspace, launch->epilogue);
+    else
+        launch->kernel->launch(launch->prob, launch->buffers[TENSOR_X], launch->buffers[TENSOR_W],
+                               launch->buffers[TENSOR_Y], launch->workspace);
     if (launch->kernel->device == ON_GPU)
         CUDA_CHECK_LAUNCH();
 }
@@ -243,6 +248,79 @@ static void describe_failure(char *why, size_t why_len, const verify_result *che
                  coord[0], coord[1], coord[2], coord[3]);
 }
 
+/* The epilogue's operands, on the host (logical order) and where the kernel reads them. */
+typedef struct {
+    float *bias, *scale, *shift, *residual; /* host: K floats each; residual in y's logical order */
+    void *residual_packed;                  /* residual in the kernel's dtype and layout (host) */
+    conv_epilogue device;                   /* what the kernel gets */
+} epilogue_operands;
+
+static void epilogue_prepare(const run_request *request, const pass_tensors *t, epilogue_operands *e)
+{
+    const conv_kernel *kernel = request->kernel;
+    const int k = request->prob.k;
+    const size_t y_count = t->count[TENSOR_Y];
+    memset(e, 0, sizeof *e);
+    e->device.ops = request->epilogue;
+    e->bias = xmalloc((size_t)k * sizeof(float));
+    e->scale = xmalloc((size_t)k * sizeof(float));
+    e->shift = xmalloc((size_t)k * sizeof(float));
+    e->residual = xmalloc(y_count * sizeof(float));
+    fill_uniform(e->bias, (size_t)k, request->seed + 10);
+    fill_uniform(e->scale, (size_t)k, request->seed + 11);
+    for (int i = 0; i < k; i++)
+        e->scale[i] = 1.0f + 0.5f * e->scale[i]; /* in [0.5, 1.5): a batch norm's typical gain */
+    fill_uniform(e->shift, (size_t)k, request->seed + 12);
+    fill_uniform(e->residual, y_count, request->seed + 13);
+    round_to_dtype(e->residual, y_count, kernel->dtype);
+    e->residual_packed = xmalloc(y_count * dtype_size(kernel->dtype));
+    pack_tensor(e->residual, t->dims[TENSOR_Y], kernel->layout, kernel->dtype, e->residual_packed);
+
+    const float *host[3] = {e->bias, e->scale, e->shift};
+    const float **device[3] = {&e->device.bias, &e->device.scale, &e->device.shift};
+    const bool wanted[3] = {request->epilogue.bias, request->epilogue.scale_shift, request->epilogue.scale_shift};
+    for (int i = 0; i < 3; i++) {
+        if (!wanted[i])
+            continue;
+        void *copy = (void *)host[i];
+        if (kernel->device == ON_GPU) {
+            CUDA_CHECK(cudaMalloc(&copy, (size_t)k * sizeof(float)));
+            CUDA_CHECK(cudaMemcpy(copy, host[i], (size_t)k * sizeof(float), cudaMemcpyHostToDevice));
+        }
+        *device[i] = copy;
+    }
+    if (request->epilogue.residual) {
+        void *copy = e->residual_packed;
+        if (kernel->device == ON_GPU) {
+            size_t bytes = y_count * dtype_size(kernel->dtype);
+            CUDA_CHECK(cudaMalloc(&copy, bytes));
+            CUDA_CHECK(cudaMemcpy(copy, e->residual_packed, bytes, cudaMemcpyHostToDevice));
+        }
+        e->device.residual = copy;
+    }
+}
+
+/* The reference chain: the fp64 convolution, then the epilogue, element by element. */
+static void epilogue_reference(const conv_problem *prob, const epilogue_operands *e, double *ref)
+{
+    size_t plane = (size_t)prob->p * prob->q, count = (size_t)problem_y_elems(prob);
+    for (size_t i = 0; i < count; i++) {
+        int k = (int)(i / plane % (size_t)prob->k);
+        ref[i] = epilogue_apply(e->device.ops, ref[i], e->bias[k], e->scale[k], e->shift[k], e->residual[i]);
+    }
+}
+
+static void epilogue_release(const conv_kernel *kernel, epilogue_operands *e)
+{
+    if (kernel->device == ON_GPU) {
+        CUDA_CHECK(cudaFree((void *)e->device.bias));
+        CUDA_CHECK(cudaFree((void *)e->device.scale));
+        CUDA_CHECK(cudaFree((void *)e->device.shift));
+        CUDA_CHECK(cudaFree((void *)e->device.residual));
+    }
+    free(e->bias), free(e->scale), free(e->shift), free(e->residual), free(e->residual_packed);
+}
+
 run_outcome run_kernel(const run_request *request)
 {
     run_outcome outcome = {.status = RUN_PASS};
@@ -251,6 +329,12 @@ run_outcome run_kernel(const run_request *request)
     const pass_tensors t = tensors_of(prob, kernel->pass);
 
     if (kernel->supports && !kernel->supports(prob, outcome.why, sizeof outcome.why)) {
+        outcome.status = RUN_UNSUPPORTED;
+        return outcome;
+    }
+    const bool fused = epilogue_any(request->epilogue);
+    if (fused && (!kernel->launch_fused || kernel->pass != PASS_FPROP)) {
+        snprintf(outcome.why, sizeof outcome.why, "kernel %s has no fused epilogue", kernel->id);
         outcome.status = RUN_UNSUPPORTED;
         return outcome;
     }
@@ -297,15 +381,20 @@ run_outcome run_kernel(const run_request *request)
     double input_rms_product = rms_of(logical[t.inputs[0]], t.count[t.inputs[0]]) *
                                rms_of(logical[t.inputs[1]], t.count[t.inputs[1]]);
 
-    /* 2. the reference */
+    /* 2. the reference (and the epilogue's operands, which it needs) */
+    epilogue_operands epilogue;
+    if (fused)
+        epilogue_prepare(request, &t, &epilogue);
     double *ref = NULL;
     if (request->verify || request->save_dir) {
         ref = xmalloc(t.count[t.output] * sizeof(double));
         compute_reference(prob, kernel->pass, outcome.reference_on_gpu, logical, &t, ref);
+        if (fused)
+            epilogue_reference(prob, &epilogue, ref);
     }
 
     /* 3. the kernel's buffers: inputs packed to its layout and dtype, the output poisoned */
-    launch_context launch = {.kernel = kernel, .prob = prob};
+    launch_context launch = {.kernel = kernel, .prob = prob, .epilogue = fused ? &epilogue.device : NULL};
     void *host_packed[TENSOR_COUNT];
     for (int i = 0; i < TENSOR_COUNT; i++) {
         size_t bytes = t.count[i] * dtype_size(kernel->dtype);
@@ -392,6 +481,8 @@ run_outcome run_kernel(const run_request *request)
     } else {
         free(launch.workspace);
     }
+    if (fused)
+        epilogue_release(kernel, &epilogue);
     for (int i = 0; i < TENSOR_COUNT; i++) {
         free(host_packed[i]);
         free(logical[i]);

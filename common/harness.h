@@ -6,6 +6,9 @@
  *   4. one run, then verification (relative L2, scaled max error, NaN/Inf fail);
  *   5. timing (warm-up, L2 flush, median), then verification again on what the last timed run left;
  *   6. optionally cuDNN's best algorithm on the same problem, timed the same way.
+ * With an epilogue (common/epilogue.h), seeded bias, scale, shift and residual operands are drawn too,
+ * the reference is the fp64 convolution followed by the same epilogue, and the kernel's launch_fused
+ * runs instead of launch.
  */
 #ifndef HARNESS_H
 #define HARNESS_H
@@ -15,6 +18,7 @@
 
 #include "baseline.h"
 #include "conv.h"
+#include "epilogue.h"
 #include "timing.h"
 #include "verify.h"
 
@@ -33,6 +37,7 @@ typedef struct {
     double cpu_time_budget_s;    /* CPU kernels stop repeating after this long (at least 3 runs) */
     const char *load_dir;        /* read inputs from DIR/x.npy, w.npy, dy.npy (the pass's inputs) */
     const char *save_dir;        /* write inputs, output and fp64 reference to DIR as .npy */
+    epilogue_ops epilogue;       /* fprop only: fused bias / batch norm / residual / ReLU (launch_fused) */
 } run_request;
 
 typedef enum { RUN_PASS, RUN_FAIL, RUN_UNSUPPORTED } run_status;
