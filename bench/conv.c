@@ -382,6 +382,8 @@ static int command_check(const options *opts)
         matched++;
         if (epilogue_any(opts->epilogue) && !kernel->launch_fused)
             printf("%-4s has no fused epilogue: not checked with --epilogue\n", kernel->id);
+        else if (!epilogue_any(opts->epilogue) && !kernel->launch)
+            printf("%-4s runs only with an epilogue: checked with --epilogue\n", kernel->id);
         else if (kernel->device == ON_GPU && !have_gpu)
             skipped++;
         else
@@ -596,7 +598,7 @@ static int command_bench(const options *opts)
     job *jobs = xmalloc((size_t)capacity * sizeof *jobs);
     for (int k = 0; k < registry_count(); k++) {
         const conv_kernel *kernel = registry_kernel(k);
-        if (!selected(kernel, opts->kernels))
+        if (!selected(kernel, opts->kernels) || !kernel->launch) /* epilogue-only kernels: not benchmarked yet */
             continue;
         for (int l = 0; l < suite_layer_count(); l++) {
             const suite_layer *layer = suite_layer_at(l);

@@ -25,6 +25,7 @@
 #include "baseline.h"
 #include "check.h"
 #include "conv.h"
+#include "epilogue.h"
 #include "tensor.h"
 #include "timing.h"
 
@@ -72,6 +73,14 @@ typedef struct {
     void *workspace;
     size_t workspace_bytes;
     int algo; /* a cudnnConvolutionFwdAlgo_t, BwdDataAlgo_t or BwdFilterAlgo_t, as pass says */
+    /* The fused fprop (cudnn_fused_best): y = act(conv(x) + alpha2 * z + bias), bias [1,K,1,1] in y's
+     * data type, z the residual (alpha2 = 1) or y itself, unread (alpha2 = 0). */
+    bool fused;
+    epilogue_ops ops;
+    cudnnTensorDescriptor_t bias_desc;
+    cudnnActivationDescriptor_t act_desc;
+    void *bias, *z;
+    float alpha2;
 } cudnn_run;
 
 /* One row of cudnnFind*'s answer. The three passes' perf structs share these fields. */
@@ -192,12 +201,27 @@ static cudnnStatus_t find_algos(const cudnn_run *run, found_algo **found, int *c
     return status;
 }
 
-/* The timed work: one convolution call, alpha 1 and beta 0 (so the output is written, never read).
- * Scaling factors are float for both fp32 and fp16 data. */
+/* One fused call with the run's algorithm; its status, unchecked: choose_algo() tries candidates with it. */
+static cudnnStatus_t fused_forward(const cudnn_run *run)
+{
+    const float one = 1.0f;
+    return cudnnConvolutionBiasActivationForward(run->handle, &one, run->x_desc, run->x, run->w_desc, run->w,
+                                                 run->conv_desc, (cudnnConvolutionFwdAlgo_t)run->algo,
+                                                 run->workspace, run->workspace_bytes, &run->alpha2, run->y_desc,
+                                                 run->z, run->bias_desc, run->bias, run->act_desc, run->y_desc,
+                                                 run->y);
+}
+
+/* The timed work: one convolution call, alpha 1 and beta 0 (so the output is written, never read);
+ * or one fused call. Scaling factors are float for both fp32 and fp16 data. */
 static void cudnn_enqueue(void *ctx)
 {
     const cudnn_run *run = ctx;
     const float one = 1.0f, zero = 0.0f;
+    if (run->fused) {
+        CUDNN_CHECK(fused_forward(run));
+        return;
+    }
     switch (run->pass) {
     case PASS_FPROP:
         CUDNN_CHECK(cudnnConvolutionForward(run->handle, &one, run->x_desc, run->x, run->w_desc, run->w,
@@ -250,9 +274,26 @@ static void describe_problem(cudnn_run *run, const conv_problem *prob, conv_dtyp
              prob->n, prob->k, prob->p, prob->q);
 }
 
+/* Whether the fused call runs with a candidate Find measured for the plain convolution: the fused API
+ * takes fewer. With the identity activation the documentation allows IMPLICIT_PRECOMP_GEMM only; for
+ * the rest, one call on the real buffers and its status answer. The call is told the workspace is the
+ * size the candidate asked for, the size it will be timed with. Leaves the candidate's algorithm and
+ * math mode set. */
+static cudnnStatus_t fused_status(cudnn_run *run, const found_algo *candidate)
+{
+    if (!run->ops.relu && candidate->algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)
+        return CUDNN_STATUS_NOT_SUPPORTED;
+    run->algo = candidate->algo;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(run->conv_desc, candidate->math));
+    cudnn_run trial = *run;
+    trial.workspace_bytes = candidate->memory;
+    return fused_forward(&trial);
+}
+
 /* Runs cudnnFind and picks the algorithm to time: Find lists them fastest first, so the first that ran
- * in a matching math mode. Returns false, with why filled in, when there is none. */
-static bool choose_algo(const cudnn_run *run, conv_dtype dtype, found_algo *best, char *why, size_t why_len)
+ * in a matching math mode (and for a fused run, that the fused call accepts). Returns false, with why
+ * filled in, when there is none. */
+static bool choose_algo(cudnn_run *run, conv_dtype dtype, found_algo *best, char *why, size_t why_len)
 {
     found_algo *found = NULL;
     int count = 0;
@@ -268,11 +309,15 @@ static bool choose_algo(const cudnn_run *run, conv_dtype dtype, found_algo *best
     int other_math = 0;
     cudnnStatus_t first_failure = CUDNN_STATUS_SUCCESS;
     for (int i = 0; i < count; i++) {
+        cudnnStatus_t fused = CUDNN_STATUS_SUCCESS;
         if (found[i].status != CUDNN_STATUS_SUCCESS) {
             if (first_failure == CUDNN_STATUS_SUCCESS)
                 first_failure = found[i].status;
         } else if (!math_matches(dtype, found[i].math)) {
             other_math++;
+        } else if (run->fused && (fused = fused_status(run, &found[i])) != CUDNN_STATUS_SUCCESS) {
+            if (first_failure == CUDNN_STATUS_SUCCESS)
+                first_failure = fused;
         } else {
             *best = found[i];
             free(found);
@@ -284,7 +329,7 @@ static bool choose_algo(const cudnn_run *run, conv_dtype dtype, found_algo *best
         snprintf(why, why_len, "cuDNN: no %s algorithm in %s math (%d ran in other modes)", pass_name(run->pass),
                  dtype == DTYPE_F32 ? "FMA" : "tensor-op", other_math);
     else
-        snprintf(why, why_len, "cuDNN: no %s algorithm ran: %s", pass_name(run->pass),
+        snprintf(why, why_len, "cuDNN: no %s%s algorithm ran: %s", run->fused ? "fused " : "", pass_name(run->pass),
                  first_failure == CUDNN_STATUS_SUCCESS ? "none returned" : cudnnGetErrorString(first_failure));
     return false;
 }
@@ -312,6 +357,22 @@ static void measure(cudnn_run *run, const conv_problem *prob, conv_dtype dtype, 
         fill_uniform_device(run->w, w_elems, dtype, 2);
     if (run->pass != PASS_FPROP)
         fill_uniform_device(run->y, y_elems, dtype, 3);
+    /* The fused call always adds a bias: zeros where none was asked for. */
+    if (run->fused) {
+        if (!try_device_alloc(&run->bias, (size_t)prob->k * elem) ||
+            (run->ops.residual && !try_device_alloc(&run->z, y_elems * elem))) {
+            snprintf(result->why, sizeof result->why, "cuDNN: out of device memory for the bias and residual");
+            return;
+        }
+        if (run->ops.bias)
+            fill_uniform_device(run->bias, (size_t)prob->k, dtype, 7);
+        else
+            CUDA_CHECK(cudaMemset(run->bias, 0, (size_t)prob->k * elem));
+        if (run->ops.residual)
+            fill_uniform_device(run->z, y_elems, dtype, 8);
+        else
+            run->z = run->y; /* alpha2 = 0: never read, and the API lets z alias y */
+    }
 
     /* Find tries each algorithm with this much scratch and skips those that need more. A quarter of
      * what is free (at most 1 GiB) admits every algorithm worth having without crowding the device. */
@@ -366,6 +427,51 @@ baseline_result cudnn_best(const conv_problem *prob, conv_pass pass, conv_dtype 
     return result;
 }
 
+/* cuDNN's fused convolution: cudnnConvolutionBiasActivationForward computes
+ * y = act(alpha1 * conv(x) + alpha2 * z + bias) in one call, the legacy API's conv+bias+activation.
+ * Our epilogue maps onto it as alpha1 = 1, bias, z = the residual with alpha2 = 1 (else 0), act = RELU
+ * or IDENTITY. Batch norm's per-channel scale has no place in it (alpha1 is one scalar). How many
+ * kernels the one call launches is cuDNN's choice, per algorithm; what is timed is the call. */
+baseline_result cudnn_fused_best(const conv_problem *prob, conv_dtype dtype, conv_layout layout, epilogue_ops ops,
+                                 const timing_opts *opts)
+{
+    baseline_result result = {0};
+    if (ops.scale_shift) {
+        snprintf(result.why, sizeof result.why, "cuDNN's fused API has no per-channel scale");
+        return result;
+    }
+    cudnn_run run = {.handle = cudnn_handle(), .pass = PASS_FPROP, .fused = true, .ops = ops,
+                     .alpha2 = ops.residual ? 1.0f : 0.0f};
+
+    describe_problem(&run, prob, dtype, layout);
+    /* The bias is one value per output channel, [1,K,1,1], in y's data type (the documented
+     * configurations: HALF for fp16 data with fp32 compute, FLOAT for fp32). */
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&run.bias_desc));
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(run.bias_desc, layout == LAYOUT_NHWC ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                           dtype == DTYPE_F16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT, 1, prob->k, 1, 1));
+    /* IDENTITY exists for exactly this call, to skip the activation; the coefficient is for clipped
+     * ReLU and ELU only. */
+    CUDNN_CHECK(cudnnCreateActivationDescriptor(&run.act_desc));
+    CUDNN_CHECK(cudnnSetActivationDescriptor(run.act_desc, ops.relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY,
+                                             CUDNN_NOT_PROPAGATE_NAN, 0.0));
+    measure(&run, prob, dtype, opts, &result);
+
+    if (run.z != run.y)
+        CUDA_CHECK(cudaFree(run.z));
+    CUDA_CHECK(cudaFree(run.bias));
+    CUDA_CHECK(cudaFree(run.workspace));
+    CUDA_CHECK(cudaFree(run.y));
+    CUDA_CHECK(cudaFree(run.w));
+    CUDA_CHECK(cudaFree(run.x));
+    CUDNN_CHECK(cudnnDestroyActivationDescriptor(run.act_desc));
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(run.bias_desc));
+    CUDNN_CHECK(cudnnDestroyConvolutionDescriptor(run.conv_desc));
+    CUDNN_CHECK(cudnnDestroyFilterDescriptor(run.w_desc));
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(run.y_desc));
+    CUDNN_CHECK(cudnnDestroyTensorDescriptor(run.x_desc));
+    return result;
+}
+
 const char *cudnn_version_string(void)
 {
     static char version[32];
@@ -385,6 +491,18 @@ baseline_result cudnn_best(const conv_problem *prob, conv_pass pass, conv_dtype 
     (void)pass;
     (void)dtype;
     (void)layout;
+    (void)opts;
+    baseline_result result = {.ok = false, .why = "cuDNN not built in"};
+    return result;
+}
+
+baseline_result cudnn_fused_best(const conv_problem *prob, conv_dtype dtype, conv_layout layout, epilogue_ops ops,
+                                 const timing_opts *opts)
+{
+    (void)prob;
+    (void)dtype;
+    (void)layout;
+    (void)ops;
     (void)opts;
     baseline_result result = {.ok = false, .why = "cuDNN not built in"};
     return result;

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "conv.h"
+#include "epilogue.h"
 #include "timing.h"
 
 #ifdef __cplusplus
@@ -30,6 +31,12 @@ typedef struct {
 /* cuDNN's best algorithm for this pass on this problem, on fresh random inputs. */
 baseline_result cudnn_best(const conv_problem *prob, conv_pass pass, conv_dtype dtype, conv_layout layout,
                            const timing_opts *opts);
+
+/* cuDNN's fused convolution + bias + activation (cudnnConvolutionBiasActivationForward) with this
+ * epilogue (residual as its z operand, ReLU or identity), the fastest algorithm the fused call takes,
+ * on fresh random inputs. Not ok for batch norm's scale and shift, which the fused API cannot express. */
+baseline_result cudnn_fused_best(const conv_problem *prob, conv_dtype dtype, conv_layout layout, epilogue_ops ops,
+                                 const timing_opts *opts);
 
 /* "9.13.0", or "n/a" when the build has no cuDNN. */
 const char *cudnn_version_string(void);

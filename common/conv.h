@@ -101,7 +101,8 @@ typedef struct {
     size_t (*workspace_bytes)(const conv_problem *prob);
     /* Computes the pass. Pointers are device memory for ON_GPU kernels, host memory for ON_CPU,
      * in the kernel's dtype and layout. GPU kernels launch asynchronously on the default stream;
-     * the harness checks for launch errors. */
+     * the harness checks for launch errors. NULL only for a kernel that exists to be run with an
+     * epilogue (launch_fused below), such as an unfused comparison. */
     void (*launch)(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
     /* Optional, for kernels that are several launches in a row (chapter 04: im2col, then a GEMM):
      * the first step alone, which the runner also times by itself to show where the time goes.

@@ -63,6 +63,11 @@ static HOST_DEVICE inline double epilogue_apply(epilogue_ops ops, double value, 
 void bn_fold(int channels, const float *gamma, const float *beta, const float *mean, const float *var, float eps,
              float *scale, float *shift);
 
+/* The epilogue as a separate pass (epilogue.cu): ep's operations applied in place to y, NHWC fp16 of
+ * prob's output shape, on the GPU (default stream, asynchronous). The unfused comparison for chapter
+ * 05's fused epilogue: y is read and written once more, and the residual read. */
+void epilogue_unfused_f16_nhwc(const conv_problem *prob, void *y, const struct conv_epilogue *ep);
+
 /* Parses "bias,bn,residual,relu" (any subset, any order, "none" for none; "bn" is scale_shift).
  * Returns false with a one-line reason for an unknown word. */
 bool epilogue_parse(const char *text, epilogue_ops *ops, char *why, size_t why_len);

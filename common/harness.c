@@ -338,6 +338,11 @@ run_outcome run_kernel(const run_request *request)
         outcome.status = RUN_UNSUPPORTED;
         return outcome;
     }
+    if (!fused && !kernel->launch) {
+        snprintf(outcome.why, sizeof outcome.why, "kernel %s runs only with an epilogue (--epilogue)", kernel->id);
+        outcome.status = RUN_UNSUPPORTED;
+        return outcome;
+    }
     bool have_gpu = gpu_available(outcome.why, sizeof outcome.why);
     if (kernel->device == ON_GPU && !have_gpu)
         fail("kernel %s needs a GPU: %s", kernel->id, outcome.why);

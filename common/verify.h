@@ -3,7 +3,9 @@
  * Two numbers against the fp64 reference:
  *   rel_l2   ||out - ref||_2 / ||ref||_2, the error of the output as a whole;
  *   max_err  max_i |out_i - ref_i| / typical, where typical = sqrt(L) * rms(a) * rms(b) is the size of
- *            a typical output element: a sum of L products of independent zero-mean values a*b.
+ *            a typical output element: a sum of L products of independent zero-mean values a*b (or a
+ *            sixth of the largest reference value, if that is larger: a fused epilogue's bias, scale or
+ *            residual can make the outputs larger than the sum alone).
  *            One bad element can hide in rel_l2 over millions; it cannot hide here.
  * Any NaN or Inf in the output fails outright: outputs are poisoned with NaN before each run, so an
  * element the kernel never wrote is caught too.
@@ -12,8 +14,9 @@
  * that grows like sqrt(L) * 2^-24 in a random-walk model; the final store adds half an ulp of the output
  * type (2^-24 for fp32, 2^-11 for fp16), relative to the element. rel_l2 may be 4x the random-walk
  * estimate plus 2 units of output rounding. max_err, in units of a typical element, may be 8x the
- * random walk plus 8 units: among millions of outputs the largest sit ~6 typical sizes out, and half an
- * ulp of such an element is up to 6 units of a typical one.
+ * random walk plus 16 units: among millions of outputs the largest sit ~6 typical sizes out, half an
+ * ulp of such an element is up to 6 units of a typical one, and an unfused epilogue (a conv stored in
+ * fp16, read back, transformed and stored again) rounds it twice.
  * TF32 math (10-bit mantissa inputs, ~2^-11 per product) fails the fp32 threshold, as it should.
  */
 #ifndef VERIFY_H

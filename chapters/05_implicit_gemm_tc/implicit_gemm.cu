@@ -33,6 +33,13 @@
  *        conv1), where half of a 128-wide tile would multiply zeros.
  * The tile shapes are IGEMM_SHAPE_05B..05E in implicit_gemm.h, one line each.
  *
+ * Fused epilogue (issue 10, common/epilogue.h): 05c-05e can apply per-channel bias, batch norm folded
+ * into scale and shift, a residual add and ReLU to the fp32 accumulators in registers, before the one
+ * rounding to fp16 and the one store (apply_epilogue(), epilogue_value() from common/epilogue.cuh):
+ * launch_fused in the registry. The plain launch runs the same kernel with every operation off.
+ *   05f  the unfused comparison: 05c, then the epilogue as a separate elementwise pass over y
+ *        (common/epilogue.cu), which reads y and the residual and writes y once more.
+ *
  * From common/igemm_pipeline.cuh (shared with chapters 06 and 07): the derived tile constants
  * (igemm_tile, which tile_shape below extends), the per-lane ldmatrix offsets and the warp tile's
  * ldmatrix + mma.sync loop (igemm_lanes_of, igemm_warp_tile_mma; both operands k-contiguous), the
@@ -62,6 +69,7 @@
 
 #include "check.h"
 #include "conv.h"
+#include "epilogue.cuh"
 #include "igemm_pipeline.cuh"
 #include "implicit_gemm.h"
 #include "pad_channels.h"
@@ -316,12 +324,43 @@ static __device__ __forceinline__ void copy_tile(tile_copier<T> &tc, uint32_t st
     tc.at = igemm_iter_next(tc.at, walk);
 }
 
+/* The fused epilogue (epilogue.h), on this warp's fp32 accumulators in registers, before anything is
+ * rounded to fp16: each value is that of output pixel m, channel group * cols + jj, and the residual
+ * element is the one at y's offset for it. Elements past the last row or column are left alone (they
+ * are never stored). Applied here, once, both of the store paths below (16-byte chunks and element by
+ * element at the edges) write values that have been through it. */
+template <class T>
+static __device__ __forceinline__ void apply_epilogue(float (&acc)[T::MMA_M][T::MMA_N][4], const conv_epilogue &ep,
+                                                      const conv_problem &prob, int group, const igemm_block blk,
+                                                      int warp_m, int warp_n, int lane)
+{
+    const int rows = igemm_rows(&prob), cols = igemm_cols(&prob);
+#pragma unroll
+    for (int i = 0; i < T::MMA_M; i++)
+#pragma unroll
+        for (int j = 0; j < T::MMA_N; j++)
+#pragma unroll
+            for (int half = 0; half < 2; half++) {
+                const int m = blk.m0 + warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
+                const int jj = blk.j0 + warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
+                if (m >= rows)
+                    continue;
+                const int offset = igemm_y_offset(&prob, group, m, jj), k = group * cols + jj;
+#pragma unroll
+                for (int e = 0; e < 2; e++) /* the pair of neighbouring channels this lane holds */
+                    if (jj + e < cols)
+                        acc[i][j][2 * half + e] = epilogue_value(ep, acc[i][j][2 * half + e], k + e, offset + e);
+            }
+}
+
 extern __shared__ __align__(128) unsigned char igemm_smem[];
 
+/* ep: the fused epilogue, passed by value (a few flags and pointers); the plain launch passes one with
+ * every operation off, so fused and plain runs are the same kernel. */
 template <class T>
 static __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS)
 igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__restrict__ x,
-                const __half *__restrict__ w, __half *__restrict__ y)
+                const __half *__restrict__ w, __half *__restrict__ y, const conv_epilogue ep)
 {
     const uint32_t smem = smem_address(igemm_smem); /* STAGES x (A tile, B tile), then the output tile */
     const int rows = igemm_rows(&prob), cols = igemm_cols(&prob), depth = igemm_depth(&prob);
@@ -365,9 +404,12 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     igemm_mainloop<T>(smem, k_tiles, copy_next, lanes, acc);
     __syncthreads(); /* every warp is done with the stages: they now hold the output tile */
 
-    /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile (igemm_stage_out), then
-     * whole 16-byte chunks (8 channels of one pixel, igemm_out_chunks) to y, one store each where K and
-     * K/groups are multiples of 8; otherwise, and at the last column tile's edge, element by element. */
+    /* Epilogue: the fused operations, if any, on the fp32 accumulators (apply_epilogue). Then through
+     * shared memory: fp16 pairs into a BM x OUT_PITCH tile (igemm_stage_out), then whole 16-byte chunks
+     * (8 channels of one pixel, igemm_out_chunks) to y, one store each where K and K/groups are
+     * multiples of 8; otherwise, and at the last column tile's edge, element by element. */
+    if (epilogue_any(ep.ops))
+        apply_epilogue<T>(acc, ep, prob, group, blk, warp_m, warp_n, lane);
     __half *out = (__half *)igemm_smem;
     igemm_stage_out<T>(out, acc, warp_m, warp_n, lane);
     __syncthreads();
@@ -540,8 +582,10 @@ static size_t pipelined_smem_bytes(void)
     return stages > out ? stages : out;
 }
 
+/* ep: the fused epilogue's operands (device memory), or every operation off for the plain launch. */
 template <class T>
-static void launch_pipelined(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+static void launch_pipelined(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                             const conv_epilogue *ep)
 {
     const operands op = prepare_operands(prob, x, w, workspace);
     const size_t smem = pipelined_smem_bytes<T>();
@@ -553,35 +597,70 @@ static void launch_pipelined(const conv_problem *prob, void *x, void *w, void *y
     }
     const igemm_walk walk = igemm_walk_make(&op.prob, T::BK);
     igemm_pipelined<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS, smem>>>(op.prob, walk, op.x, op.w,
-                                                                               (__half *)y);
+                                                                               (__half *)y, *ep);
     CUDA_CHECK_LAUNCH();
 }
 
+/* The plain launches: no epilogue operation (a zeroed conv_epilogue). */
+static const conv_epilogue no_epilogue = {};
+
 extern "C" void launch_05c(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_pipelined<shape_05c>(prob, x, w, y, workspace);
+    launch_pipelined<shape_05c>(prob, x, w, y, workspace, &no_epilogue);
 }
 
 extern "C" void launch_05d(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_pipelined<shape_05d>(prob, x, w, y, workspace);
+    launch_pipelined<shape_05d>(prob, x, w, y, workspace, &no_epilogue);
 }
 
 extern "C" void launch_05e(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_pipelined<shape_05e>(prob, x, w, y, workspace);
+    launch_pipelined<shape_05e>(prob, x, w, y, workspace, &no_epilogue);
+}
+
+/* The fused launches: the same kernels with the epilogue applied in registers before the store. */
+extern "C" void launch_fused_05c(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
+{
+    launch_pipelined<shape_05c>(prob, x, w, y, workspace, ep);
+}
+
+extern "C" void launch_fused_05d(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
+{
+    launch_pipelined<shape_05d>(prob, x, w, y, workspace, ep);
+}
+
+extern "C" void launch_fused_05e(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
+{
+    launch_pipelined<shape_05e>(prob, x, w, y, workspace, ep);
+}
+
+/* 05f, the unfused comparison: 05c's plain convolution, then the epilogue as a separate elementwise
+ * pass over y (epilogue.cu), which reads y back, and the residual, and writes y again. Its plain
+ * launch is 05c's. */
+extern "C" void launch_fused_05f(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
+{
+    launch_05c(prob, x, w, y, workspace);
+    epilogue_unfused_f16_nhwc(prob, y, ep);
 }
 
 extern "C" const conv_kernel ch05_kernels[] = {
     {"05a", "implicit GEMM, WMMA 16x16x16, 64x64 tile", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05a, NULL, launch_05a, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05a, NULL, launch_05a, NULL, NULL, NULL},
     {"05b", "implicit GEMM, mma.sync + ldmatrix, swizzled smem, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05b, workspace_padded, launch_05b, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05b, workspace_padded, launch_05b, NULL, NULL, NULL},
     {"05c", "implicit GEMM, cp.async 4-stage pipeline, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, workspace_padded, launch_05c, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, workspace_padded, launch_05c, NULL, NULL, launch_fused_05c},
     {"05d", "implicit GEMM, cp.async 4-stage pipeline, 64x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05d, workspace_padded, launch_05d, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05d, workspace_padded, launch_05d, NULL, NULL, launch_fused_05d},
     {"05e", "implicit GEMM, cp.async 4-stage pipeline, 256x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05e, workspace_padded, launch_05e, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05e, workspace_padded, launch_05e, NULL, NULL, launch_fused_05e},
+    {"05f", "05c + separate epilogue kernel (unfused)", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, workspace_padded, NULL, NULL, NULL,
+     launch_fused_05f}, /* no plain launch: without an epilogue it would be 05c again */
 };
 extern "C" const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);
