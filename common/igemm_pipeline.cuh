@@ -191,23 +191,33 @@ static __device__ __forceinline__ void igemm_mainloop(uint32_t smem, int k_tiles
 
 /* ---- the staged epilogue ------------------------------------------------------------------------------ */
 
-/* The accumulators as fp16 pairs into `out`, a BM x OUT_PITCH tile in shared memory (the stages, once
- * every warp is done with them). The caller's __syncthreads() then makes the whole tile visible. */
-template <class T>
-static __device__ __forceinline__ void igemm_stage_out(__half *out, const float (&acc)[T::MMA_M][T::MMA_N][4],
-                                                       int warp_m, int warp_n, int lane)
+/* Visits this lane's accumulators a pair at a time: visit(row, col, v0, v1) with v0 and v1 (references
+ * into acc) at row `row`, columns `col` and `col + 1` of the block tile (mma's C fragment layout,
+ * tensor_core.h). Every epilogue walks the accumulators this way; only what it does with a pair differs. */
+template <class T, class Visit>
+static __device__ __forceinline__ void igemm_for_each_pair(float (&acc)[T::MMA_M][T::MMA_N][4], int warp_m,
+                                                           int warp_n, int lane, Visit visit)
 {
 #pragma unroll
     for (int i = 0; i < T::MMA_M; i++)
 #pragma unroll
         for (int j = 0; j < T::MMA_N; j++)
 #pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int row = warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
-                const int col = warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
-                *(__half2 *)&out[row * T::OUT_PITCH + col] =
-                    __floats2half2_rn(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
-            }
+            for (int half = 0; half < 2; half++)
+                visit(warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half),
+                      warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half), acc[i][j][2 * half],
+                      acc[i][j][2 * half + 1]);
+}
+
+/* The accumulators as fp16 pairs into `out`, a BM x OUT_PITCH tile in shared memory (the stages, once
+ * every warp is done with them). The caller's __syncthreads() then makes the whole tile visible. */
+template <class T>
+static __device__ __forceinline__ void igemm_stage_out(__half *out, float (&acc)[T::MMA_M][T::MMA_N][4],
+                                                       int warp_m, int warp_n, int lane)
+{
+    igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
+        *(__half2 *)&out[row * T::OUT_PITCH + col] = __floats2half2_rn(v0, v1);
+    });
 }
 
 /* Each thread's share of the staged tile's 16-byte chunks (8 columns of one row), consecutive threads

@@ -267,25 +267,19 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
     /* Straight from the fragments: each lane holds pairs of neighbouring channels (mma_c_col()), one
      * 32-bit store each when the pairs are 4-byte aligned in y (K and K/groups even). */
     const bool pairs = prob.k % 2 == 0 && cols % 2 == 0;
-#pragma unroll
-    for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-        for (int j = 0; j < T::MMA_N; j++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int m = blk.m0 + warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
-                const int jj = blk.j0 + warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
-                if (m >= rows || jj >= cols)
-                    continue;
-                __half *out = y + igemm_y_offset(&prob, group, m, jj);
-                if (pairs) {
-                    *(__half2 *)out = __floats2half2_rn(acc[i][j][2 * half], acc[i][j][2 * half + 1]);
-                } else {
-                    out[0] = __float2half_rn(acc[i][j][2 * half]);
-                    if (jj + 1 < cols)
-                        out[1] = __float2half_rn(acc[i][j][2 * half + 1]);
-                }
-            }
+    igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
+        const int m = blk.m0 + row, jj = blk.j0 + col;
+        if (m >= rows || jj >= cols)
+            return;
+        __half *out = y + igemm_y_offset(&prob, group, m, jj);
+        if (pairs) {
+            *(__half2 *)out = __floats2half2_rn(v0, v1);
+        } else {
+            out[0] = __float2half_rn(v0);
+            if (jj + 1 < cols)
+                out[1] = __float2half_rn(v1);
+        }
+    });
 }
 
 /* ---- 05c-05e: cp.async pipeline, walked addresses, staged epilogue ------------------------------ */
@@ -335,22 +329,16 @@ static __device__ __forceinline__ void apply_epilogue(float (&acc)[T::MMA_M][T::
                                                       int warp_m, int warp_n, int lane)
 {
     const int rows = igemm_rows(&prob), cols = igemm_cols(&prob);
-#pragma unroll
-    for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-        for (int j = 0; j < T::MMA_N; j++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int m = blk.m0 + warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
-                const int jj = blk.j0 + warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
-                if (m >= rows)
-                    continue;
-                const int offset = igemm_y_offset(&prob, group, m, jj), k = group * cols + jj;
-#pragma unroll
-                for (int e = 0; e < 2; e++) /* the pair of neighbouring channels this lane holds */
-                    if (jj + e < cols)
-                        acc[i][j][2 * half + e] = epilogue_value(ep, acc[i][j][2 * half + e], k + e, offset + e);
-            }
+    igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
+        const int m = blk.m0 + row, jj = blk.j0 + col;
+        if (m >= rows)
+            return;
+        const int offset = igemm_y_offset(&prob, group, m, jj), k = group * cols + jj;
+        if (jj < cols) /* the pair of neighbouring channels this lane holds */
+            v0 = epilogue_value(ep, v0, k, offset);
+        if (jj + 1 < cols)
+            v1 = epilogue_value(ep, v1, k + 1, offset + 1);
+    });
 }
 
 extern __shared__ __align__(128) unsigned char igemm_smem[];

@@ -174,30 +174,23 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
     /* Epilogue straight from the fragments: each lane holds pairs of neighbouring columns
      * (mma_c_col() is even, and cols is a multiple of 8, so a pair is never cut by the edge). */
     const bool unpadded = prob.c == real.c && prob.k == real.k;
-#pragma unroll
-    for (int i = 0; i < T::MMA_M; i++)
-#pragma unroll
-        for (int j = 0; j < T::MMA_N; j++)
-#pragma unroll
-            for (int half = 0; half < 2; half++) {
-                const int kk = blk.k0 + warp_m * T::WM + i * 16 + mma_c_row(lane, 2 * half);
-                const int cc = blk.col0 + warp_n * T::WN + j * 8 + mma_c_col(lane, 2 * half);
-                if (kk >= rows || cc >= cols)
-                    continue;
-                const float v0 = acc[i][j][2 * half], v1 = acc[i][j][2 * half + 1];
-                if (SPLIT) {
-                    *(float2 *)(partial + wgrad_partial_offset(&prob, split, group_k0 + kk, cc)) = make_float2(v0, v1);
-                } else if (unpadded) {
-                    *(__half2 *)(dw + wgrad_dw_offset(&real, &prob, group_k0 + kk, cc)) = __floats2half2_rn(v0, v1);
-                } else {
-                    const int64_t at0 = wgrad_dw_offset(&real, &prob, group_k0 + kk, cc);
-                    const int64_t at1 = wgrad_dw_offset(&real, &prob, group_k0 + kk, cc + 1);
-                    if (at0 >= 0)
-                        dw[at0] = __float2half_rn(v0);
-                    if (at1 >= 0)
-                        dw[at1] = __float2half_rn(v1);
-                }
-            }
+    igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
+        const int kk = blk.k0 + row, cc = blk.col0 + col;
+        if (kk >= rows || cc >= cols)
+            return;
+        if (SPLIT) {
+            *(float2 *)(partial + wgrad_partial_offset(&prob, split, group_k0 + kk, cc)) = make_float2(v0, v1);
+        } else if (unpadded) {
+            *(__half2 *)(dw + wgrad_dw_offset(&real, &prob, group_k0 + kk, cc)) = __floats2half2_rn(v0, v1);
+        } else {
+            const int64_t at0 = wgrad_dw_offset(&real, &prob, group_k0 + kk, cc);
+            const int64_t at1 = wgrad_dw_offset(&real, &prob, group_k0 + kk, cc + 1);
+            if (at0 >= 0)
+                dw[at0] = __float2half_rn(v0);
+            if (at1 >= 0)
+                dw[at1] = __float2half_rn(v1);
+        }
+    });
 }
 
 /* ---- 07b's second kernel: the partials, summed in split order ---------------------------------------------- */
