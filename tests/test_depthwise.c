@@ -52,7 +52,7 @@ static int draw(uint64_t *state, int low, int high) /* uniform in [low, high] */
 
 static void check_coords(void)
 {
-    EXPECT(dw_input_coord(3, 2, 2, 1, 2) == 3 * 2 - 1 + 2 * 2, "p*stride - pad + r*dil");
+    EXPECT(tap_input_coord(3, 2, 2, 1, 2) == 3 * 2 - 1 + 2 * 2, "p*stride - pad + r*dil");
     for (int tile = 1; tile <= 17; tile++)
         for (int stride = 1; stride <= 3; stride++)
             for (int taps = 1; taps <= 7; taps++)
@@ -60,18 +60,18 @@ static void check_coords(void)
                     int lowest = 1 << 30, highest = -(1 << 30);
                     for (int out = 0; out < tile; out++)
                         for (int tap = 0; tap < taps; tap++) {
-                            int at = dw_input_coord(out, tap, stride, 0, dil);
+                            int at = tap_input_coord(out, tap, stride, 0, dil);
                             lowest = at < lowest ? at : lowest;
                             highest = at > highest ? at : highest;
                         }
-                    EXPECT(lowest == 0 && dw_halo_extent(tile, stride, taps, dil) == highest - lowest + 1,
+                    EXPECT(lowest == 0 && halo_extent(tile, stride, taps, dil) == highest - lowest + 1,
                            "tile %d stride %d taps %d dil %d: %lld vs %d", tile, stride, taps, dil,
-                           (long long)dw_halo_extent(tile, stride, taps, dil), highest - lowest + 1);
+                           (long long)halo_extent(tile, stride, taps, dil), highest - lowest + 1);
                 }
     for (int extent = 1; extent < 100; extent++)
         for (int tile = 1; tile < 20; tile++) {
-            int tiles = dw_tiles_covering(extent, tile);
-            EXPECT(tiles * tile >= extent && (tiles - 1) * tile < extent, "dw_tiles_covering(%d, %d)", extent,
+            int tiles = tiles_covering(extent, tile);
+            EXPECT(tiles * tile >= extent && (tiles - 1) * tile < extent, "tiles_covering(%d, %d)", extent,
                    tile);
         }
     /* Offsets against the layouts' definitions: NHWC x and y, [C][R][S] w. */
@@ -213,16 +213,16 @@ static void check_cover(const conv_problem *prob, geometry g)
 static void check_staging(const conv_problem *prob, geometry g)
 {
     const int tile_p = g.strips * g.rows, vecs_per_run = g.run / DW_VEC;
-    const int halo_h = (int)dw_halo_extent(tile_p, prob->stride_h, prob->r, prob->dil_h);
-    const int halo_w = (int)dw_halo_extent(g.tile_q, prob->stride_w, prob->s, prob->dil_w);
+    const int halo_h = (int)halo_extent(tile_p, prob->stride_h, prob->r, prob->dil_h);
+    const int halo_w = (int)halo_extent(g.tile_q, prob->stride_w, prob->s, prob->dil_w);
     const int items = halo_h * halo_w * vecs_per_run;
     unsigned char *seen = malloc((size_t)items);
     int blocks = dw_blocks_covering(prob, tile_p, g.tile_q, g.run), bad_items = 0, bad_taps = 0;
     for (int b = 0; b < blocks; b++) {
         dw_tile t = dw_tile_of(b, prob, tile_p, g.tile_q, g.run);
         memset(seen, 0, (size_t)items);
-        const int h_first = dw_input_coord(t.p_first, 0, prob->stride_h, prob->pad_h, prob->dil_h);
-        const int w_first = dw_input_coord(t.q_first, 0, prob->stride_w, prob->pad_w, prob->dil_w);
+        const int h_first = tap_input_coord(t.p_first, 0, prob->stride_h, prob->pad_h, prob->dil_h);
+        const int w_first = tap_input_coord(t.q_first, 0, prob->stride_w, prob->pad_w, prob->dil_w);
         for (int i = 0; i < items; i++) {
             dw_stage_item it = dw_stage_item_of(i, halo_w, vecs_per_run);
             if (it.row < 0 || it.row >= halo_h || it.col < 0 || it.col >= halo_w || it.vec < 0 ||
@@ -249,12 +249,12 @@ static void check_staging(const conv_problem *prob, geometry g)
             for (int q = t.q_first; q < t.q_first + g.tile_q && q < prob->q; q++)
                 for (int r = 0; r < prob->r; r++)
                     for (int s = 0; s < prob->s; s++) {
-                        int row = dw_input_coord(p - t.p_first, r, prob->stride_h, 0, prob->dil_h);
-                        int col = dw_input_coord(q - t.q_first, s, prob->stride_w, 0, prob->dil_w);
+                        int row = tap_input_coord(p - t.p_first, r, prob->stride_h, 0, prob->dil_h);
+                        int col = tap_input_coord(q - t.q_first, s, prob->stride_w, 0, prob->dil_w);
                         bad_taps +=
                             row < 0 || row >= halo_h || col < 0 || col >= halo_w ||
-                            h_first + row != dw_input_coord(p, r, prob->stride_h, prob->pad_h, prob->dil_h) ||
-                            w_first + col != dw_input_coord(q, s, prob->stride_w, prob->pad_w, prob->dil_w);
+                            h_first + row != tap_input_coord(p, r, prob->stride_h, prob->pad_h, prob->dil_h) ||
+                            w_first + col != tap_input_coord(q, s, prob->stride_w, prob->pad_w, prob->dil_w);
                     }
     }
     EXPECT(bad_items == 0 && bad_taps == 0,
@@ -414,7 +414,7 @@ static void poison(float *data, size_t count)
         data[i] = NAN;
 }
 
-/* 09a, thread by thread: dw_vector_of() (skipping spare slots), the taps through dw_input_coord(), loads
+/* 09a, thread by thread: dw_vector_of() (skipping spare slots), the taps through tap_input_coord(), loads
  * through dw_x_offset() and dw_w_offset(), fp32 accumulation, the store through dw_y_offset(). */
 static void emulate_09a(fixture *f)
 {
@@ -426,11 +426,11 @@ static void emulate_09a(fixture *f)
             continue;
         float acc[DW_VEC] = {0};
         for (int r = 0; r < prob->r; r++) {
-            int h = dw_input_coord(v.p, r, prob->stride_h, prob->pad_h, prob->dil_h);
+            int h = tap_input_coord(v.p, r, prob->stride_h, prob->pad_h, prob->dil_h);
             if ((unsigned)h >= (unsigned)prob->h)
                 continue;
             for (int s = 0; s < prob->s; s++) {
-                int w = dw_input_coord(v.q, s, prob->stride_w, prob->pad_w, prob->dil_w);
+                int w = tap_input_coord(v.q, s, prob->stride_w, prob->pad_w, prob->dil_w);
                 if ((unsigned)w >= (unsigned)prob->w)
                     continue;
                 const float *in = f->x_nhwc + dw_x_offset(prob, v.n, h, w, v.c);
@@ -452,8 +452,8 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
     const conv_problem *prob = &f->prob;
     const int tile_p = g.strips * g.rows, vecs_per_run = g.run / DW_VEC;
     const int threads = vecs_per_run * g.tile_q * g.strips, taps = prob->r * prob->s, w_pitch = g.run + 4;
-    const int halo_h = (int)dw_halo_extent(tile_p, prob->stride_h, prob->r, prob->dil_h);
-    const int halo_w = (int)dw_halo_extent(g.tile_q, prob->stride_w, prob->s, prob->dil_w);
+    const int halo_h = (int)halo_extent(tile_p, prob->stride_h, prob->r, prob->dil_h);
+    const int halo_w = (int)halo_extent(g.tile_q, prob->stride_w, prob->s, prob->dil_w);
     float *x_tile = malloc((size_t)halo_h * halo_w * g.run * sizeof(float));
     float *w_tile = malloc((size_t)taps * w_pitch * sizeof(float));
     float *acc = malloc((size_t)g.rows * DW_VEC * sizeof(float));
@@ -487,7 +487,7 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
                 const int stride = prob->stride_h, window = dw_window_rows(g.rows, stride, prob->r);
                 const float *x_mine =
                     x_tile +
-                    (dw_input_coord(d.p, 0, stride, 0, 1) * halo_w + dw_input_coord(d.q, 0, stride, 0, 1)) *
+                    (tap_input_coord(d.p, 0, stride, 0, 1) * halo_w + tap_input_coord(d.q, 0, stride, 0, 1)) *
                         g.run +
                     d.vec * DW_VEC;
                 for (int s = 0; s < prob->s; s++)
@@ -506,8 +506,8 @@ static void emulate_09b(fixture *f, geometry g, bool rolling)
                 for (int r = 0; r < prob->r; r++)
                     for (int s = 0; s < prob->s; s++) {
                         const float *tap = w_mine + (r * prob->s + s) * w_pitch;
-                        int row = dw_input_coord(d.p, r, prob->stride_h, 0, prob->dil_h);
-                        int col = dw_input_coord(d.q, s, prob->stride_w, 0, prob->dil_w);
+                        int row = tap_input_coord(d.p, r, prob->stride_h, 0, prob->dil_h);
+                        int col = tap_input_coord(d.q, s, prob->stride_w, 0, prob->dil_w);
                         const float *x_tap = x_tile + (row * halo_w + col) * g.run + d.vec * DW_VEC;
                         for (int m = 0; m < g.rows; m++)
                             for (int j = 0; j < DW_VEC; j++)

@@ -62,7 +62,7 @@ static int check_problem(const conv_problem *prob, const char *label)
         visited += (double)rows * cols * depth * prob->groups;
         const int shapes[3][2] = {{128, 128}, {256, 64}, {64, 64}}; /* DGRAD_SHAPE_WIDE, _NARROW, _SMALL */
         for (int sh = 0; sh < 3; sh++)
-            EXPECT(dgrad_tiles(rows, shapes[sh][0]) * dgrad_tiles(cols, shapes[sh][1]) <=
+            EXPECT(tiles_covering(rows, shapes[sh][0]) * tiles_covering(cols, shapes[sh][1]) <=
                        dgrad_max_tiles(prob, true, shapes[sh][0], shapes[sh][1]),
                    "%s: phase %d has more %dx%d tiles than the grid", desc, z, shapes[sh][0], shapes[sh][1]);
 

@@ -459,7 +459,7 @@ static void emulate_block(const conv_problem *prob, const variant *v, int g, int
     const tile_shape s = v->shape;
     const derived_shape d = derive(s);
     const int rows = igemm_rows(prob), cols = igemm_cols(prob), depth = igemm_depth(prob);
-    const igemm_block blk = igemm_block_of(block, cols, s.bm, s.bn);
+    const gemm_block blk = gemm_block_of(block, cols, s.bm, s.bn);
     const igemm_walk walk = igemm_walk_make(prob, s.bk);
 
     /* Per-thread state, set up before the loop (05c: tile_copier). */
@@ -474,7 +474,7 @@ static void emulate_block(const conv_problem *prob, const variant *v, int g, int
     double *acc = calloc(acc_count, sizeof(double));
 #define ACC(warp, i, j) (acc + ((((size_t)(warp) * d.mma_m + (i)) * d.mma_n + (j)) * 32 * 4))
 
-    const int k_tiles = igemm_tiles(depth, s.bk);
+    const int k_tiles = tiles_covering(depth, s.bk);
     for (int kt = 0; kt < k_tiles; kt++) {
         memset(a_written, 0, sizeof(int) * s.bm * d.cpr);
         memset(b_written, 0, sizeof(int) * s.bn * d.cpr);
@@ -489,7 +489,7 @@ static void emulate_block(const conv_problem *prob, const variant *v, int g, int
                                       at[t].c != want.c || at[t].offset != want.offset;
             }
             for (int i = 0; i < d.a_loads; i++) {
-                const int row = igemm_load_row(t, i, d.threads, d.cpr), m = blk.m0 + row;
+                const int row = igemm_load_row(t, i, d.threads, d.cpr), m = blk.row0 + row;
                 bool ok;
                 int src;
                 if (v->walked) { /* 05c's tile_copier and copy_tile() */
@@ -518,7 +518,7 @@ static void emulate_block(const conv_problem *prob, const variant *v, int g, int
                     a_s[dst * 8 + e] = ok ? x[src + e] : 0.0;
             }
             for (int i = 0; i < d.b_loads; i++) {
-                const int row = igemm_load_row(t, i, d.threads, d.cpr), j = blk.j0 + row;
+                const int row = igemm_load_row(t, i, d.threads, d.cpr), j = blk.col0 + row;
                 const bool ok = k_ok && j < cols;
                 const int src = igemm_b_offset(prob, g, ok ? j : 0, 0) + kappa;
                 counts->wrong_source += ok && src != igemm_b_offset(prob, g, j, kappa);
@@ -591,8 +591,8 @@ static void emulate_block(const conv_problem *prob, const variant *v, int g, int
                         const int col = warp_n * d.wn + j * 8 + mma_c_col(lane, e);
                         if (s.stages > 1) {
                             out[row * pitch + col] = value;
-                        } else if (blk.m0 + row < rows && blk.j0 + col < cols) {
-                            const int at = igemm_y_offset(prob, g, blk.m0 + row, blk.j0 + col);
+                        } else if (blk.row0 + row < rows && blk.col0 + col < cols) {
+                            const int at = igemm_y_offset(prob, g, blk.row0 + row, blk.col0 + col);
                             y[at] = value;
                             writes[at]++;
                         }
@@ -601,7 +601,7 @@ static void emulate_block(const conv_problem *prob, const variant *v, int g, int
     if (s.stages > 1)
         for (int index = 0; index < s.bm * s.bn / 8; index++) {
             const int row = index / (s.bn / 8), col = index % (s.bn / 8) * 8;
-            const int m = blk.m0 + row, j = blk.j0 + col;
+            const int m = blk.row0 + row, j = blk.col0 + col;
             if (m >= rows || j >= cols)
                 continue;
             for (int e = 0; e < 8 && j + e < cols; e++) {
@@ -634,7 +634,7 @@ static void check_emulation(const fixture *f, const variant *v, const conv_probl
         y[i] = NAN;
     emulation_counts counts = {0, 0, 0, 0, 0};
     emulated_runs++;
-    const int blocks = igemm_tiles(igemm_rows(run), v->shape.bm) * igemm_tiles(igemm_cols(run), v->shape.bn);
+    const int blocks = tiles_covering(igemm_rows(run), v->shape.bm) * tiles_covering(igemm_cols(run), v->shape.bn);
     for (int g = 0; g < run->groups; g++)
         for (int b = 0; b < blocks; b++)
             emulate_block(run, v, g, b, x, w, y, writes, &counts);
@@ -657,8 +657,8 @@ static void check_emulation(const fixture *f, const variant *v, const conv_probl
 /* Multiply-adds the emulation of variant v spends on a problem, zeros and all. */
 static double emulation_cost(const conv_problem *run, const variant *v)
 {
-    return (double)run->groups * igemm_tiles(igemm_rows(run), v->shape.bm) * v->shape.bm *
-           igemm_tiles(igemm_cols(run), v->shape.bn) * v->shape.bn * igemm_tiles(igemm_depth(run), v->shape.bk) *
+    return (double)run->groups * tiles_covering(igemm_rows(run), v->shape.bm) * v->shape.bm *
+           tiles_covering(igemm_cols(run), v->shape.bn) * v->shape.bn * tiles_covering(igemm_depth(run), v->shape.bk) *
            v->shape.bk;
 }
 

@@ -227,13 +227,13 @@ static int emulate(const conv_problem *prob, split_plan plan, int split, const f
     float *a_tile = malloc(sizeof(float) * BK * BM), *b_tile = malloc(sizeof(float) * BK * BN);
     double *acc = malloc(sizeof(double) * BM * BN);
     int faults = 0;
-    const int blocks = wgrad_tiles(rows, BM) * wgrad_tiles(cols, BN);
+    const int blocks = tiles_covering(rows, BM) * tiles_covering(cols, BN);
 
     for (int group = 0; group < pp.groups; group++)
         for (int block = 0; block < blocks; block++)
             for (int sp = 0; sp < plan.splits; sp++) {
                 const int group_k0 = group * rows;
-                const wgrad_block blk = wgrad_block_of(block, cols, BM, BN);
+                const gemm_block blk = gemm_block_of(block, cols, BM, BN);
                 int64_t begin, end;
                 split_range(plan, sp, reduction, &begin, &end);
                 /* every thread's copier, as the kernel sets it up */
@@ -255,7 +255,7 @@ static int emulate(const conv_problem *prob, split_plan plan, int split, const f
                         b_tile[i] = NAN;
                     for (int tid = 0; tid < THREADS; tid++) {
                         const int a_chunk = tid % A_CPR, b_chunk = tid % B_CPR;
-                        const int k = blk.k0 + 8 * a_chunk, col = blk.col0 + 8 * b_chunk;
+                        const int k = blk.row0 + 8 * a_chunk, col = blk.col0 + 8 * b_chunk;
                         const bool k_ok = k < rows, col_ok = col < cols;
                         const wgrad_tap tap = wgrad_tap_of(&pp, col_ok ? col : 0);
                         for (int i = 0; i < A_LOADS; i++) {
@@ -283,7 +283,7 @@ static int emulate(const conv_problem *prob, split_plan plan, int split, const f
                         faults += isnan(a_tile[i]) != 0;
                     for (int i = 0; i < BK * BN; i++)
                         faults += isnan(b_tile[i]) != 0;
-                    const int m_end = rows - blk.k0 < BM ? rows - blk.k0 : BM;
+                    const int m_end = rows - blk.row0 < BM ? rows - blk.row0 : BM;
                     const int n_end = cols - blk.col0 < BN ? cols - blk.col0 : BN;
                     for (int j = 0; j < BK; j++)
                         for (int m = 0; m < m_end; m++) {
@@ -297,7 +297,7 @@ static int emulate(const conv_problem *prob, split_plan plan, int split, const f
                 /* the epilogue (its fragment coverage is check_fragments()'s) */
                 for (int m = 0; m < BM; m++)
                     for (int n = 0; n < BN; n++) {
-                        const int kk = blk.k0 + m, cc = blk.col0 + n;
+                        const int kk = blk.row0 + m, cc = blk.col0 + n;
                         if (kk >= rows || cc >= cols)
                             continue;
                         if (split) {

@@ -8,30 +8,9 @@
 #define TILING_H
 
 #include "conv.h"
+#include "tiles.h" /* tiles_covering, tap_input_coord, halo_extent */
 
 #define TILING_FN static HOST_DEVICE inline
-
-/* How many tiles of `tile` it takes to cover `extent`. */
-TILING_FN int tiles_covering(int extent, int tile)
-{
-    return (extent + tile - 1) / tile;
-}
-
-/* The input coordinate, along one axis, that filter tap `tap` of output coordinate `out` reads. Outside
- * [0, input size) it reads the zero padding. */
-TILING_FN int tap_input_coord(int out, int tap, int stride, int pad, int dil)
-{
-    return out * stride - pad + tap * dil;
-}
-
-/* The input extent, along one axis, that `tile` consecutive outputs read through a filter of `taps`
- * taps: from the first output's first tap to the last output's last tap, (tile-1)*stride +
- * (taps-1)*dil + 1. Inputs in between that no tap reads (stride > dilation) are staged anyway: the tile
- * stays a dense rectangle, addressed by one formula. */
-TILING_FN int64_t halo_extent(int tile, int stride, int taps, int dil)
-{
-    return (int64_t)(tile - 1) * stride + (int64_t)(taps - 1) * dil + 1;
-}
 
 /* Row pitch, in floats, of a staged input tile whose rows are halo_w floats wide. In 03b the two
  * half-warps read tile rows `rows_apart` apart, each sixteen consecutive floats (at stride_w 1). They

@@ -131,7 +131,7 @@ igemm_wmma(const conv_problem prob, const __half *__restrict__ x, const __half *
 
     const int rows = igemm_rows(&prob), cols = igemm_cols(&prob), depth = igemm_depth(&prob);
     const int group = blockIdx.y;
-    const igemm_block blk = igemm_block_of(blockIdx.x, cols, WMMA_BM, WMMA_BN);
+    const gemm_block blk = gemm_block_of(blockIdx.x, cols, WMMA_BM, WMMA_BN);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_m = warp % WMMA_WARPS_M, warp_n = warp / WMMA_WARPS_M;
 
@@ -149,12 +149,12 @@ igemm_wmma(const conv_problem prob, const __half *__restrict__ x, const __half *
     for (int k0 = 0; k0 < depth; k0 += WMMA_BK) {
         const int kappa = k0 + col;
         for (int row = row_first; row < WMMA_BM; row += row_step) {
-            const int m = blk.m0 + row;
+            const int m = blk.row0 + row;
             const int from = m < rows && kappa < depth ? igemm_a_offset(&prob, group, m, kappa) : -1;
             a_tile[row][col] = from >= 0 ? x[from] : zero;
         }
         for (int row = row_first; row < WMMA_BN; row += row_step) {
-            const int j = blk.j0 + row;
+            const int j = blk.col0 + row;
             b_tile[row][col] = j < cols && kappa < depth ? w[igemm_b_offset(&prob, group, j, kappa)] : zero;
         }
         __syncthreads();
@@ -180,8 +180,8 @@ igemm_wmma(const conv_problem prob, const __half *__restrict__ x, const __half *
             wmma::store_matrix_sync(&out_tile[warp][0][0], acc[i][j], 16, wmma::mem_row_major);
             __syncwarp();
             for (int e = lane; e < 256; e += 32) {
-                const int m = blk.m0 + warp_m * 32 + i * 16 + e / 16;
-                const int jj = blk.j0 + warp_n * 32 + j * 16 + e % 16;
+                const int m = blk.row0 + warp_m * 32 + i * 16 + e / 16;
+                const int jj = blk.col0 + warp_n * 32 + j * 16 + e % 16;
                 if (m < rows && jj < cols)
                     y[igemm_y_offset(&prob, group, m, jj)] = __float2half(out_tile[warp][e / 16][e % 16]);
             }
@@ -207,7 +207,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
 
     const int rows = igemm_rows(&prob), cols = igemm_cols(&prob), depth = igemm_depth(&prob);
     const int group = blockIdx.y;
-    const igemm_block blk = igemm_block_of(blockIdx.x, cols, T::BM, T::BN);
+    const gemm_block blk = gemm_block_of(blockIdx.x, cols, T::BM, T::BN);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = warp % T::WARPS_M, warp_n = warp / T::WARPS_M;
     const int chunk = igemm_load_chunk(tid, T::CPR); /* the same chunk column in A and in B */
@@ -217,7 +217,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
     bool a_row_ok[T::A_LOADS];
 #pragma unroll
     for (int i = 0; i < T::A_LOADS; i++) {
-        const int m = blk.m0 + igemm_load_row(tid, i, T::THREADS, T::CPR);
+        const int m = blk.row0 + igemm_load_row(tid, i, T::THREADS, T::CPR);
         a_row_ok[i] = m < rows;
         a_origin[i] = igemm_row_origin(&prob, group, a_row_ok[i] ? m : 0);
     }
@@ -225,7 +225,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
     bool b_row_ok[T::B_LOADS];
 #pragma unroll
     for (int i = 0; i < T::B_LOADS; i++) {
-        const int j = blk.j0 + igemm_load_row(tid, i, T::THREADS, T::CPR);
+        const int j = blk.col0 + igemm_load_row(tid, i, T::THREADS, T::CPR);
         b_row_ok[i] = j < cols;
         b_offset[i] = igemm_b_offset(&prob, group, b_row_ok[i] ? j : 0, 0);
     }
@@ -234,7 +234,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
     const uint32_t a_base = smem_address(a_tile), b_base = smem_address(b_tile);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    const int k_tiles = igemm_tiles(depth, T::BK);
+    const int k_tiles = tiles_covering(depth, T::BK);
     for (int kt = 0; kt < k_tiles; kt++) {
         /* This thread's 8 consecutive kappa: one tap, 8 channels. The tap part of the address is the
          * same for all its rows; the padding test is per row. */
@@ -268,7 +268,7 @@ igemm_mma(const conv_problem prob, const __half *__restrict__ x, const __half *_
      * 32-bit store each when the pairs are 4-byte aligned in y (K and K/groups even). */
     const bool pairs = prob.k % 2 == 0 && cols % 2 == 0;
     igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
-        const int m = blk.m0 + row, jj = blk.j0 + col;
+        const int m = blk.row0 + row, jj = blk.col0 + col;
         if (m >= rows || jj >= cols)
             return;
         __half *out = y + igemm_y_offset(&prob, group, m, jj);
@@ -325,12 +325,12 @@ static __device__ __forceinline__ void copy_tile(tile_copier<T> &tc, uint32_t st
  * element at the edges) write values that have been through it. */
 template <class T>
 static __device__ __forceinline__ void apply_epilogue(float (&acc)[T::MMA_M][T::MMA_N][4], const conv_epilogue &ep,
-                                                      const conv_problem &prob, int group, const igemm_block blk,
+                                                      const conv_problem &prob, int group, const gemm_block blk,
                                                       int warp_m, int warp_n, int lane)
 {
     const int rows = igemm_rows(&prob), cols = igemm_cols(&prob);
     igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
-        const int m = blk.m0 + row, jj = blk.j0 + col;
+        const int m = blk.row0 + row, jj = blk.col0 + col;
         if (m >= rows)
             return;
         const int offset = igemm_y_offset(&prob, group, m, jj), k = group * cols + jj;
@@ -353,7 +353,7 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     const uint32_t smem = smem_address(igemm_smem); /* STAGES x (A tile, B tile), then the output tile */
     const int rows = igemm_rows(&prob), cols = igemm_cols(&prob), depth = igemm_depth(&prob);
     const int group = blockIdx.y;
-    const igemm_block blk = igemm_block_of(blockIdx.x, cols, T::BM, T::BN);
+    const gemm_block blk = gemm_block_of(blockIdx.x, cols, T::BM, T::BN);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = warp % T::WARPS_M, warp_n = warp / T::WARPS_M;
     const int chunk = igemm_load_chunk(tid, T::CPR);
@@ -362,7 +362,7 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     tile_copier<T> tc;
 #pragma unroll
     for (int i = 0; i < T::A_LOADS; i++) {
-        const int row = igemm_load_row(tid, i, T::THREADS, T::CPR), m = blk.m0 + row;
+        const int row = igemm_load_row(tid, i, T::THREADS, T::CPR), m = blk.row0 + row;
         tc.a_offset[i] = 0;
         tc.a_h_mask[i] = tc.a_w_mask[i] = 0;
         if (m < rows) {
@@ -375,7 +375,7 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     }
 #pragma unroll
     for (int i = 0; i < T::B_LOADS; i++) {
-        const int row = igemm_load_row(tid, i, T::THREADS, T::CPR), j = blk.j0 + row;
+        const int row = igemm_load_row(tid, i, T::THREADS, T::CPR), j = blk.col0 + row;
         tc.b_ok[i] = j < cols;
         tc.b_offset[i] = igemm_b_offset(&prob, group, tc.b_ok[i] ? j : 0, 0);
         tc.b_dst[i] = T::A_TILE_BYTES + 16u * swizzle_chunk(row, chunk, T::CPR);
@@ -387,7 +387,7 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
 
     /* The pipeline (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one barrier per
      * k tile; copy_tile() below is what it issues for each. */
-    const int k_tiles = igemm_tiles(depth, T::BK);
+    const int k_tiles = tiles_covering(depth, T::BK);
     auto copy_next = [&](uint32_t stage) { copy_tile(tc, stage, depth, walk, x, w); };
     igemm_mainloop<T>(smem, k_tiles, copy_next, lanes, acc);
     __syncthreads(); /* every warp is done with the stages: they now hold the output tile */
@@ -404,7 +404,7 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
 
     const bool vectors = prob.k % 8 == 0 && cols % 8 == 0;
     auto store = [&](int row, int col, const __half *chunk) {
-        const int m = blk.m0 + row, j = blk.j0 + col;
+        const int m = blk.row0 + row, j = blk.col0 + col;
         if (m >= rows || j >= cols)
             return;
         const uint4 v = *(const uint4 *)chunk;
@@ -478,7 +478,7 @@ static bool grid_fits(const char *id, const conv_problem *prob, int bm, int bn, 
                  prob->groups);
         return false;
     }
-    const int64_t tiles = (int64_t)igemm_tiles(igemm_rows(prob), bm) * igemm_tiles(igemm_cols(prob), bn);
+    const int64_t tiles = (int64_t)tiles_covering(igemm_rows(prob), bm) * tiles_covering(igemm_cols(prob), bn);
     if (tiles > INT32_MAX) {
         snprintf(why, why_len, "%s needs %lld blocks of %dx%d, over gridDim.x's 2^31-1", id, (long long)tiles, bm,
                  bn);
@@ -542,7 +542,7 @@ static bool supports_05e(const conv_problem *prob, char *why, size_t why_len)
 
 static dim3 grid_of(const conv_problem *prob, int bm, int bn)
 {
-    return dim3((unsigned)(igemm_tiles(igemm_rows(prob), bm) * igemm_tiles(igemm_cols(prob), bn)),
+    return dim3((unsigned)(tiles_covering(igemm_rows(prob), bm) * tiles_covering(igemm_cols(prob), bn)),
                 (unsigned)prob->groups);
 }
 

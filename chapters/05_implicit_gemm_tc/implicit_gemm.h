@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "conv.h"
+#include "tiles.h" /* tiles_covering, gemm_block_of */
 
 #define IG_FN static HOST_DEVICE inline
 
@@ -67,12 +68,6 @@ IG_FN int igemm_cols(const conv_problem *prob)
 IG_FN int igemm_depth(const conv_problem *prob)
 {
     return prob->r * prob->s * (prob->c / prob->groups);
-}
-
-/* How many tiles of `tile` it takes to cover `extent`. */
-IG_FN int igemm_tiles(int extent, int tile)
-{
-    return (extent + tile - 1) / tile;
 }
 
 /* ---- direct: divide, then check ------------------------------------------------------------------- */
@@ -272,22 +267,6 @@ IG_FN bool igemm_offsets_fit(const conv_problem *prob)
 }
 
 /* ---- how a block and its threads divide the work --------------------------------------------------- */
-
-typedef struct {
-    int m0, j0;
-} igemm_block;
-
-/* Block `block` of igemm_tiles(rows, bm) * igemm_tiles(cols, bn) (one group; gridDim.y is the group):
- * the column tile varies fastest, so the few blocks that read the same rows of A (the same input
- * pixels) run at the same time and share them in L2, while B (the filter) is small and stays in L2. */
-IG_FN igemm_block igemm_block_of(int block, int cols, int bm, int bn)
-{
-    const int col_tiles = igemm_tiles(cols, bn);
-    igemm_block b;
-    b.m0 = block / col_tiles * bm;
-    b.j0 = block % col_tiles * bn;
-    return b;
-}
 
 /* Copying a tile of rows x chunks_per_row 16-byte chunks with `threads` threads: thread t copies
  * chunk igemm_load_chunk(t) of row igemm_load_row(t, i) in its pass i. Consecutive threads take

@@ -144,8 +144,8 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     const dgrad_phase ph = PHASED ? dgrad_phase_of(&prob, blockIdx.z) : dgrad_direct(&prob);
     const int rows = dgrad_rows(&prob, ph), cols = dgrad_cols(&prob), depth = dgrad_depth(&prob, ph);
     const int group = blockIdx.y;
-    const dgrad_block blk = dgrad_block_of(blockIdx.x, cols, T::BM, T::BN);
-    if (blk.m0 >= rows) /* the grid fits the largest phase; this one is smaller (the whole block leaves) */
+    const gemm_block blk = gemm_block_of(blockIdx.x, cols, T::BM, T::BN);
+    if (blk.row0 >= rows) /* the grid fits the largest phase; this one is smaller (the whole block leaves) */
         return;
     const dgrad_walk walk = dgrad_walk_make(&prob, ph, T::BK);
     const uint32_t smem = smem_address(dgrad_smem); /* STAGES x (A tile, B tile), then the output tile */
@@ -157,7 +157,7 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     const int a_chunk = tid % T::A_CPR;
 #pragma unroll
     for (int i = 0; i < T::A_LOADS; i++) {
-        const int row = tid / T::A_CPR + i * (T::THREADS / T::A_CPR), m = blk.m0 + row;
+        const int row = tid / T::A_CPR + i * (T::THREADS / T::A_CPR), m = blk.row0 + row;
         tc.a_offset[i] = 0;
         tc.a_h_mask[i] = tc.a_w_mask[i] = 0;
         if (m < rows) {
@@ -172,19 +172,19 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
 #pragma unroll
     for (int i = 0; i < T::B_LOADS; i++) {
         const int chunk = tid % T::B_THREADS_PER_ROW + i * T::B_THREADS_PER_ROW;
-        tc.b_ok[i] = blk.j0 + 8 * chunk < cols;
+        tc.b_ok[i] = blk.col0 + 8 * chunk < cols;
         tc.b_dst[i] = T::A_TILE_BYTES + 16u * swizzle_chunk(b_row, chunk, T::B_CPR);
     }
     tc.a_at = dgrad_iter_at(walk, 8 * a_chunk);
     tc.b_at = dgrad_iter_at(walk, b_row);
-    const __half *w_tile = w + dgrad_b_group_offset(&prob, group) + blk.j0;
+    const __half *w_tile = w + dgrad_b_group_offset(&prob, group) + blk.col0;
 
     const igemm_lanes<T, false, true> lanes = igemm_lanes_of<T, false, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
     /* The pipeline of chapter 05c (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one
      * barrier per k tile. A phase without taps has no k tiles at all and leaves acc zero. */
-    const int k_tiles = dgrad_tiles(depth, T::BK);
+    const int k_tiles = tiles_covering(depth, T::BK);
     auto copy_next = [&](uint32_t stage) { copy_tile<T>(tc, stage, prob, ph, depth, walk, dy, w_tile, w); };
     igemm_mainloop<T>(smem, k_tiles, copy_next, lanes, acc);
     __syncthreads(); /* every warp is done with the stages: they now hold the output tile */
@@ -198,7 +198,7 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     __syncthreads();
 
     auto store = [&](int row, int col, const __half *chunk) {
-        const int m = blk.m0 + row, j = blk.j0 + col;
+        const int m = blk.row0 + row, j = blk.col0 + col;
         if (m >= rows || j >= cols)
             return;
         *(uint4 *)(dx + dgrad_dx_offset(&prob, ph, group, m, j)) = *(const uint4 *)chunk;

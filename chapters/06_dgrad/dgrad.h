@@ -35,6 +35,7 @@
 #include <stdint.h>
 
 #include "conv.h"
+#include "tiles.h" /* tiles_covering, gemm_block_of */
 #include "stride_phases.h"
 
 #define DG_FN static HOST_DEVICE inline
@@ -148,11 +149,6 @@ DG_FN int dgrad_cols(const conv_problem *prob)
 DG_FN int dgrad_depth(const conv_problem *prob, dgrad_phase ph)
 {
     return ph.h.taps * ph.w.taps * (prob->k / prob->groups);
-}
-
-DG_FN int dgrad_tiles(int extent, int tile)
-{
-    return (extent + tile - 1) / tile;
 }
 
 /* ---- direct: divide, then check ------------------------------------------------------------------ */
@@ -321,21 +317,8 @@ DG_FN dgrad_iter dgrad_iter_next(dgrad_iter it, dgrad_walk walk)
 
 /* ---- how a block divides the work ----------------------------------------------------------------- */
 
-/* Block `block` of a phase's dgrad_tiles(rows, bm) * dgrad_tiles(cols, bn); column tile fastest. The
+/* Block `block` of a phase's tiles_covering(rows, bm) * tiles_covering(cols, bn); column tile fastest. The
  * grid is sized for the largest phase: blocks past a smaller phase's tiles have nothing to do. */
-typedef struct {
-    int m0, j0;
-} dgrad_block;
-
-DG_FN dgrad_block dgrad_block_of(int block, int cols, int bm, int bn)
-{
-    const int col_tiles = dgrad_tiles(cols, bn);
-    dgrad_block b;
-    b.m0 = block / col_tiles * bm;
-    b.j0 = block % col_tiles * bn;
-    return b;
-}
-
 /* The largest phase's tile count: gridDim.x of 06b (06a: its one phase). */
 DG_FN int dgrad_max_tiles(const conv_problem *prob, bool phased, int bm, int bn)
 {
@@ -343,7 +326,7 @@ DG_FN int dgrad_max_tiles(const conv_problem *prob, bool phased, int bm, int bn)
     int most = 0;
     for (int z = 0; z < phases; z++) {
         const dgrad_phase ph = phased ? dgrad_phase_of(prob, z) : dgrad_direct(prob);
-        const int tiles = dgrad_tiles(dgrad_rows(prob, ph), bm) * dgrad_tiles(dgrad_cols(prob), bn);
+        const int tiles = tiles_covering(dgrad_rows(prob, ph), bm) * tiles_covering(dgrad_cols(prob), bn);
         most = tiles > most ? tiles : most;
     }
     return most;

@@ -126,7 +126,7 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
     const int rows = wgrad_rows(&prob), cols = wgrad_cols(&prob);
     const int group = blockIdx.z, split = blockIdx.y;
     const int group_k0 = group * rows; /* the group's first output channel in the padded problem */
-    const wgrad_block blk = wgrad_block_of(blockIdx.x, cols, T::BM, T::BN);
+    const gemm_block blk = gemm_block_of(blockIdx.x, cols, T::BM, T::BN);
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
     const int warp_m = warp % T::WARPS_M, warp_n = warp / T::WARPS_M;
 
@@ -137,7 +137,7 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
      * One division per row here; the loop carries digits (wgrad_pixel_next). */
     wgrad_copier<T> tc;
     const int a_chunk = tid % T::A_CPR, b_chunk = tid % T::B_CPR;
-    const int k = blk.k0 + 8 * a_chunk, col = blk.col0 + 8 * b_chunk;
+    const int k = blk.row0 + 8 * a_chunk, col = blk.col0 + 8 * b_chunk;
     tc.k_ok = k < rows;
     tc.dy_channel = group_k0 + k;
     tc.col_ok = col < cols;
@@ -175,7 +175,7 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
      * (mma_c_col() is even, and cols is a multiple of 8, so a pair is never cut by the edge). */
     const bool unpadded = prob.c == real.c && prob.k == real.k;
     igemm_for_each_pair<T>(acc, warp_m, warp_n, lane, [&](int row, int col, float &v0, float &v1) {
-        const int kk = blk.k0 + row, cc = blk.col0 + col;
+        const int kk = blk.row0 + row, cc = blk.col0 + col;
         if (kk >= rows || cc >= cols)
             return;
         if (SPLIT) {
@@ -291,8 +291,8 @@ static bool supports_07(const char *id, const conv_problem *prob, char *why, siz
         return false;
     }
     const conv_problem padded = wgrad_padded_problem(prob);
-    const int64_t tiles = (int64_t)wgrad_tiles(wgrad_rows(&padded), shape_07::BM) *
-                          wgrad_tiles(wgrad_cols(&padded), shape_07::BN);
+    const int64_t tiles = (int64_t)tiles_covering(wgrad_rows(&padded), shape_07::BM) *
+                          tiles_covering(wgrad_cols(&padded), shape_07::BN);
     if (tiles > INT32_MAX || (int64_t)padded.r * padded.s * (padded.c / padded.groups) > INT32_MAX / 2) {
         snprintf(why, why_len, "%s indexes the %d x %lld output in 32-bit ints per group; this one is too large", id,
                  wgrad_rows(&padded), (long long)padded.r * padded.s * (padded.c / padded.groups));
@@ -343,7 +343,7 @@ static void launch_main(const conv_problem *prob, const conv_problem &padded, sp
         CUDA_CHECK(cudaFuncSetAttribute(wgrad_kernel<T, SPLIT>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         opted_in = true;
     }
-    const dim3 grid((unsigned)(wgrad_tiles(wgrad_rows(&padded), T::BM) * wgrad_tiles(wgrad_cols(&padded), T::BN)),
+    const dim3 grid((unsigned)(tiles_covering(wgrad_rows(&padded), T::BM) * tiles_covering(wgrad_cols(&padded), T::BN)),
                     (unsigned)plan.splits, (unsigned)padded.groups);
     const wgrad_step step = wgrad_step_make(&padded, T::BK);
     wgrad_kernel<T, SPLIT><<<grid, T::THREADS, smem>>>(padded, *prob, step, plan, x, dy, dw, partial);

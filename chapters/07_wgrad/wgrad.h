@@ -36,6 +36,7 @@
 #include <stdint.h>
 
 #include "conv.h"
+#include "tiles.h" /* tiles_covering, gemm_block_of */
 #include "split_k.h"
 #include "tensor_core.h"
 
@@ -71,30 +72,10 @@ WG_FN int64_t wgrad_reduction(const conv_problem *prob)
     return (int64_t)prob->n * prob->p * prob->q;
 }
 
-WG_FN int wgrad_tiles(int extent, int tile)
-{
-    return (extent + tile - 1) / tile;
-}
-
 /* Output tiles of all groups: what plan_split_k() spreads over the SMs. */
 WG_FN int wgrad_output_tiles(const conv_problem *prob, int bm, int bn)
 {
-    return wgrad_tiles(wgrad_rows(prob), bm) * wgrad_tiles(wgrad_cols(prob), bn) * prob->groups;
-}
-
-/* Block `block` (blockIdx.x) of one group: its first row (k within the group) and first column. The
- * column tile varies fastest. */
-typedef struct {
-    int k0, col0;
-} wgrad_block;
-
-WG_FN wgrad_block wgrad_block_of(int block, int cols, int bm, int bn)
-{
-    const int col_tiles = wgrad_tiles(cols, bn);
-    wgrad_block b;
-    b.k0 = block / col_tiles * bm;
-    b.col0 = block % col_tiles * bn;
-    return b;
+    return tiles_covering(wgrad_rows(prob), bm) * tiles_covering(wgrad_cols(prob), bn) * prob->groups;
 }
 
 /* ---- channel padding ----------------------------------------------------------------------------------- */

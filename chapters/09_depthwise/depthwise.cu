@@ -75,11 +75,11 @@ dw_direct(const conv_problem prob, const __half *__restrict__ x, const __half *_
 
     float acc[DW_VEC] = {0.0f};
     for (int r = 0; r < prob.r; r++) {
-        const int h = dw_input_coord(v.p, r, prob.stride_h, prob.pad_h, prob.dil_h);
+        const int h = tap_input_coord(v.p, r, prob.stride_h, prob.pad_h, prob.dil_h);
         if ((unsigned)h >= (unsigned)prob.h)
             continue; /* the zero padding adds nothing */
         for (int s = 0; s < prob.s; s++) {
-            const int w_in = dw_input_coord(v.q, s, prob.stride_w, prob.pad_w, prob.dil_w);
+            const int w_in = tap_input_coord(v.q, s, prob.stride_w, prob.pad_w, prob.dil_w);
             if ((unsigned)w_in >= (unsigned)prob.w)
                 continue;
             float in[DW_VEC];
@@ -143,8 +143,8 @@ dw_tiled(const conv_problem prob, const dw_plan plan, const __half *__restrict__
     constexpr int TILE_P = DW_STRIPS * M;
     /* Specialized, these fold to constants; the index math below is the same either way. */
     const int taps_r = special ? R : prob.r, taps_s = special ? S : prob.s;
-    const int halo_w = special ? (int)dw_halo_extent(DW_TILE_Q, STRIDE, S, 1) : plan.halo_w;
-    const int halo_h = special ? (int)dw_halo_extent(TILE_P, STRIDE, R, 1) : plan.halo_h;
+    const int halo_w = special ? (int)halo_extent(DW_TILE_Q, STRIDE, S, 1) : plan.halo_w;
+    const int halo_h = special ? (int)halo_extent(TILE_P, STRIDE, R, 1) : plan.halo_h;
     const int halo_pixels = halo_h * halo_w;
     const int taps = taps_r * taps_s;
 
@@ -191,8 +191,8 @@ dw_tiled(const conv_problem prob, const dw_plan plan, const __half *__restrict__
          * converted once and added into every output row it feeds (dw_window_output(): constant after
          * unrolling, so the tests below vanish and acc stays in registers). */
         constexpr int WINDOW = (M - 1) * STRIDE + R;
-        const __half *x_mine = x_tile + (dw_input_coord(d.p, 0, STRIDE, 0, 1) * halo_w +
-                                         dw_input_coord(d.q, 0, STRIDE, 0, 1)) * DW_RUN + d.vec * DW_VEC;
+        const __half *x_mine = x_tile + (tap_input_coord(d.p, 0, STRIDE, 0, 1) * halo_w +
+                                         tap_input_coord(d.q, 0, STRIDE, 0, 1)) * DW_RUN + d.vec * DW_VEC;
 #pragma unroll
         for (int s = 0; s < S; s++) {
             float tap[R][DW_VEC];
@@ -219,8 +219,8 @@ dw_tiled(const conv_problem prob, const dw_plan plan, const __half *__restrict__
             for (int s = 0; s < taps_s; s++) {
                 float tap[DW_VEC];
                 load_taps(w_mine + (r * taps_s + s) * DW_W_PITCH, tap);
-                const int row = dw_input_coord(d.p, r, prob.stride_h, 0, prob.dil_h);
-                const int col = dw_input_coord(d.q, s, prob.stride_w, 0, prob.dil_w);
+                const int row = tap_input_coord(d.p, r, prob.stride_h, 0, prob.dil_h);
+                const int col = tap_input_coord(d.q, s, prob.stride_w, 0, prob.dil_w);
                 const __half *x_tap = x_tile + (row * halo_w + col) * DW_RUN + d.vec * DW_VEC;
 #pragma unroll
                 for (int m = 0; m < M; m++) {
@@ -269,7 +269,7 @@ static bool supports_09a(const conv_problem *prob, char *why, size_t why_len)
 extern "C" void launch_09a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
     (void)workspace;
-    const int blocks = dw_tiles_covering(dw_vector_threads(prob), A_THREADS);
+    const int blocks = tiles_covering(dw_vector_threads(prob), A_THREADS);
     dw_direct<<<blocks, A_THREADS>>>(*prob, (const __half *)x, (const __half *)w, (__half *)y);
     CUDA_CHECK_LAUNCH();
 }
@@ -280,8 +280,8 @@ static dw_plan plan_09b(const conv_problem *prob)
     const int rows = dw_plan_rows(prob, DW_SMEM_LIMIT);
     dw_plan plan = {DW_STRIPS * rows, 0, 0};
     if (rows > 0) {
-        plan.halo_h = (int)dw_halo_extent(plan.tile_p, prob->stride_h, prob->r, prob->dil_h);
-        plan.halo_w = (int)dw_halo_extent(DW_TILE_Q, prob->stride_w, prob->s, prob->dil_w);
+        plan.halo_h = (int)halo_extent(plan.tile_p, prob->stride_h, prob->r, prob->dil_h);
+        plan.halo_w = (int)halo_extent(DW_TILE_Q, prob->stride_w, prob->s, prob->dil_w);
     }
     return plan;
 }
@@ -297,8 +297,8 @@ static bool supports_09b(const conv_problem *prob, char *why, size_t why_len)
              "%d channels (%dx%d outputs at stride %dx%d, %dx%d filter at dilation %dx%d) plus the taps, "
              "over the %d-byte limit",
              (long long)dw_tile_smem_bytes(prob, 1),
-             (long long)dw_halo_extent(DW_STRIPS, prob->stride_h, prob->r, prob->dil_h),
-             (long long)dw_halo_extent(DW_TILE_Q, prob->stride_w, prob->s, prob->dil_w), DW_RUN, DW_STRIPS,
+             (long long)halo_extent(DW_STRIPS, prob->stride_h, prob->r, prob->dil_h),
+             (long long)halo_extent(DW_TILE_Q, prob->stride_w, prob->s, prob->dil_w), DW_RUN, DW_STRIPS,
              DW_TILE_Q, prob->stride_h, prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w,
              DW_SMEM_LIMIT);
     return false;

@@ -20,6 +20,7 @@
 #define DEPTHWISE_H
 
 #include "conv.h"
+#include "tiles.h" /* tiles_covering, tap_input_coord, halo_extent */
 
 #define DW_FN static HOST_DEVICE inline
 
@@ -42,28 +43,6 @@ enum { DW_SMEM_LIMIT = 48 * 1024 };
 DW_FN bool dw_is_depthwise(const conv_problem *prob)
 {
     return prob->groups == prob->c && prob->k == prob->c;
-}
-
-/* How many tiles of `tile` it takes to cover `extent`. */
-DW_FN int dw_tiles_covering(int extent, int tile)
-{
-    return (extent + tile - 1) / tile;
-}
-
-/* The input coordinate, along one axis, that filter tap `tap` of output coordinate `out` reads. Outside
- * [0, input size) it reads the zero padding. With pad = 0 and `out` counted from a tile's first output,
- * it is the coordinate inside that tile's staged input (see dw_halo_extent()). */
-DW_FN int dw_input_coord(int out, int tap, int stride, int pad, int dil)
-{
-    return out * stride - pad + tap * dil;
-}
-
-/* The input extent, along one axis, that `tile` consecutive outputs read through a filter of `taps` taps:
- * from the first output's first tap to the last output's last tap. In 64-bit: with a large stride or
- * dilation it may overflow an int, and then it certainly does not fit in shared memory. */
-DW_FN int64_t dw_halo_extent(int tile, int stride, int taps, int dil)
-{
-    return (int64_t)(tile - 1) * stride + (int64_t)(taps - 1) * dil + 1;
 }
 
 /* Element offsets in the three tensors. */
@@ -89,12 +68,12 @@ typedef struct {
     int n, p, q, c;
 } dw_vector;
 
-/* Threads 09a launches: for every pixel, dw_tiles_covering(C, DW_RUN) runs of DW_RUN / DW_VEC = 4 vector
+/* Threads 09a launches: for every pixel, tiles_covering(C, DW_RUN) runs of DW_RUN / DW_VEC = 4 vector
  * slots. When C is not a multiple of DW_RUN, the last run's spare slots have no vector (c >= C). Below
  * 2^31: 4 * ceil(C/32) <= C/2 for C >= 8, and N*P*Q*C is below 2^31. */
 DW_FN int dw_vector_threads(const conv_problem *prob)
 {
-    return prob->n * prob->p * prob->q * dw_tiles_covering(prob->c, DW_RUN) * (DW_RUN / DW_VEC);
+    return prob->n * prob->p * prob->q * tiles_covering(prob->c, DW_RUN) * (DW_RUN / DW_VEC);
 }
 
 /* Thread `index` of 09a: the vector within a 32-channel run varies fastest, then q, p, the run, n. A warp
@@ -104,7 +83,7 @@ DW_FN int dw_vector_threads(const conv_problem *prob)
  * c >= C marks a spare slot. */
 DW_FN dw_vector dw_vector_of(int index, const conv_problem *prob)
 {
-    const int slots = DW_RUN / DW_VEC, runs = dw_tiles_covering(prob->c, DW_RUN);
+    const int slots = DW_RUN / DW_VEC, runs = tiles_covering(prob->c, DW_RUN);
     dw_vector v;
     const int slot = index % slots;
     index /= slots;
@@ -131,8 +110,8 @@ typedef struct {
  * It stays below 2^31: every block owns at least one of the N*P*Q*C outputs. */
 DW_FN int dw_blocks_covering(const conv_problem *prob, int tile_p, int tile_q, int run)
 {
-    return prob->n * dw_tiles_covering(prob->c, run) * dw_tiles_covering(prob->p, tile_p) *
-           dw_tiles_covering(prob->q, tile_q);
+    return prob->n * tiles_covering(prob->c, run) * tiles_covering(prob->p, tile_p) *
+           tiles_covering(prob->q, tile_q);
 }
 
 /* Block `block` of dw_blocks_covering(): the spatial tile varies fastest, then the channel run, then the
@@ -140,9 +119,9 @@ DW_FN int dw_blocks_covering(const conv_problem *prob, int tile_p, int tile_q, i
  * share are read from DRAM once and from L2 the second time. */
 DW_FN dw_tile dw_tile_of(int block, const conv_problem *prob, int tile_p, int tile_q, int run)
 {
-    const int tiles_q = dw_tiles_covering(prob->q, tile_q);
-    const int tiles_p = dw_tiles_covering(prob->p, tile_p);
-    const int runs = dw_tiles_covering(prob->c, run);
+    const int tiles_q = tiles_covering(prob->q, tile_q);
+    const int tiles_p = tiles_covering(prob->p, tile_p);
+    const int runs = tiles_covering(prob->c, run);
     dw_tile t;
     t.q_first = block % tiles_q * tile_q;
     block /= tiles_q;
@@ -198,8 +177,8 @@ DW_FN dw_stage_item dw_stage_item_of(int item, int halo_w, int vecs_per_run)
 /* Where in x staging item `it` of tile `t` comes from, or -1 where it lies in the zero padding. */
 DW_FN int dw_stage_source(const conv_problem *prob, const dw_tile *t, dw_stage_item it)
 {
-    const int h = dw_input_coord(t->p_first, 0, prob->stride_h, prob->pad_h, prob->dil_h) + it.row;
-    const int w = dw_input_coord(t->q_first, 0, prob->stride_w, prob->pad_w, prob->dil_w) + it.col;
+    const int h = tap_input_coord(t->p_first, 0, prob->stride_h, prob->pad_h, prob->dil_h) + it.row;
+    const int w = tap_input_coord(t->q_first, 0, prob->stride_w, prob->pad_w, prob->dil_w) + it.col;
     if (h < 0 || h >= prob->h || w < 0 || w >= prob->w)
         return -1;
     return dw_x_offset(prob, t->n, h, w, t->c_first + it.vec * DW_VEC);
@@ -224,7 +203,7 @@ DW_FN int64_t dw_smem_bytes(int64_t halo_h, int64_t halo_w, int run, int taps, i
  * and serves all the outputs that read it. */
 DW_FN int dw_window_rows(int m, int stride, int r)
 {
-    return (int)dw_halo_extent(m, stride, r, 1);
+    return (int)halo_extent(m, stride, r, 1);
 }
 
 DW_FN int dw_window_output(int i, int r, int stride, int m)
@@ -268,8 +247,8 @@ DW_FN int dw_rows_per_thread(dw_variant variant)
 /* Shared memory of 09b's block for a problem at `rows` output rows per thread. */
 DW_FN int64_t dw_tile_smem_bytes(const conv_problem *prob, int rows)
 {
-    return dw_smem_bytes(dw_halo_extent(DW_STRIPS * rows, prob->stride_h, prob->r, prob->dil_h),
-                         dw_halo_extent(DW_TILE_Q, prob->stride_w, prob->s, prob->dil_w), DW_RUN,
+    return dw_smem_bytes(halo_extent(DW_STRIPS * rows, prob->stride_h, prob->r, prob->dil_h),
+                         halo_extent(DW_TILE_Q, prob->stride_w, prob->s, prob->dil_w), DW_RUN,
                          prob->r * prob->s, DW_W_PITCH);
 }
 
