@@ -52,28 +52,7 @@ static int draw(uint64_t *state, int low, int high) /* uniform in [low, high] */
 
 static void check_coords(void)
 {
-    EXPECT(tap_input_coord(3, 2, 2, 1, 2) == 3 * 2 - 1 + 2 * 2, "p*stride - pad + r*dil");
-    for (int tile = 1; tile <= 17; tile++)
-        for (int stride = 1; stride <= 3; stride++)
-            for (int taps = 1; taps <= 7; taps++)
-                for (int dil = 1; dil <= 3; dil++) {
-                    int lowest = 1 << 30, highest = -(1 << 30);
-                    for (int out = 0; out < tile; out++)
-                        for (int tap = 0; tap < taps; tap++) {
-                            int at = tap_input_coord(out, tap, stride, 0, dil);
-                            lowest = at < lowest ? at : lowest;
-                            highest = at > highest ? at : highest;
-                        }
-                    EXPECT(lowest == 0 && halo_extent(tile, stride, taps, dil) == highest - lowest + 1,
-                           "tile %d stride %d taps %d dil %d: %lld vs %d", tile, stride, taps, dil,
-                           (long long)halo_extent(tile, stride, taps, dil), highest - lowest + 1);
-                }
-    for (int extent = 1; extent < 100; extent++)
-        for (int tile = 1; tile < 20; tile++) {
-            int tiles = tiles_covering(extent, tile);
-            EXPECT(tiles * tile >= extent && (tiles - 1) * tile < extent, "tiles_covering(%d, %d)", extent,
-                   tile);
-        }
+    /* tap_input_coord, halo_extent and tiles_covering (common/tiles.h) are checked in test_tiling.c. */
     /* Offsets against the layouts' definitions: NHWC x and y, [C][R][S] w. */
     conv_problem prob = depthwise(3, 24, 7, 9, 3, 5, 2, 1, 1, 2, 1, 1);
     int bad = 0, expect = 0;
