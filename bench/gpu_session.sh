@@ -10,7 +10,7 @@
 # 1. build (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them), record the GPU;
 # 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
 # 3. compute-sanitizer memcheck and racecheck over every GPU kernel on the fixed awkward shapes;
-# 4. the benchmark (writes bench/results/<gpu>.csv) and the plots.
+# 4. the benchmark (writes bench/results/<gpu>.csv), the plots and each chapter's results table.
 # Logs go to $OUT (the device tool's return folder) or build/gpu_session: session.log, the CSV, PNGs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -61,6 +61,14 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     ./build/conv bench "$@" >>"$log" 2>&1 || status=1
     grep -E "^bench:|FAIL" "$log" | tail -20
     python3 bench/plot.py --results bench/results --out docs >>"$log" 2>&1 || status=1
+    # each chapter's results table, generated from the CSV (chapters with no rows yet keep their text)
+    for csv in bench/results/*.csv; do
+        for readme in chapters/*/README.md; do
+            chapter=$(basename "$(dirname "$readme")" | cut -c1-2)
+            python3 bench/tables.py "$csv" --chapter "$chapter" --readme "$readme" --marker results \
+                >>"$log" 2>&1 || true
+        done
+    done
     cp bench/results/*.csv docs/*.png "$out"/ 2>/dev/null
 fi
 
