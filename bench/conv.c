@@ -50,8 +50,9 @@ static const char usage[] =
     "  --load-npy DIR    read the inputs from DIR/{x,w,dy}.npy instead of random data, in logical\n"
     "                    NCHW / KCRS order, float16/32/64 (run)\n"
     "  --epilogue OPS    fuse bias, bn (scale+shift), residual, relu into the store, e.g. bn,residual,relu\n"
-    "                    (run, check; fprop kernels with a fused epilogue; verified against the reference\n"
-    "                    convolution followed by the same operations, see common/epilogue.h)\n"
+    "                    (run, check, bench; fprop kernels with a fused epilogue; verified against the\n"
+    "                    reference convolution followed by the same operations, see common/epilogue.h;\n"
+    "                    bench rows are named e.g. 05c+bn+relu and compared with cuDNN's fused call)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
     "  --suite NAME      resnet50, seeds or mobilenet (bench; default resnet50)\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
@@ -463,27 +464,38 @@ typedef struct {
     baseline_result result;
 } cudnn_cache_entry;
 
+/* cuDNN's time for a job, measured once per layer, pass, dtype and layout (the run's epilogue, if any, is
+ * the same for every job: then the baseline is cuDNN's fused conv + bias + activation). */
 static baseline_result cudnn_cached(cudnn_cache_entry *cache, int *cache_count, int layer, const conv_problem *prob,
-                                    const conv_kernel *kernel, const timing_opts *timing)
+                                    const conv_kernel *kernel, epilogue_ops epilogue, const timing_opts *timing)
 {
     for (int i = 0; i < *cache_count; i++)
         if (cache[i].layer == layer && cache[i].pass == kernel->pass && cache[i].dtype == kernel->dtype &&
             cache[i].layout == kernel->layout)
             return cache[i].result;
     cudnn_cache_entry entry = {layer, kernel->pass, kernel->dtype, kernel->layout,
-                               cudnn_best(prob, kernel->pass, kernel->dtype, kernel->layout, timing)};
+                               epilogue_any(epilogue)
+                                   ? cudnn_fused_best(prob, kernel->dtype, kernel->layout, epilogue, timing)
+                                   : cudnn_best(prob, kernel->pass, kernel->dtype, kernel->layout, timing)};
     cache[(*cache_count)++] = entry;
     return entry.result;
 }
 
-static void fill_row(results_row *row, const conv_kernel *kernel, const suite_layer *layer, const conv_problem *prob,
-                     const run_outcome *outcome, const baseline_result *cudnn, double peak_tflops, double peak_gbps,
-                     const char *date)
+static void fill_row(results_row *row, const conv_kernel *kernel, epilogue_ops epilogue, const suite_layer *layer,
+                     const conv_problem *prob, const run_outcome *outcome, const baseline_result *cudnn,
+                     double peak_tflops, double peak_gbps, const char *date)
 {
     memset(row, 0, sizeof *row);
     results_set(row, "chapter", "%.2s", kernel->id);
-    results_set(row, "kernel", "%s", kernel->id);
-    results_set(row, "kernel_name", "%s", kernel->name);
+    if (epilogue_any(epilogue)) { /* its own row: "05c+bn+relu" beside the plain "05c" */
+        char ops[64];
+        epilogue_format(epilogue, ops, sizeof ops);
+        results_set(row, "kernel", "%s+%s", kernel->id, ops);
+        results_set(row, "kernel_name", "%s, with %s", kernel->name, ops);
+    } else {
+        results_set(row, "kernel", "%s", kernel->id);
+        results_set(row, "kernel_name", "%s", kernel->name);
+    }
     results_set(row, "pass", "%s", pass_name(kernel->pass));
     results_set(row, "layer", "%s/%s", layer->suite, layer->layer);
     results_set(row, "n", "%d", prob->n);
@@ -511,7 +523,7 @@ static void fill_row(results_row *row, const conv_kernel *kernel, const suite_la
         results_set(row, "rel_err", "%.3e", outcome->check_after_timing.tol_rel > 0 ? outcome->check_after_timing.rel_l2
                                                                                     : outcome->check.rel_l2);
     if (outcome->timed) {
-        double intensity = problem_flops(prob) / problem_min_bytes(prob, kernel->pass, kernel->dtype);
+        double intensity = problem_flops(prob) / outcome->min_bytes;
         double roof = peak_gbps * intensity / 1000.0 < peak_tflops ? peak_gbps * intensity / 1000.0 : peak_tflops;
         results_set(row, "time_ms", "%.6g", outcome->timing.median_ms);
         results_set(row, "tflops", "%.6g", outcome->tflops);
@@ -537,6 +549,10 @@ static void fill_row(results_row *row, const conv_kernel *kernel, const suite_la
 static int bench_without_gpu(const options *opts, const char *why)
 {
     printf("bench: %s\n", why);
+    if (epilogue_any(opts->epilogue)) {
+        printf("bench: the fused epilogues run only in the GPU chapters; nothing to run here\n");
+        return 0;
+    }
     printf("bench: the GPU chapters and cuDNN need a GPU; running the CPU chapter on a small problem instead\n");
     conv_problem prob;
     char reason[2048];
@@ -593,12 +609,14 @@ static int command_bench(const options *opts)
            peak_f16, peak_f32, peak_gbps);
 
     /* The jobs: every selected kernel on every layer of the suite (CPU kernels: see BENCH_CPU_MAX_FLOPS). */
+    const bool fused = epilogue_any(opts->epilogue);
     typedef struct { const conv_kernel *kernel; int layer; conv_problem prob; } job;
     int capacity = registry_count() * suite_layer_count(), job_count = 0;
     job *jobs = xmalloc((size_t)capacity * sizeof *jobs);
     for (int k = 0; k < registry_count(); k++) {
         const conv_kernel *kernel = registry_kernel(k);
-        if (!selected(kernel, opts->kernels) || !kernel->launch) /* epilogue-only kernels: not benchmarked yet */
+        /* with --epilogue, the kernels that have one (05f, the unfused comparison, only then) */
+        if (!selected(kernel, opts->kernels) || !(fused ? kernel->launch_fused != NULL : kernel->launch != NULL))
             continue;
         for (int l = 0; l < suite_layer_count(); l++) {
             const suite_layer *layer = suite_layer_at(l);
@@ -618,7 +636,8 @@ static int command_bench(const options *opts)
         }
     }
     if (!job_count) {
-        fprintf(stderr, "conv: no kernel matches --kernels %s\n", opts->kernels ? opts->kernels : "");
+        fprintf(stderr, "conv: no kernel matches --kernels %s%s\n", opts->kernels ? opts->kernels : "",
+                fused ? " with a fused epilogue" : "");
         free(jobs);
         return 2;
     }
@@ -643,6 +662,7 @@ static int command_bench(const options *opts)
 
         run_request request = run_request_defaults(task->kernel, &task->prob);
         request.seed = opts->seed;
+        request.epilogue = opts->epilogue;
         if (opts->quick)
             request.timing.reps = 10;
         if (task->kernel->device == ON_CPU)
@@ -651,13 +671,14 @@ static int command_bench(const options *opts)
         run_outcome outcome = run_kernel(&request);
         baseline_result cudnn = {.ok = false};
         if (opts->cudnn && outcome.status != RUN_UNSUPPORTED && task->kernel->device == ON_GPU)
-            cudnn = cudnn_cached(cache, &cache_count, task->layer, &task->prob, task->kernel, &request.timing);
+            cudnn = cudnn_cached(cache, &cache_count, task->layer, &task->prob, task->kernel, opts->epilogue,
+                                 &request.timing);
         outcome.cudnn = cudnn;
         print_outcome(task->kernel, &task->prob, request.seed, NULL, request.epilogue, &outcome);
         failures += outcome.status == RUN_FAIL;
 
         results_row row;
-        fill_row(&row, task->kernel, layer, &task->prob, &outcome, &cudnn,
+        fill_row(&row, task->kernel, opts->epilogue, layer, &task->prob, &outcome, &cudnn,
                  task->kernel->dtype == DTYPE_F16 ? peak_f16 : peak_f32, peak_gbps, date);
         char reason[4200];
         if (!results_merge(csv, &row, 1, reason, sizeof reason)) /* after every job: a cut-off run keeps its rows */

@@ -333,6 +333,11 @@ run_outcome run_kernel(const run_request *request)
         return outcome;
     }
     const bool fused = epilogue_any(request->epilogue);
+    /* An epilogue reads its operands too: K floats per vector, and a y-sized residual. */
+    outcome.min_bytes = problem_min_bytes(prob, kernel->pass, kernel->dtype);
+    if (fused)
+        outcome.min_bytes += 4.0 * prob->k * (request->epilogue.bias + 2 * request->epilogue.scale_shift) +
+                             (request->epilogue.residual ? (double)problem_y_elems(prob) * dtype_size(kernel->dtype) : 0.0);
     if (fused && (!kernel->launch_fused || kernel->pass != PASS_FPROP)) {
         snprintf(outcome.why, sizeof outcome.why, "kernel %s has no fused epilogue", kernel->id);
         outcome.status = RUN_UNSUPPORTED;
@@ -451,7 +456,7 @@ run_outcome run_kernel(const run_request *request)
         }
         double seconds = outcome.timing.median_ms * 1e-3;
         outcome.tflops = problem_flops(prob) / seconds / 1e12;
-        outcome.gbps = problem_min_bytes(prob, kernel->pass, kernel->dtype) / seconds / 1e9;
+        outcome.gbps = outcome.min_bytes / seconds / 1e9;
         if (request->verify) {
             outcome.check_after_timing =
                 check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);

@@ -54,6 +54,7 @@ typedef struct {
     bool phase_timed;            /* the kernel's first phase (conv_kernel.launch_phase), timed alone */
     timing_result phase_timing;
     double tflops, gbps;
+    double min_bytes;            /* the traffic gbps counts: each tensor once, and an epilogue's operands */
     baseline_result cudnn;
     bool reference_on_gpu;
 } run_outcome;
