@@ -32,6 +32,22 @@ static HOST_DEVICE inline int64_t halo_extent(int tile, int stride, int taps, in
     return (int64_t)(tile - 1) * stride + (int64_t)(taps - 1) * dil + 1;
 }
 
+/* The output pixel (n, p, q) behind a flat index over N*P*Q, q fastest: the row order of the fprop GEMM
+ * (and of y itself in NCHW within a channel plane, or NHWC across pixels). */
+typedef struct {
+    int n, p, q;
+} output_pixel;
+
+static HOST_DEVICE inline output_pixel output_pixel_of(const conv_problem *prob, int index)
+{
+    output_pixel px;
+    px.q = index % prob->q;
+    index /= prob->q;
+    px.p = index % prob->p;
+    px.n = index / prob->p;
+    return px;
+}
+
 /* A GEMM-shaped output tiled bm x bn: block `block` starts at row row0 and column col0. The column tile
  * varies fastest, so the few blocks that read the same rows of A (the same input pixels) run at the
  * same time and share them in L2. */

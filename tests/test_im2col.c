@@ -54,7 +54,7 @@ static void check_problem(const conv_problem *prob, uint64_t seed)
     /* Columns: the pixel decoding inverts (n*P + p)*Q + q. */
     int bad_cols = 0;
     for (int col = 0; col < cols; col++) {
-        im2col_pixel px = im2col_pixel_of(prob, col);
+        output_pixel px = output_pixel_of(prob, col);
         bad_cols += px.n < 0 || px.n >= prob->n || px.p < 0 || px.p >= prob->p || px.q < 0 || px.q >= prob->q ||
                     (px.n * prob->p + px.p) * prob->q + px.q != col;
     }
@@ -81,7 +81,7 @@ static void check_problem(const conv_problem *prob, uint64_t seed)
                         a[(size_t)row * ld + col] = 0.0f;
                         continue;
                     }
-                    im2col_pixel px = im2col_pixel_of(prob, col);
+                    output_pixel px = output_pixel_of(prob, col);
                     int from = im2col_x_offset(prob, c, r, s, px);
                     int h = px.p * prob->stride_h - prob->pad_h + r * prob->dil_h;
                     int ww = px.q * prob->stride_w - prob->pad_w + s * prob->dil_w;
@@ -119,7 +119,7 @@ static void check_problem(const conv_problem *prob, uint64_t seed)
                 }
                 const int k = g * kg + m;
                 const size_t at = (size_t)k * pq + im2col_y_column(col, pq, prob->k * pq);
-                im2col_pixel px = im2col_pixel_of(prob, col);
+                output_pixel px = output_pixel_of(prob, col);
                 bad_places += at != (((size_t)px.n * prob->k + k) * prob->p + px.p) * prob->q + px.q;
                 y[at] = sum;
                 magnitude[at] = sum_abs;

@@ -227,7 +227,7 @@ static void check_addressing(const conv_problem *prob, const char *text)
     const int rows = igemm_rows(prob), depth = igemm_depth(prob), cg = prob->c / prob->groups;
     int bad_pixels = 0, bad_taps = 0;
     for (int m = 0; m < rows; m++) {
-        igemm_pixel px = igemm_pixel_of(prob, m);
+        output_pixel px = output_pixel_of(prob, m);
         bad_pixels += px.n < 0 || px.n >= prob->n || px.p < 0 || px.p >= prob->p || px.q < 0 || px.q >= prob->q ||
                       (px.n * prob->p + px.p) * prob->q + px.q != m;
     }
@@ -353,7 +353,7 @@ static size_t count_wrong(const fixture *f, const double *y)
     for (int g = 0; g < prob->groups; g++)
         for (int m = 0; m < igemm_rows(prob); m++)
             for (int j = 0; j < igemm_cols(prob); j++) {
-                const igemm_pixel px = igemm_pixel_of(prob, m);
+                const output_pixel px = output_pixel_of(prob, m);
                 const int k = g * igemm_cols(prob) + j;
                 const size_t at = (((size_t)px.n * prob->k + k) * prob->p + px.p) * prob->q + px.q;
                 const double got = y[igemm_y_offset(prob, g, m, j)];

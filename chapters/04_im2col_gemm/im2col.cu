@@ -45,7 +45,7 @@ im2col_kernel(const conv_problem prob, const float *__restrict__ x, float *__res
     if (index >= threads)
         return;
     const int col = index % ld, c = index / ld;
-    const im2col_pixel px = im2col_pixel_of(&prob, col);
+    const output_pixel px = output_pixel_of(&prob, col);
     for (int r = 0; r < prob.r; r++)
         for (int s = 0; s < prob.s; s++) {
             const int from = col < cols ? im2col_x_offset(&prob, c, r, s, px) : -1;

@@ -24,6 +24,7 @@
 #define IM2COL_H
 
 #include "conv.h"
+#include "tiles.h" /* output_pixel_of */
 
 #define IM2COL_FN static HOST_DEVICE inline
 
@@ -52,19 +53,7 @@ IM2COL_FN int im2col_row(const conv_problem *prob, int c, int r, int s)
     return (c * prob->r + r) * prob->s + s;
 }
 
-/* The output pixel behind column j of A. */
-typedef struct {
-    int n, p, q;
-} im2col_pixel;
-
-IM2COL_FN im2col_pixel im2col_pixel_of(const conv_problem *prob, int col)
-{
-    im2col_pixel px;
-    px.q = col % prob->q;
-    px.p = col / prob->q % prob->p;
-    px.n = col / prob->q / prob->p;
-    return px;
-}
+/* The output pixel behind column j of A: output_pixel_of() (common/tiles.h). */
 
 /* The input coordinate, along one axis, that filter tap `tap` of output coordinate `out` reads. */
 IM2COL_FN int im2col_input_coord(int out, int tap, int stride, int pad, int dil)
@@ -74,7 +63,7 @@ IM2COL_FN int im2col_input_coord(int out, int tap, int stride, int pad, int dil)
 
 /* Where in x (NCHW) element A[im2col_row(c, r, s)][column of px] comes from, or -1 where the tap falls
  * in the zero padding. */
-IM2COL_FN int im2col_x_offset(const conv_problem *prob, int c, int r, int s, im2col_pixel px)
+IM2COL_FN int im2col_x_offset(const conv_problem *prob, int c, int r, int s, output_pixel px)
 {
     const int h = im2col_input_coord(px.p, r, prob->stride_h, prob->pad_h, prob->dil_h);
     const int w = im2col_input_coord(px.q, s, prob->stride_w, prob->pad_w, prob->dil_w);

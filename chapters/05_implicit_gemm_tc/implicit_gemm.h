@@ -36,7 +36,7 @@
 #include <stdint.h>
 
 #include "conv.h"
-#include "tiles.h" /* tiles_covering, gemm_block_of */
+#include "tiles.h" /* tiles_covering, gemm_block_of, output_pixel_of */
 
 #define IG_FN static HOST_DEVICE inline
 
@@ -72,20 +72,7 @@ IG_FN int igemm_depth(const conv_problem *prob)
 
 /* ---- direct: divide, then check ------------------------------------------------------------------- */
 
-typedef struct {
-    int n, p, q;
-} igemm_pixel;
-
-/* Row m's output pixel: m = (n*P + p)*Q + q. */
-IG_FN igemm_pixel igemm_pixel_of(const conv_problem *prob, int m)
-{
-    igemm_pixel px;
-    px.q = m % prob->q;
-    m /= prob->q;
-    px.p = m % prob->p;
-    px.n = m / prob->p;
-    return px;
-}
+/* Row m's output pixel, m = (n*P + p)*Q + q: output_pixel_of() (common/tiles.h). */
 
 typedef struct {
     int r, s, c;
@@ -105,7 +92,7 @@ IG_FN igemm_tap igemm_tap_of(const conv_problem *prob, int kappa)
 
 /* Offset in x (NHWC) of the value pixel px reads through tap t, channel t.c of group `group`, or -1 if
  * that tap falls in the zero padding. */
-IG_FN int igemm_x_offset(const conv_problem *prob, int group, igemm_pixel px, igemm_tap t)
+IG_FN int igemm_x_offset(const conv_problem *prob, int group, output_pixel px, igemm_tap t)
 {
     const int h = px.p * prob->stride_h - prob->pad_h + t.r * prob->dil_h;
     const int w = px.q * prob->stride_w - prob->pad_w + t.s * prob->dil_w;
@@ -117,7 +104,7 @@ IG_FN int igemm_x_offset(const conv_problem *prob, int group, igemm_pixel px, ig
 /* A_g[m][kappa]: its offset in x, or -1 for a zero of the padding. */
 IG_FN int igemm_a_offset(const conv_problem *prob, int group, int m, int kappa)
 {
-    return igemm_x_offset(prob, group, igemm_pixel_of(prob, m), igemm_tap_of(prob, kappa));
+    return igemm_x_offset(prob, group, output_pixel_of(prob, m), igemm_tap_of(prob, kappa));
 }
 
 /* B_g[kappa][j]: its offset in w (KRSC). Column j of B_g is row g*K/G + j of w, depth values long. */
@@ -142,7 +129,7 @@ typedef struct {
 
 IG_FN igemm_origin igemm_row_origin(const conv_problem *prob, int group, int m)
 {
-    const igemm_pixel px = igemm_pixel_of(prob, m);
+    const output_pixel px = output_pixel_of(prob, m);
     igemm_origin o;
     o.h = px.p * prob->stride_h - prob->pad_h;
     o.w = px.q * prob->stride_w - prob->pad_w;
