@@ -403,32 +403,6 @@ static int command_check(const options *opts)
     return 0;
 }
 
-/* "NVIDIA H100 80GB HBM3" -> "h100": the first word that is letters followed by digits. */
-static void gpu_short_name(const char *name, char *out, size_t len)
-{
-    char word[64];
-    for (const char *at = name; *at;) {
-        size_t n = strcspn(at, " -_");
-        if (n > 0 && n < sizeof word) {
-            memcpy(word, at, n);
-            word[n] = '\0';
-            size_t letters = 0;
-            while (letters < n && ((word[letters] | 32) >= 'a' && (word[letters] | 32) <= 'z'))
-                letters++;
-            if (letters > 0 && letters < n && word[letters] >= '0' && word[letters] <= '9') {
-                for (size_t i = 0; i < n; i++)
-                    word[i] = (char)(word[i] >= 'A' && word[i] <= 'Z' ? word[i] + 32 : word[i]);
-                snprintf(out, len, "%s", word);
-                return;
-            }
-        }
-        at += n;
-        while (*at == ' ' || *at == '-' || *at == '_')
-            at++;
-    }
-    snprintf(out, len, "gpu");
-}
-
 static bool selected(const conv_kernel *kernel, const char *prefixes)
 {
     if (!prefixes)
@@ -590,16 +564,11 @@ static int command_bench(const options *opts)
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
 
-    char short_name[64], csv[4096];
-    gpu_short_name(gpu_name(), short_name, sizeof short_name);
+    char csv[4096];
     if (opts->csv)
         snprintf(csv, sizeof csv, "%s", opts->csv);
-    else {
-        snprintf(csv, sizeof csv, "%s/bench/results", CONV_SOURCE_ROOT);
-        if (mkdir(csv, 0755) != 0 && errno != EEXIST)
-            fail("cannot create %s: %s", csv, strerror(errno));
-        snprintf(csv, sizeof csv, "%s/bench/results/%s.csv", CONV_SOURCE_ROOT, short_name);
-    }
+    else
+        results_default_path(CONV_SOURCE_ROOT, gpu_name(), csv, sizeof csv);
 
     printf("bench: %s, CUDA %s, cuDNN %s; measuring the ceilings...\n", gpu_name(), cuda_runtime_version(),
            cudnn_version_string());

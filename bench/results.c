@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "check.h"
 #include "results.h"
@@ -180,4 +181,40 @@ done:
         fclose(file);
     free(kept);
     return ok;
+}
+
+/* "h100" from "NVIDIA H100 80GB HBM3": the first word that is letters then digits, lowercased. */
+static void gpu_short_name(const char *name, char *out, size_t len)
+{
+    char word[64];
+    for (const char *at = name; *at;) {
+        size_t n = strcspn(at, " -_");
+        if (n > 0 && n < sizeof word) {
+            memcpy(word, at, n);
+            word[n] = '\0';
+            size_t letters = 0;
+            while (letters < n && ((word[letters] | 32) >= 'a' && (word[letters] | 32) <= 'z'))
+                letters++;
+            if (letters > 0 && letters < n && word[letters] >= '0' && word[letters] <= '9') {
+                for (size_t i = 0; i < n; i++)
+                    word[i] = (char)(word[i] >= 'A' && word[i] <= 'Z' ? word[i] + 32 : word[i]);
+                snprintf(out, len, "%s", word);
+                return;
+            }
+        }
+        at += n;
+        while (*at == ' ' || *at == '-' || *at == '_')
+            at++;
+    }
+    snprintf(out, len, "gpu");
+}
+
+void results_default_path(const char *source_root, const char *gpu, char *path, size_t len)
+{
+    char short_name[64];
+    gpu_short_name(gpu, short_name, sizeof short_name);
+    snprintf(path, len, "%s/bench/results", source_root);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        fail("cannot create %s: %s", path, strerror(errno));
+    snprintf(path, len, "%s/bench/results/%s.csv", source_root, short_name);
 }

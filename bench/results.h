@@ -30,4 +30,8 @@ bool results_merge(const char *path, const results_row *rows, int count, char *w
 /* Parses one CSV line into a row (RFC 4180 quoting). Returns false if the field count is wrong. */
 bool results_parse_line(const char *line, results_row *row);
 
+/* Where the benchmark writes by default: SOURCE_ROOT/bench/results/<gpu>.csv, "h100.csv" for an
+ * "NVIDIA H100 80GB HBM3" (the folder is created if missing). */
+void results_default_path(const char *source_root, const char *gpu, char *path, size_t len);
+
 #endif

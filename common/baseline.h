@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "conv.h"
+#include "cudnn_conv.h"
 #include "epilogue.h"
 #include "timing.h"
 
@@ -37,9 +38,6 @@ baseline_result cudnn_best(const conv_problem *prob, conv_pass pass, conv_dtype 
  * on fresh random inputs. Not ok for batch norm's scale and shift, which the fused API cannot express. */
 baseline_result cudnn_fused_best(const conv_problem *prob, conv_dtype dtype, conv_layout layout, epilogue_ops ops,
                                  const timing_opts *opts);
-
-/* "9.13.0", or "n/a" when the build has no cuDNN. */
-const char *cudnn_version_string(void);
 
 /* The dense fp16 tensor-core rate in TFLOP/s, from a large square cuBLAS GEMM (fp32 accumulate). */
 double ceiling_fp16_tflops(void);

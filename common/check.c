@@ -16,3 +16,18 @@ void fail(const char *fmt, ...)
     va_end(args);
     exit(1);
 }
+
+bool try_device_alloc(void **ptr, size_t bytes)
+{
+    *ptr = NULL;
+    if (bytes == 0)
+        return true;
+    cudaError_t err = cudaMalloc(ptr, bytes);
+    if (err == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        *ptr = NULL;
+        return false;
+    }
+    CUDA_CHECK(err);
+    return true;
+}

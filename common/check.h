@@ -7,6 +7,8 @@
 #ifndef CHECK_H
 #define CHECK_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <cuda_runtime_api.h>
@@ -21,6 +23,12 @@ void fail(const char *fmt, ...)
     __attribute__((noreturn, format(printf, 1, 2)))
 #endif
     ;
+
+/* cudaMalloc that treats running out of device memory as an answer rather than an error: a large
+ * problem that fits our kernel may not leave room for cuDNN's, and that deserves "n/a", not an exit.
+ * Returns false (with *ptr NULL and the error cleared) only for cudaErrorMemoryAllocation; any other
+ * failure is fatal. Zero bytes: *ptr NULL, true. */
+bool try_device_alloc(void **ptr, size_t bytes);
 
 #ifdef __cplusplus
 }

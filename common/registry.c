@@ -72,10 +72,15 @@ struct source_hash {
 extern const struct source_hash kernel_source_hashes[];
 extern const int kernel_source_hash_count;
 
-const char *registry_source_sha256(const conv_kernel *kernel)
+const char *source_sha256(const char *source)
 {
     for (int i = 0; i < kernel_source_hash_count; i++)
-        if (strcmp(kernel_source_hashes[i].path, kernel->source) == 0)
+        if (strcmp(kernel_source_hashes[i].path, source) == 0)
             return kernel_source_hashes[i].sha256;
     return "unknown";
+}
+
+const char *registry_source_sha256(const conv_kernel *kernel)
+{
+    return source_sha256(kernel->source);
 }

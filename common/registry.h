@@ -22,6 +22,10 @@ bool registry_matches(const conv_kernel *kernel, const char *prefix);
  * (generated at build time by bench/hash_sources.py), or "unknown". */
 const char *registry_source_sha256(const conv_kernel *kernel);
 
+/* The same for any hashed source file by its path from the repository root: the kernels' sources and
+ * the example programs' (chapters 10 and 11), which are not registry kernels but write results too. */
+const char *source_sha256(const char *source);
+
 #ifdef __cplusplus
 }
 #endif
