@@ -116,15 +116,21 @@ def main():
             ours = load(output).astype(np.float64)
             for label, theirs in torch_answer(torch, pass_name, shape, {n: load(n) for n in inputs}).items():
                 theirs = theirs.numpy()
+                if ours.shape != theirs.shape:
+                    rows.append((kernel_id, shape, label, f"shape {ours.shape} != PyTorch's {theirs.shape} MISMATCH"))
+                    mismatches += 1
+                    continue
                 scale = max(np.abs(theirs).max(), 1e-30)  # the seed's tolerances, on unit-sized outputs
                 atol, rtol = (5e-3, 3e-3) if dtype == "f16" else (1e-5, 1e-5)
                 error = np.abs(ours - theirs) / scale
-                ok = ours.shape == theirs.shape and np.all(error <= atol + rtol * np.abs(theirs) / scale)
+                ok = bool(np.all(error <= atol + rtol * np.abs(theirs) / scale))  # NaN compares false: fails
                 mismatches += not ok
                 rows.append((kernel_id, shape, label, f"max err {error.max():.2e} (of max |out|) {'ok' if ok else 'MISMATCH'}"))
     if skipped_gpu and not rows:
         print(f"skip: {skipped_gpu}")
         return 77
+    if skipped_gpu:
+        print(f"torch_crosscheck: GPU kernels not compared: {skipped_gpu}")
     print(f"{'kernel':<6} {'problem (n c h w k r s stride pad dil groups)':<58} {'output':<22} result")
     for kernel_id, shape, label, result in rows:
         print(f"{kernel_id:<6} {str(shape):<58} {label:<22} {result}")
