@@ -33,6 +33,8 @@ if [ "$what" = all ] || [ "$what" = test ]; then
     meson test -C build --suite build --suite gpu --print-errorlogs >>"$log" 2>&1 || status=1
     grep -E "^ *[0-9]+/[0-9]+ " build/meson-logs/testlog.txt | tee -a "$log"
     grep -E "^FAIL|pass, [1-9][0-9]* fail" build/meson-logs/testlog.txt | head -40
+    # the PyTorch cross-check's table, as the script wrote it (commit it: it is the record in docs/)
+    cp build/tests/torch_crosscheck.md docs/ 2>/dev/null && cp docs/torch_crosscheck.md "$out"/
 fi
 
 if [ "$what" = all ] || [ "$what" = sanitize ]; then

@@ -10,9 +10,12 @@ and the two must agree to the cuDNN seed's tolerance for fp16 (atol 5e-3, rtol 3
 scaled to unit size) and to 1e-5 for fp32. Prints a table, exits 1 on any mismatch, 77 (skip) where
 PyTorch or a GPU for GPU kernels is missing.
 
-Run as: torch_crosscheck.py PATH_TO_CONV TMP_DIR [ID_PREFIX] [--random N]
+Run as: torch_crosscheck.py PATH_TO_CONV TMP_DIR [ID_PREFIX] [--random N] [--report FILE.md]
+--report also writes the table as Markdown, headed by the GPU and the PyTorch version (docs/ keeps the
+one a GPU session produced: bench/gpu_session.sh).
 """
 import argparse
+import datetime
 import os
 import random
 import subprocess
@@ -72,6 +75,24 @@ def torch_answer(torch, pass_name, shape, tensors):
     return {"dw": torch.nn.grad.conv2d_weight(t["x"], (k, c // groups, r, s), t["dy"], **geometry)}
 
 
+def write_report(path, rows, summary, torch):
+    """The table as Markdown, with what it ran on: written by the script, never by hand."""
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    lines = ["# Our kernels against PyTorch", "",
+             f"Written by `tests/torch_crosscheck.py --report` on {datetime.date.today()}: {gpu}, "
+             f"PyTorch {torch.__version__}, commit {commit}. PyTorch computes each pass in float64 on the "
+             "CPU from the inputs our kernel read (`--save-npy`); fp16 must agree to atol 5e-3, rtol 3e-3 and "
+             "fp32 to 1e-5, on outputs scaled to unit size.", "",
+             f"**{summary}.**", "",
+             "| kernel | problem (n c h w k r s stride pad dil groups) | output | result |",
+             "| --- | --- | --- | --- |"]
+    lines += [f"| {kernel_id} | `{shape}` | {label} | {result} |" for kernel_id, shape, label, result in rows]
+    with open(path, "w") as out:
+        out.write("\n".join(lines) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("conv")
@@ -79,6 +100,7 @@ def main():
     parser.add_argument("prefix", nargs="?", default="")
     parser.add_argument("--random", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--report", help="also write the table as Markdown to this file")
     args = parser.parse_args()
     try:
         import torch
@@ -134,7 +156,10 @@ def main():
     print(f"{'kernel':<6} {'problem (n c h w k r s stride pad dil groups)':<58} {'output':<22} result")
     for kernel_id, shape, label, result in rows:
         print(f"{kernel_id:<6} {str(shape):<58} {label:<22} {result}")
-    print(f"torch_crosscheck: {len(rows)} comparisons, {mismatches} mismatches (PyTorch {torch.__version__})")
+    summary = f"{len(rows)} comparisons, {mismatches} mismatches (PyTorch {torch.__version__})"
+    print(f"torch_crosscheck: {summary}")
+    if args.report:
+        write_report(args.report, rows, summary, torch)
     return 1 if mismatches else 0
 
 
