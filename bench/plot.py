@@ -9,7 +9,7 @@ For every DIR/<gpu>.csv written by the benchmark runner this writes, into --out:
   <gpu>_roofline.png   arithmetic intensity vs TFLOP/s of every (kernel, layer), under
                        the measured copy-bandwidth slope and compute roofs;
   <gpu>_pct_cudnn.png  % of cuDNN for every kernel x layer, one heat-map panel per pass.
-Only rows with status `pass` and a time are plotted; the heat map greys out `fail`
+Only rows with status `pass` and a time are plotted (and not chapter 10's whole blocks); the heat map greys out `fail`
 and unsupported (n/s) cells. Reads only the CSVs, never the runner's stdout.
 A malformed CSV prints one line `plot: FILE: what is wrong` to stderr and exits 1.
 """
@@ -338,9 +338,16 @@ def save(fig, path):
     return path
 
 
+# Chapter 10's rows time a whole ResNet block (several convolutions and their epilogues), not one
+# convolution on one layer: they would be misplaced among the kernels and shift cuDNN's per-layer
+# medians. They have their own table in chapter 10's README (bench/tables.py).
+NOT_ONE_CONVOLUTION = {"10"}
+
+
 def load_plottable(csv_path):
     """load() plus the one extra demand of plotting: something that passed. Raises CsvError."""
     results = load(csv_path)
+    results.rows = [r for r in results.rows if r["chapter"] not in NOT_ONE_CONVOLUTION]
     if not results.passed():
         raise CsvError("no row with status pass and a time: nothing to plot")
     return results
