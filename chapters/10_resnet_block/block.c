@@ -29,6 +29,12 @@ bool block_problems(const block_shape *shape, bool *projection, conv_problem *co
                     conv_problem *shortcut, char *why, size_t why_len)
 {
     *projection = shape->stride != 1 || shape->c != shape->k;
+    /* problem_validate takes any stride, but a basic block keeps its size (1) or halves it (2): what
+     * block.h promises to refuse, and what the checks and tests cover */
+    if (shape->stride != 1 && shape->stride != 2) {
+        snprintf(why, why_len, "a basic block's stride is 1 or 2 (got %d)", shape->stride);
+        return false;
+    }
     *conv1 = problem_make(shape->n, shape->c, shape->h, shape->w, shape->k, 3, 3);
     conv1->pad_h = conv1->pad_w = 1;
     conv1->stride_h = conv1->stride_w = shape->stride;

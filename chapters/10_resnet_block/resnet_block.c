@@ -402,10 +402,11 @@ static void launch_block(void *ctx)
 static double block_device_bytes(const block_params *params, size_t workspace)
 {
     const double x = (double)problem_x_elems(&params->conv1), y = (double)problem_y_elems(&params->conv1);
-    double filters = (double)problem_w_elems(&params->conv1) + (double)problem_w_elems(&params->conv2) +
-                     (params->projection ? (double)problem_w_elems(&params->shortcut) : 0.0);
+    const double w1 = (double)problem_w_elems(&params->conv1), w2 = (double)problem_w_elems(&params->conv2);
+    double filters = w1 + w2 + (params->projection ? (double)problem_w_elems(&params->shortcut) : 0.0);
     double outputs = IMPLS * (params->projection ? 3.0 : 2.0) * y;
-    double reference = 4.0 * (x > y ? x : y) + 4.0 * (double)problem_w_elems(&params->conv2) + 8.0 * y;
+    /* conv1's filter is the larger one when C > K (the shortcut's is a ninth of conv1's) */
+    double reference = 4.0 * (x > y ? x : y) + 4.0 * (w1 > w2 ? w1 : w2) + 8.0 * y;
     return 2.0 * (x + 2.0 * filters + outputs) + (double)workspace + reference;
 }
 
@@ -599,10 +600,15 @@ static impl_check check_impl(const block_run *run, int impl, const double *chain
                                    .scale = run->scale[stage], .shift = run->shift[stage], .residual = residual};
         const float *w = run->w_host[which][stage];
         block_stage_reference(prob, inputs[stage], w, &ep, have_gpu, ref);
+        /* A typical output is the convolution after BN's scale (about 3 / sqrt(L) of the bare one, by
+         * bn_draw's statistics): the folded filter carries that scale for every implementation, where
+         * our bare filter would make max_err's unit sqrt(L) / 3 times too large and the check as much
+         * too loose. */
+        const float *sized = run->w_host[1][stage];
         check.stage[stage] = verify_output(outputs[stage], ref, count, DTYPE_F16,
                                            problem_reduction_length(prob, PASS_FPROP),
                                            rms_of(inputs[stage], (size_t)problem_x_elems(prob)) *
-                                               rms_of(w, (size_t)problem_w_elems(prob)));
+                                               rms_of(sized, (size_t)problem_w_elems(prob)));
         check.pass &= check.stage[stage].pass;
     }
     check.end_to_end = block_verify_end_to_end(params, out->y_host, chain_y);
