@@ -12,6 +12,7 @@
 
 #include "baseline.h"
 #include "check.h"
+#include "cli.h"
 #include "epilogue.h"
 #include "harness.h"
 #include "registry.h"
@@ -62,30 +63,6 @@ static const char usage[] =
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input or an unsupported\n"
     "problem, 77 (check) no GPU for GPU kernels.\n";
 
-static void usage_error(const char *fmt, const char *detail)
-{
-    fprintf(stderr, "conv: ");
-    fprintf(stderr, fmt, detail);
-    fprintf(stderr, " (see conv --help)\n");
-    exit(2);
-}
-
-static int parse_int(const char *flag, const char *text, int min)
-{
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX) {
-        fprintf(stderr, "conv: %s needs an integer, got '%s'\n", flag, text);
-        exit(2);
-    }
-    if (value < min) {
-        fprintf(stderr, "conv: %s must be at least %d, got %ld\n", flag, min, value);
-        exit(2);
-    }
-    return (int)value;
-}
-
 typedef struct {
     const char *command;
     const char *target;          /* run ID / check PREFIX */
@@ -104,7 +81,7 @@ static options parse_options(int argc, char **argv)
                     .suite = "resnet50"};
     memset(&opts.overrides, 0xff, sizeof opts.overrides); /* every field -1: not given */
     if (argc < 2)
-        usage_error("%s", "no command given");
+        cli_error("%s", "no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage, stdout);
         exit(0);
@@ -113,11 +90,11 @@ static options parse_options(int argc, char **argv)
     int at = 2;
     if (strcmp(opts.command, "run") == 0 || strcmp(opts.command, "check") == 0) {
         if (at >= argc || (argv[at][0] == '-' && argv[at][1] == '-'))
-            usage_error("'%s' needs a kernel id (see conv list)", opts.command);
+            cli_error("'%s' needs a kernel id (see conv list)", opts.command);
         opts.target = argv[at++];
     } else if (strcmp(opts.command, "list") != 0 && strcmp(opts.command, "layers") != 0 &&
                strcmp(opts.command, "bench") != 0) {
-        usage_error("unknown command '%s'", opts.command);
+        cli_error("unknown command '%s'", opts.command);
     }
 
     struct { const char *flag; int *a, *b; int min; } int_flags[] = {
@@ -159,21 +136,16 @@ static options parse_options(int argc, char **argv)
                 takes_value |= strcmp(flag, int_flags[i].flag) == 0;
             for (size_t i = 0; i < sizeof string_flags / sizeof string_flags[0]; i++)
                 takes_value |= strcmp(flag, string_flags[i].flag) == 0;
-            usage_error(takes_value ? "%s needs a value" : "unknown option '%s'", flag);
+            cli_error(takes_value ? "%s needs a value" : "unknown option '%s'", flag);
         }
         const char *value = argv[at + 1];
         if (strcmp(flag, "--seed") == 0) {
-            char *end;
-            errno = 0;
-            unsigned long long seed = strtoull(value, &end, 10);
-            if (errno || end == value || *end != '\0' || value[0] == '-')
-                usage_error("--seed needs a non-negative integer, got '%s'", value);
-            opts.seed = seed;
+            opts.seed = cli_seed(flag, value);
             known = true;
         }
         for (size_t i = 0; !known && i < sizeof int_flags / sizeof int_flags[0]; i++)
             if (strcmp(flag, int_flags[i].flag) == 0) {
-                *int_flags[i].a = parse_int(flag, value, int_flags[i].min);
+                *int_flags[i].a = cli_int(flag, value, int_flags[i].min, INT_MAX);
                 if (int_flags[i].b)
                     *int_flags[i].b = *int_flags[i].a;
                 known = true;
@@ -182,12 +154,12 @@ static options parse_options(int argc, char **argv)
             if (strcmp(flag, string_flags[i].flag) == 0)
                 *string_flags[i].value = value, known = true;
         if (!known)
-            usage_error("unknown option '%s'", flag);
+            cli_error("unknown option '%s'", flag);
         at++;
     }
     char why[256];
     if (opts.epilogue_text && !epilogue_parse(opts.epilogue_text, &opts.epilogue, why, sizeof why))
-        usage_error("%s", why);
+        cli_error("%s", why);
     return opts;
 }
 
@@ -559,7 +531,7 @@ static double seconds_since(const struct timespec *start)
 static int command_bench(const options *opts)
 {
     if (!suite_exists(opts->suite))
-        usage_error("unknown suite '%s' (known: resnet50, seeds, mobilenet)", opts->suite);
+        cli_error("unknown suite '%s' (known: resnet50, seeds, mobilenet)", opts->suite);
     char why[256];
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
@@ -663,6 +635,7 @@ static int command_bench(const options *opts)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    cli_set_program("conv");
     /* fp32 comparisons are fp32: no library may quietly use TF32 (read when cuDNN/cuBLAS initialize). */
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     options opts = parse_options(argc, argv);

@@ -20,7 +20,6 @@
  *   ./build/chapters/10_resnet_block/resnet_block bench [--n 32]       ResNet-34's blocks, timed, into the CSV
  *   ./build/chapters/10_resnet_block/resnet_block --help
  */
-#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +29,7 @@
 #include "baseline.h"
 #include "block.h"
 #include "check.h"
+#include "cli.h"
 #include "cudnn_conv.h"
 #include "epilogue.h"
 #include "harness.h"
@@ -132,30 +132,6 @@ typedef struct {
     bool selected[RESNET34_BLOCKS];
 } options;
 
-static void usage_error(const char *fmt, const char *detail)
-{
-    fprintf(stderr, "resnet_block: ");
-    fprintf(stderr, fmt, detail);
-    fprintf(stderr, " (see resnet_block --help)\n");
-    exit(2);
-}
-
-static int parse_int(const char *flag, const char *text, int min)
-{
-    char *end;
-    errno = 0;
-    long value = strtol(text, &end, 10);
-    if (errno || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX) {
-        fprintf(stderr, "resnet_block: %s needs an integer, got '%s'\n", flag, text);
-        exit(2);
-    }
-    if (value < min) {
-        fprintf(stderr, "resnet_block: %s must be at least %d, got %ld\n", flag, min, value);
-        exit(2);
-    }
-    return (int)value;
-}
-
 static void select_blocks(options *opts)
 {
     if (!opts->blocks) {
@@ -181,7 +157,7 @@ static void select_blocks(options *opts)
         opts->selected[found] = any = true;
     }
     if (!any)
-        usage_error("--blocks needs at least one block name, got '%s'", opts->blocks);
+        cli_error("--blocks needs at least one block name, got '%s'", opts->blocks);
 }
 
 /* The kernel for 10a and 10b: it needs both launches, and must be an fp16 NHWC fprop GPU kernel. */
@@ -212,7 +188,7 @@ static options parse_options(int argc, char **argv)
 {
     options opts = {.kernel_id = "05c", .seed = 42, .random_count = 20, .n = 32};
     if (argc < 2)
-        usage_error("%s", "no command given");
+        cli_error("%s", "no command given");
     if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         fputs(usage, stdout);
         exit(0);
@@ -220,7 +196,7 @@ static options parse_options(int argc, char **argv)
     opts.command = argv[1];
     const bool bench = strcmp(opts.command, "bench") == 0;
     if (!bench && strcmp(opts.command, "check") != 0)
-        usage_error("unknown command '%s'", opts.command);
+        cli_error("unknown command '%s'", opts.command);
 
     static const struct { const char *flag; bool bench_only, check_only, takes_value; } flags[] = {
         {"--kernel", false, false, true}, {"--seed", false, false, true}, {"--random", false, true, true},
@@ -237,7 +213,7 @@ static options parse_options(int argc, char **argv)
             if (strcmp(flag, flags[i].flag) == 0)
                 which = i;
         if (which < 0)
-            usage_error("unknown option '%s'", flag);
+            cli_error("unknown option '%s'", flag);
         if ((flags[which].bench_only && !bench) || (flags[which].check_only && bench)) {
             fprintf(stderr, "resnet_block: %s is an option of '%s', not of '%s'\n", flag, bench ? "check" : "bench",
                     opts.command);
@@ -248,21 +224,16 @@ static options parse_options(int argc, char **argv)
             continue;
         }
         if (at + 1 >= argc)
-            usage_error("%s needs a value", flag);
+            cli_error("%s needs a value", flag);
         const char *value = argv[++at];
         if (strcmp(flag, "--kernel") == 0) {
             opts.kernel_id = value;
         } else if (strcmp(flag, "--seed") == 0) {
-            char *end;
-            errno = 0;
-            unsigned long long seed = strtoull(value, &end, 10);
-            if (errno || end == value || *end != '\0' || value[0] == '-')
-                usage_error("--seed needs a non-negative integer, got '%s'", value);
-            opts.seed = seed;
+            opts.seed = cli_seed(flag, value);
         } else if (strcmp(flag, "--random") == 0) {
-            opts.random_count = parse_int(flag, value, 0);
+            opts.random_count = cli_int(flag, value, 0, INT_MAX);
         } else if (strcmp(flag, "--n") == 0) {
-            opts.n = parse_int(flag, value, 1);
+            opts.n = cli_int(flag, value, 1, INT_MAX);
         } else if (strcmp(flag, "--blocks") == 0) {
             opts.blocks = value;
         } else {
@@ -933,6 +904,7 @@ static int command_bench(const options *opts)
 int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    cli_set_program("resnet_block");
     options opts = parse_options(argc, argv);
     return strcmp(opts.command, "check") == 0 ? command_check(&opts) : command_bench(&opts);
 }

@@ -28,7 +28,6 @@
  * --compare, no cuDNN) answers.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +36,7 @@
 #include <time.h>
 
 #include "check.h"
+#include "cli.h"
 #include "cudnn_conv.h"
 #include "data.h"
 #include "harness.h"
@@ -92,33 +92,6 @@ static void usage(FILE *out)
             COMPARE_TOLERANCE);
 }
 
-/* One line on stderr, exit 2: every command-line mistake ends here. */
-#if defined(__GNUC__)
-__attribute__((noreturn, format(printf, 1, 2)))
-#endif
-static void usage_error(const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    fputs("train_cnn: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputs(" (try --help)\n", stderr);
-    va_end(args);
-    exit(2);
-}
-
-static int parse_int(const char *flag, const char *text, int min, int max)
-{
-    char *end;
-    errno = 0;
-    const long value = strtol(text, &end, 10);
-    if (errno || end == text || *end)
-        usage_error("%s needs an integer, got '%s'", flag, text);
-    if (value < min || value > max)
-        usage_error("%s must be in %d..%d, got %ld", flag, min, max, value);
-    return (int)value;
-}
-
 /* A finite number in (min, max], or [min, max] with min_included. */
 static float parse_float(const char *flag, const char *text, double min, bool min_included, double max)
 {
@@ -126,9 +99,9 @@ static float parse_float(const char *flag, const char *text, double min, bool mi
     errno = 0;
     const double value = strtod(text, &end);
     if (errno || end == text || *end || !isfinite(value))
-        usage_error("%s needs a number, got '%s'", flag, text);
+        cli_error("%s needs a number, got '%s'", flag, text);
     if (value < min || (value == min && !min_included) || value > max)
-        usage_error("%s must be in %c%g, %g], got %s", flag, min_included ? '[' : '(', min, max, text);
+        cli_error("%s must be in %c%g, %g], got %s", flag, min_included ? '[' : '(', min, max, text);
     return (float)value;
 }
 
@@ -156,44 +129,43 @@ static options parse_options(int argc, char **argv)
         for (size_t j = 0; j < sizeof valued / sizeof valued[0]; j++)
             known |= !strcmp(flag, valued[j]);
         if (!known)
-            usage_error("unknown option '%s'", flag);
+            cli_error("unknown option '%s'", flag);
         if (i + 1 >= argc)
-            usage_error("%s needs a value", flag);
+            cli_error("%s needs a value", flag);
         const char *value = argv[++i];
         if (!strcmp(flag, "--backend")) {
             if (strcmp(value, "ours") && strcmp(value, "cudnn") && strcmp(value, "cpu"))
-                usage_error("unknown backend '%s' (ours, cudnn or cpu)", value);
+                cli_error("unknown backend '%s' (ours, cudnn or cpu)", value);
             o.backend = value;
             backend_given = true;
         } else if (!strcmp(flag, "--steps")) {
-            o.steps = parse_int(flag, value, 1, 1000000);
+            o.steps = cli_int(flag, value, 1, 1000000);
         } else if (!strcmp(flag, "--batch")) {
-            o.batch = parse_int(flag, value, 1, 4096);
+            o.batch = cli_int(flag, value, 1, 4096);
         } else if (!strcmp(flag, "--size")) {
-            o.size = parse_int(flag, value, 8, 256);
+            o.size = cli_int(flag, value, 8, 256);
         } else if (!strcmp(flag, "--lr")) {
             o.lr = parse_float(flag, value, 0.0, false, 100.0);
         } else if (!strcmp(flag, "--loss-scale")) {
             o.loss_scale = parse_float(flag, value, 0.0, false, 65536.0);
         } else if (!strcmp(flag, "--log-every")) {
-            o.log_every = parse_int(flag, value, 1, 1000000);
+            o.log_every = cli_int(flag, value, 1, 1000000);
         } else if (!strcmp(flag, "--log")) {
             if (!*value)
-                usage_error("--log needs a file name");
+                cli_error("--log needs a file name");
             o.log_path = value;
         } else if (!strcmp(flag, "--test")) {
-            o.test = parse_int(flag, value, 1, 1000000);
+            o.test = cli_int(flag, value, 1, 1000000);
         } else if (!strcmp(flag, "--target")) {
             o.target = parse_float(flag, value, 0.0, true, 1.0);
         } else {
-            const int seed = parse_int(flag, value, 0, 2147483647);
-            o.seed = (uint64_t)seed;
+            o.seed = cli_seed(flag, value);
         }
     }
     if (o.compare && backend_given)
-        usage_error("--compare trains both GPU backends; it takes no --backend");
+        cli_error("--compare trains both GPU backends; it takes no --backend");
     if (o.emulate_fp16 && (o.compare || strcmp(o.backend, "cpu")))
-        usage_error("--emulate-fp16 is for --backend cpu (the GPU backends store fp16 already)");
+        cli_error("--emulate-fp16 is for --backend cpu (the GPU backends store fp16 already)");
     return o;
 }
 
@@ -511,6 +483,7 @@ static void backend_free(backend *be)
 
 int main(int argc, char **argv)
 {
+    cli_set_program("train_cnn");
     const options o = parse_options(argc, argv);
     net_shape shape;
     char why[512];

@@ -1,0 +1,53 @@
+/* cli.c: bad command-line input, one line and exit 2 (cli.h). */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+static const char *program = "conv";
+
+void cli_set_program(const char *name)
+{
+    program = name;
+}
+
+void cli_error(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    fflush(stdout);
+    fprintf(stderr, "%s: ", program);
+    vfprintf(stderr, fmt, args);
+    fprintf(stderr, " (see %s --help)\n", program);
+    va_end(args);
+    exit(2);
+}
+
+int cli_int(const char *flag, const char *text, int min, int max)
+{
+    char *end;
+    errno = 0;
+    const long value = strtol(text, &end, 10);
+    if (errno || end == text || *end != '\0' || value < INT_MIN || value > INT_MAX)
+        cli_error("%s needs an integer, got '%s'", flag, text);
+    if (value < min || value > max) {
+        if (max == INT_MAX)
+            cli_error("%s must be at least %d, got %ld", flag, min, value);
+        cli_error("%s must be in %d..%d, got %ld", flag, min, max, value);
+    }
+    return (int)value;
+}
+
+uint64_t cli_seed(const char *flag, const char *text)
+{
+    char *end;
+    errno = 0;
+    /* strtoull accepts "-5" (as 2^64 - 5): a seed must not start with a sign */
+    const unsigned long long value = strtoull(text, &end, 10);
+    if (errno || end == text || *end != '\0' || text[0] == '-' || text[0] == '+')
+        cli_error("%s needs a non-negative integer, got '%s'", flag, text);
+    return (uint64_t)value;
+}
