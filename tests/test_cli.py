@@ -2,31 +2,16 @@
 exit, never a crash; good input works. Run as: test_cli.py PATH_TO_CONV TMP_DIR"""
 import os
 import struct
-import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_check import CliCheck  # noqa: E402
+
 conv, tmp = sys.argv[1], sys.argv[2]
-failures = []
+cli = CliCheck(conv)
+run, expect_error, failures = cli.run, cli.expect_error, cli.failures
 
 
-def run(*args):
-    return subprocess.run([conv, *args], capture_output=True, text=True, timeout=300)
-
-
-def expect_error(args, fragment, code=2):
-    result = run(*args)
-    lines = result.stderr.strip().splitlines()
-    problems = []
-    if result.returncode != code:
-        problems.append(f"exit {result.returncode}, expected {code}")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} stderr lines, expected one")
-    if fragment not in result.stderr:
-        problems.append(f"stderr lacks {fragment!r}")
-    if "Traceback" in result.stderr or result.returncode < 0:
-        problems.append("crashed")
-    if problems:
-        failures.append(f"conv {' '.join(args)}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()!r}")
 
 
 def write_npy(path, descr, shape, payload):
@@ -99,7 +84,4 @@ if gpu.returncode == 77:
         failures.append(f"check 02 skip line: {gpu.stdout!r}")
     expect_error(["run", "02b", *small], "runs on the GPU: no CUDA device", code=1)
 
-for failure in failures:
-    print("FAIL", failure)
-print(f"test_cli: {len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(cli.finish("test_cli"))

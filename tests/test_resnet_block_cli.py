@@ -1,31 +1,16 @@
 """Chapter 10's resnet_block command line: every kind of bad input gets one line on stderr and a
 non-zero exit, never a crash; --help works; without a GPU, check and bench say so and exit 77.
 Run as: test_resnet_block_cli.py PATH_TO_RESNET_BLOCK"""
-import subprocess
+import os
 import sys
 
-program = sys.argv[1]
-failures = []
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_check import CliCheck  # noqa: E402
+
+cli = CliCheck(sys.argv[1])
+run, expect_error, failures = cli.run, cli.expect_error, cli.failures
 
 
-def run(*args):
-    return subprocess.run([program, *args], capture_output=True, text=True, timeout=300)
-
-
-def expect_error(args, fragment, code=2):
-    result = run(*args)
-    lines = result.stderr.strip().splitlines()
-    problems = []
-    if result.returncode != code:
-        problems.append(f"exit {result.returncode}, expected {code}")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} stderr lines, expected one")
-    if fragment not in result.stderr:
-        problems.append(f"stderr lacks {fragment!r}")
-    if result.returncode < 0:
-        problems.append("crashed")
-    if problems:
-        failures.append(f"resnet_block {' '.join(args)}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()!r}")
 
 
 # commands and options
@@ -81,7 +66,4 @@ if result.returncode == 77:
 elif result.returncode != 0:
     failures.append(f"check --random 0 on a GPU: exit {result.returncode}\n{result.stdout[-2000:]}")
 
-for failure in failures:
-    print("FAIL", failure)
-print(f"test_resnet_block_cli: {len(failures)} failures")
-sys.exit(1 if failures else 0)
+sys.exit(cli.finish("test_resnet_block_cli"))

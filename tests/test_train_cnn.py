@@ -23,32 +23,15 @@ import re
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cli_check import CliCheck  # noqa: E402
+
 train_cnn, plot_loss, tmp = sys.argv[1], sys.argv[2], sys.argv[3]
-failures = []
+cli = CliCheck(train_cnn)
+run, expect_error, failures = cli.run, cli.expect_error, cli.failures
 os.makedirs(tmp, exist_ok=True)
 LOSS_FACTOR = 2.0
 ACCURACY_TARGET = 0.6
-
-
-def run(*args, timeout=300):
-    return subprocess.run([train_cnn, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def expect_error(args, fragment, code=2):
-    result = run(*args)
-    lines = result.stderr.strip().splitlines()
-    problems = []
-    if result.returncode != code:
-        problems.append(f"exit {result.returncode}, expected {code}")
-    if len(lines) != 1:
-        problems.append(f"{len(lines)} stderr lines, expected one")
-    if fragment not in result.stderr:
-        problems.append(f"stderr lacks {fragment!r}")
-    if result.returncode < 0:
-        problems.append("crashed")
-    if problems:
-        failures.append(f"train_cnn {' '.join(args)}: {'; '.join(problems)}\n  stderr: {result.stderr.strip()!r}")
-
 
 # 1. the command line
 expect_error(["--bogus"], "unknown option '--bogus'")
@@ -172,7 +155,4 @@ for text, fragment in (("backend,step\ncpu,0\n", "missing column(s) loss"),
     if result.returncode != 1 or len(lines) != 1 or fragment not in result.stderr:
         failures.append(f"plot_loss.py on a bad CSV ({fragment}): exit {result.returncode}, {result.stderr!r}")
 
-for failure in failures:
-    print("FAIL", failure)
-print(f"{len(failures)} failure(s)")
-sys.exit(1 if failures else 0)
+sys.exit(cli.finish("test_train_cnn"))
