@@ -6,13 +6,15 @@
 #   bash bench/gpu_session.sh test            1-2 only      (each step fits one 10-minute device call)
 #   bash bench/gpu_session.sh sanitize        1 and 3
 #   bash bench/gpu_session.sh bench [opts]    1 and 4; opts go to `conv bench` (e.g. --quick, --kernels 05)
-#   bash bench/gpu_session.sh examples        1 and 5, then 4's plots and tables
+#   bash bench/gpu_session.sh fusion          1 and 5, then 4's plots and tables
+#   bash bench/gpu_session.sh examples        1 and 6, then 4's plots and tables
 #
 # 1. build (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them), record the GPU;
 # 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
 # 3. compute-sanitizer memcheck and racecheck over every GPU kernel on the fixed awkward shapes;
 # 4. the benchmark (writes bench/results/<gpu>.csv), the plots and each chapter's results table;
-# 5. chapter 10's ResNet block benchmark (rows 10a, 10b in the same CSV) and chapter 11's training run
+# 5. chapter 05's fused epilogues on the resnet50 suite (05c fused, 05f unfused, cuDNN's fused call);
+# 6. chapter 10's ResNet block benchmark (rows 10a, 10b in the same CSV) and chapter 11's training run
 #    on both backends (its loss curves and plot into docs/).
 # Logs go to $OUT (the device tool's return folder) or build/gpu_session: session.log, the CSV, PNGs.
 set -uo pipefail
@@ -67,6 +69,14 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
     grep -E "^bench:|FAIL" "$log" | tail -20
 fi
 
+if [ "$what" = all ] || [ "$what" = fusion ]; then
+    step "fused epilogues on resnet50: 05c fused vs 05f unfused vs cuDNN's fused call"
+    for ops in bias,relu bn,relu bn,residual,relu; do
+        ./build/conv bench --kernels 05c,05f --epilogue "$ops" >>"$log" 2>&1 || status=1
+    done
+    grep -E "^bench:|FAIL" "$log" | tail -6
+fi
+
 if [ "$what" = all ] || [ "$what" = examples ]; then
     step "chapter 10: the ResNet basic block, fused / unfused / cuDNN"
     ./build/chapters/10_resnet_block/resnet_block bench >>"$log" 2>&1 || status=1
@@ -80,7 +90,7 @@ if [ "$what" = all ] || [ "$what" = examples ]; then
     cp docs/train_cnn_compare.csv docs/train_cnn_loss.png "$out"/ 2>/dev/null
 fi
 
-if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = examples ]; then
+if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = fusion ] || [ "$what" = examples ]; then
     python3 bench/plot.py --results bench/results --out docs >>"$log" 2>&1 || status=1
     # each chapter's results table, generated from the CSV (chapters with no rows yet keep their text)
     for csv in bench/results/*.csv; do
