@@ -444,52 +444,22 @@ static void fill_row(results_row *row, const conv_kernel *kernel, epilogue_ops e
     }
     results_set(row, "pass", "%s", pass_name(kernel->pass));
     results_set(row, "layer", "%s/%s", layer->suite, layer->layer);
-    results_set(row, "n", "%d", prob->n);
-    results_set(row, "c", "%d", prob->c);
-    results_set(row, "h", "%d", prob->h);
-    results_set(row, "w", "%d", prob->w);
-    results_set(row, "k", "%d", prob->k);
-    results_set(row, "r", "%d", prob->r);
-    results_set(row, "s", "%d", prob->s);
-    const struct { const char *column; int a, b; } pairs[] = {
-        {"stride", prob->stride_h, prob->stride_w}, {"pad", prob->pad_h, prob->pad_w},
-        {"dilation", prob->dil_h, prob->dil_w}};
-    for (size_t i = 0; i < 3; i++) {
-        if (pairs[i].a == pairs[i].b)
-            results_set(row, pairs[i].column, "%d", pairs[i].a);
-        else
-            results_set(row, pairs[i].column, "%dx%d", pairs[i].a, pairs[i].b);
-    }
-    results_set(row, "groups", "%d", prob->groups);
-    results_set(row, "dtype", "%s", dtype_name(kernel->dtype));
-    results_set(row, "layout", "%s", layout_name(kernel->layout));
+    results_set_problem(row, prob, kernel->dtype, kernel->layout);
     results_set(row, "status", "%s", outcome->status == RUN_PASS ? "pass" : outcome->status == RUN_FAIL ? "fail"
                                                                                                       : "unsupported");
     if (outcome->verified)
         results_set(row, "rel_err", "%.3e", outcome->check_after_timing.tol_rel > 0 ? outcome->check_after_timing.rel_l2
                                                                                     : outcome->check.rel_l2);
-    if (outcome->timed) {
-        double intensity = problem_flops(prob) / outcome->min_bytes;
-        double roof = peak_gbps * intensity / 1000.0 < peak_tflops ? peak_gbps * intensity / 1000.0 : peak_tflops;
-        results_set(row, "time_ms", "%.6g", outcome->timing.median_ms);
-        results_set(row, "tflops", "%.6g", outcome->tflops);
-        results_set(row, "gbps", "%.6g", outcome->gbps);
-        results_set(row, "pct_roofline", "%.2f", 100.0 * outcome->tflops / roof);
-        results_set(row, "reps", "%d", outcome->timing.reps);
-    }
+    if (outcome->timed)
+        results_set_timing(row, outcome->timing.median_ms, outcome->timing.reps, problem_flops(prob),
+                           outcome->min_bytes, peak_tflops, peak_gbps);
     if (cudnn->ok) {
         results_set(row, "cudnn_ms", "%.6g", cudnn->ms);
         results_set(row, "cudnn_algo", "%s", cudnn->algo);
         if (outcome->timed)
             results_set(row, "pct_cudnn", "%.2f", 100.0 * cudnn->ms / outcome->timing.median_ms);
     }
-    results_set(row, "peak_tflops", "%.2f", peak_tflops);
-    results_set(row, "peak_gbps", "%.1f", peak_gbps);
-    results_set(row, "gpu", "%s", gpu_name());
-    results_set(row, "cuda", "%s", cuda_runtime_version());
-    results_set(row, "cudnn", "%s", cudnn_version_string());
-    results_set(row, "source_sha256", "%s", registry_source_sha256(kernel));
-    results_set(row, "date", "%s", date);
+    results_set_machine(row, peak_tflops, peak_gbps, registry_source_sha256(kernel), date);
 }
 
 static int bench_without_gpu(const options *opts, const char *why)

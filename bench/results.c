@@ -7,6 +7,8 @@
 #include <sys/stat.h>
 
 #include "check.h"
+#include "cudnn_conv.h"
+#include "harness.h"
 #include "results.h"
 
 const char *const results_header[RESULTS_COLUMNS] = {
@@ -181,6 +183,52 @@ done:
         fclose(file);
     free(kept);
     return ok;
+}
+
+void results_set_problem(results_row *row, const conv_problem *prob, conv_dtype dtype, conv_layout layout)
+{
+    const struct { const char *column; int value; } ints[] = {
+        {"n", prob->n}, {"c", prob->c}, {"h", prob->h}, {"w", prob->w}, {"k", prob->k}, {"r", prob->r},
+        {"s", prob->s}, {"groups", prob->groups}};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        results_set(row, ints[i].column, "%d", ints[i].value);
+    const struct { const char *column; int a, b; } pairs[] = {
+        {"stride", prob->stride_h, prob->stride_w}, {"pad", prob->pad_h, prob->pad_w},
+        {"dilation", prob->dil_h, prob->dil_w}};
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+        if (pairs[i].a == pairs[i].b)
+            results_set(row, pairs[i].column, "%d", pairs[i].a);
+        else
+            results_set(row, pairs[i].column, "%dx%d", pairs[i].a, pairs[i].b);
+    }
+    results_set(row, "dtype", "%s", dtype_name(dtype));
+    results_set(row, "layout", "%s", layout_name(layout));
+}
+
+void results_set_timing(results_row *row, double median_ms, int reps, double flops, double bytes, double peak_tflops,
+                        double peak_gbps)
+{
+    const double seconds = median_ms * 1e-3, tflops = flops / seconds / 1e12;
+    const double roof_by_bytes = peak_gbps * (flops / bytes) / 1000.0; /* GB/s x flop/byte = GFLOP/s */
+    results_set(row, "time_ms", "%.6g", median_ms);
+    results_set(row, "tflops", "%.6g", tflops);
+    results_set(row, "gbps", "%.6g", bytes / seconds / 1e9);
+    results_set(row, "pct_roofline", "%.2f", 100.0 * tflops / (roof_by_bytes < peak_tflops ? roof_by_bytes : peak_tflops));
+    results_set(row, "reps", "%d", reps);
+}
+
+void results_set_machine(results_row *row, double peak_tflops, double peak_gbps, const char *source_sha256,
+                         const char *date)
+{
+    if (peak_tflops > 0.0)
+        results_set(row, "peak_tflops", "%.2f", peak_tflops);
+    if (peak_gbps > 0.0)
+        results_set(row, "peak_gbps", "%.1f", peak_gbps);
+    results_set(row, "gpu", "%s", gpu_name());
+    results_set(row, "cuda", "%s", cuda_runtime_version());
+    results_set(row, "cudnn", "%s", cudnn_version_string());
+    results_set(row, "source_sha256", "%s", source_sha256);
+    results_set(row, "date", "%s", date);
 }
 
 /* "h100" from "NVIDIA H100 80GB HBM3": the first word that is letters then digits, lowercased. */

@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "conv.h"
+
 #define RESULTS_COLUMNS 35
 #define RESULTS_FIELD 160
 
@@ -21,6 +23,19 @@ void results_set(results_row *row, const char *column, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* The columns every writer fills the same way, so a row means the same whatever wrote it:
+ *   results_set_problem: n, c, h, w, k, r, s, stride, pad, dilation ("2", or "2x1" when h and w
+ *                        differ), groups, dtype, layout;
+ *   results_set_timing:  time_ms, tflops, gbps, pct_roofline (of the roofline at this flops/bytes
+ *                        intensity under the two peaks), reps;
+ *   results_set_machine: peak_tflops and peak_gbps (when measured, > 0), gpu, cuda, cudnn,
+ *                        source_sha256, date. */
+void results_set_problem(results_row *row, const conv_problem *prob, conv_dtype dtype, conv_layout layout);
+void results_set_timing(results_row *row, double median_ms, int reps, double flops, double bytes, double peak_tflops,
+                        double peak_gbps);
+void results_set_machine(results_row *row, double peak_tflops, double peak_gbps, const char *source_sha256,
+                         const char *date);
 
 /* Reads path (which may not exist yet: zero rows), replaces rows whose kernel/pass/layer match a new
  * row, appends the rest, and writes the file back atomically. Returns false with why on any problem

@@ -1,5 +1,6 @@
 /* The results CSV: fields with commas and quotes survive a round trip, a new measurement replaces the
- * row of the same kernel/pass/layer, other rows stay, and a foreign header is refused. */
+ * row of the same kernel/pass/layer, other rows stay, and a foreign header is refused. The shared
+ * column writers describe a problem and a timing the same way for every program that writes rows. */
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,39 @@ static results_row make_row(const char *kernel, const char *layer, const char *t
     results_set(&row, "time_ms", "%s", time_ms);
     results_set(&row, "status", "pass");
     return row;
+}
+
+static const char *field(const results_row *row, const char *column)
+{
+    for (int i = 0; i < RESULTS_COLUMNS; i++)
+        if (strcmp(results_header[i], column) == 0)
+            return row->field[i];
+    return "(no such column)";
+}
+
+static void test_column_writers(void)
+{
+    conv_problem prob = problem_make(8, 64, 56, 56, 128, 3, 3);
+    prob.stride_h = 2;
+    prob.pad_h = prob.pad_w = 1;
+    results_row row;
+    memset(&row, 0, sizeof row);
+    results_set_problem(&row, &prob, DTYPE_F16, LAYOUT_NHWC);
+    EXPECT(strcmp(field(&row, "c"), "64") == 0 && strcmp(field(&row, "k"), "128") == 0, "c, k");
+    EXPECT(strcmp(field(&row, "stride"), "2x1") == 0, "stride h != w: '%s'", field(&row, "stride"));
+    EXPECT(strcmp(field(&row, "pad"), "1") == 0, "pad h == w: '%s'", field(&row, "pad"));
+    EXPECT(strcmp(field(&row, "dtype"), "f16") == 0 && strcmp(field(&row, "layout"), "NHWC") == 0, "%s %s",
+           field(&row, "dtype"), field(&row, "layout"));
+
+    /* 2 TFLOP and 1 GB in 10 ms: 200 TFLOP/s, 100 GB/s. Intensity 2000 flop/byte under a 3000 GB/s slope
+     * gives a 6000 TFLOP/s roof, so the 400 TFLOP/s compute peak binds: 50% of the roofline. */
+    results_set_timing(&row, 10.0, 20, 2e12, 1e9, 400.0, 3000.0);
+    EXPECT(strcmp(field(&row, "tflops"), "200") == 0, "tflops '%s'", field(&row, "tflops"));
+    EXPECT(strcmp(field(&row, "gbps"), "100") == 0, "gbps '%s'", field(&row, "gbps"));
+    EXPECT(strcmp(field(&row, "pct_roofline"), "50.00") == 0, "pct_roofline '%s'", field(&row, "pct_roofline"));
+    /* 1 GFLOP over 1 GB (1 flop/byte): the 3000 GB/s slope binds at 3 TFLOP/s; 1 GFLOP in 1 ms is 1. */
+    results_set_timing(&row, 1.0, 20, 1e9, 1e9, 400.0, 3000.0);
+    EXPECT(strcmp(field(&row, "pct_roofline"), "33.33") == 0, "bandwidth-bound '%s'", field(&row, "pct_roofline"));
 }
 
 static int count_lines(const char *path)
@@ -50,6 +84,7 @@ int main(int argc, char **argv)
     char path[4096], why[4400];
     snprintf(path, sizeof path, "%s/results_test.csv", argc > 1 ? argv[1] : ".");
     remove(path);
+    test_column_writers();
 
     results_row first[2] = {make_row("02a", "resnet50/res2_3x3", "1.5"), make_row("02b", "resnet50/res2_3x3", "0.9")};
     EXPECT(results_merge(path, first, 2, why, sizeof why), "%s", why);

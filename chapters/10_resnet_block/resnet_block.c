@@ -38,6 +38,9 @@
 #include "tensor.h"
 #include "timing.h"
 
+/* This program, as the results CSV names the code it measured (registry.h: source_sha256). */
+#define CHAPTER_SOURCE "chapters/10_resnet_block/resnet_block.c"
+
 static const char usage[] =
     "usage: resnet_block COMMAND [options]\n"
     "\n"
@@ -701,63 +704,10 @@ typedef struct {
     timing_result timing;
 } impl_result;
 
-static void fill_row(results_row *row, const block_run *run, const char *block_name, int impl,
-                     const impl_result *result, const impl_result *cudnn, const char *cudnn_algo, double bytes,
-                     double peak_tflops, double peak_gbps, const char *date)
-{
-    const block_params *params = run->params;
-    const block_shape *shape = &params->shape;
-    memset(row, 0, sizeof *row);
-    results_set(row, "chapter", "10");
-    results_set(row, "kernel", "%s", impl_id[impl]);
-    results_set(row, "kernel_name", "basic block on %s, %s", run->kernel->id,
-                impl == FUSED ? "fused epilogues" : "unfused epilogue passes");
-    results_set(row, "pass", "%s", pass_name(PASS_FPROP));
-    results_set(row, "layer", "resnet34/%s", block_name);
-    results_set(row, "n", "%d", shape->n);
-    results_set(row, "c", "%d", shape->c);
-    results_set(row, "h", "%d", shape->h);
-    results_set(row, "w", "%d", shape->w);
-    results_set(row, "k", "%d", shape->k);
-    results_set(row, "r", "%d", 3);
-    results_set(row, "s", "%d", 3);
-    results_set(row, "stride", "%d", shape->stride);
-    results_set(row, "pad", "%d", 1);
-    results_set(row, "dilation", "%d", 1);
-    results_set(row, "groups", "%d", 1);
-    results_set(row, "dtype", "%s", dtype_name(DTYPE_F16));
-    results_set(row, "layout", "%s", layout_name(LAYOUT_NHWC));
-    const impl_check *check = result->timed ? &result->after_timing : &result->check;
-    results_set(row, "status", "%s", result->pass ? "pass" : "fail");
-    results_set(row, "rel_err", "%.3e", check->end_to_end.rel_l2);
-    if (result->timed) {
-        const double seconds = result->timing.median_ms * 1e-3, flops = block_flops(shape);
-        const double tflops = flops / seconds / 1e12, roof_by_bytes = peak_gbps * (flops / bytes) / 1000.0;
-        results_set(row, "time_ms", "%.6g", result->timing.median_ms);
-        results_set(row, "tflops", "%.6g", tflops);
-        results_set(row, "gbps", "%.6g", bytes / seconds / 1e9);
-        results_set(row, "pct_roofline", "%.2f", 100.0 * tflops / (roof_by_bytes < peak_tflops ? roof_by_bytes
-                                                                                               : peak_tflops));
-        results_set(row, "reps", "%d", result->timing.reps);
-    }
-    if (cudnn->timed && cudnn->pass) {
-        results_set(row, "cudnn_ms", "%.6g", cudnn->timing.median_ms);
-        results_set(row, "cudnn_algo", "%s", cudnn_algo);
-        if (result->timed)
-            results_set(row, "pct_cudnn", "%.2f", 100.0 * cudnn->timing.median_ms / result->timing.median_ms);
-    }
-    results_set(row, "peak_tflops", "%.2f", peak_tflops);
-    results_set(row, "peak_gbps", "%.1f", peak_gbps);
-    results_set(row, "gpu", "%s", gpu_name());
-    results_set(row, "cuda", "%s", cuda_runtime_version());
-    results_set(row, "cudnn", "%s", cudnn_version_string());
-    results_set(row, "source_sha256", "%s", source_sha256("chapters/10_resnet_block/resnet_block.c"));
-    results_set(row, "date", "%s", date);
-}
-
-/* An unsupported block still gets its rows, saying why nothing was measured. */
-static void fill_unsupported_row(results_row *row, const block_shape *shape, const char *block_name, int impl,
-                                 const conv_kernel *kernel, const char *date)
+/* The columns every row of a block has: which implementation, which block. The shape columns describe
+ * the block by its first convolution (C -> K, 3x3, stride s, pad 1). */
+static void fill_row_head(results_row *row, const block_params *params, const char *block_name, int impl,
+                          const conv_kernel *kernel)
 {
     memset(row, 0, sizeof *row);
     results_set(row, "chapter", "10");
@@ -766,19 +716,36 @@ static void fill_unsupported_row(results_row *row, const block_shape *shape, con
                 impl == FUSED ? "fused epilogues" : "unfused epilogue passes");
     results_set(row, "pass", "%s", pass_name(PASS_FPROP));
     results_set(row, "layer", "resnet34/%s", block_name);
-    const struct { const char *column; int value; } ints[] = {
-        {"n", shape->n}, {"c", shape->c}, {"h", shape->h}, {"w", shape->w}, {"k", shape->k}, {"r", 3}, {"s", 3},
-        {"stride", shape->stride}, {"pad", 1}, {"dilation", 1}, {"groups", 1}};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        results_set(row, ints[i].column, "%d", ints[i].value);
-    results_set(row, "dtype", "%s", dtype_name(DTYPE_F16));
-    results_set(row, "layout", "%s", layout_name(LAYOUT_NHWC));
+    results_set_problem(row, &params->conv1, DTYPE_F16, LAYOUT_NHWC);
+}
+
+static void fill_row(results_row *row, const block_run *run, const char *block_name, int impl,
+                     const impl_result *result, const impl_result *cudnn, const char *cudnn_algo, double bytes,
+                     double peak_tflops, double peak_gbps, const char *date)
+{
+    fill_row_head(row, run->params, block_name, impl, run->kernel);
+    const impl_check *check = result->timed ? &result->after_timing : &result->check;
+    results_set(row, "status", "%s", result->pass ? "pass" : "fail");
+    results_set(row, "rel_err", "%.3e", check->end_to_end.rel_l2);
+    if (result->timed)
+        results_set_timing(row, result->timing.median_ms, result->timing.reps, block_flops(&run->params->shape),
+                           bytes, peak_tflops, peak_gbps);
+    if (cudnn->timed && cudnn->pass) {
+        results_set(row, "cudnn_ms", "%.6g", cudnn->timing.median_ms);
+        results_set(row, "cudnn_algo", "%s", cudnn_algo);
+        if (result->timed)
+            results_set(row, "pct_cudnn", "%.2f", 100.0 * cudnn->timing.median_ms / result->timing.median_ms);
+    }
+    results_set_machine(row, peak_tflops, peak_gbps, source_sha256(CHAPTER_SOURCE), date);
+}
+
+/* An unsupported block still gets its rows, saying why nothing was measured. */
+static void fill_unsupported_row(results_row *row, const block_params *params, const char *block_name, int impl,
+                                 const conv_kernel *kernel, const char *date)
+{
+    fill_row_head(row, params, block_name, impl, kernel);
     results_set(row, "status", "unsupported");
-    results_set(row, "gpu", "%s", gpu_name());
-    results_set(row, "cuda", "%s", cuda_runtime_version());
-    results_set(row, "cudnn", "%s", cudnn_version_string());
-    results_set(row, "source_sha256", "%s", source_sha256("chapters/10_resnet_block/resnet_block.c"));
-    results_set(row, "date", "%s", date);
+    results_set_machine(row, 0.0, 0.0, source_sha256(CHAPTER_SOURCE), date);
 }
 
 static int command_bench(const options *opts)
@@ -826,7 +793,7 @@ static int command_bench(const options *opts)
         if (!block_run_make(&run, &params, kernel, reason, sizeof reason)) {
             printf("  unsupported: %s\n", reason);
             for (int impl = FUSED; impl <= UNFUSED; impl++)
-                fill_unsupported_row(&rows[impl], &shape, resnet34[b].name, impl, kernel, date);
+                fill_unsupported_row(&rows[impl], &params, resnet34[b].name, impl, kernel, date);
         } else {
             double *chain_y = xmalloc((size_t)problem_y_elems(&params.conv2) * sizeof *chain_y);
             block_chain(&params, true, chain_y);
