@@ -93,12 +93,10 @@ fi
 if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = fusion ] || [ "$what" = examples ]; then
     python3 bench/plot.py --results bench/results --out docs >>"$log" 2>&1 || status=1
     # each chapter's results table, generated from the CSV (chapters with no rows yet keep their text)
-    for csv in bench/results/*.csv; do
-        for readme in chapters/*/README.md; do
-            chapter=$(basename "$(dirname "$readme")" | cut -c1-2)
-            python3 bench/tables.py "$csv" --chapter "$chapter" --readme "$readme" --marker results \
-                >>"$log" 2>&1 || true
-        done
+    for readme in chapters/*/README.md; do
+        chapter=$(basename "$(dirname "$readme")" | cut -c1-2)
+        python3 bench/tables.py bench/results/*.csv --chapter "$chapter" --readme "$readme" --marker results \
+            >>"$log" 2>&1 || true
     done
     cp bench/results/*.csv docs/*.png "$out"/ 2>/dev/null
 fi

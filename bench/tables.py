@@ -1,11 +1,11 @@
 """Print a results CSV as a GitHub-markdown table, or write it into a README.
 
-    python3 bench/tables.py CSV [--chapter 02] [--pass fprop]
-    python3 bench/tables.py CSV [--chapter 02] [--pass fprop] --readme FILE --marker NAME
+    python3 bench/tables.py CSV [CSV ...] [--chapter 02] [--pass fprop]
+    python3 bench/tables.py CSV [CSV ...] [--chapter 02] [--pass fprop] --readme FILE --marker NAME
 
-The first form prints a line naming the GPU, CUDA/cuDNN versions and date, then a
-table of every (kernel, layer) row: ms, TFLOP/s, GB/s, % of cuDNN, % of the
-roofline, status and verification error. The second form replaces whatever lies
+The first form prints, for each CSV (one per GPU) with matching rows, a line naming
+the GPU, CUDA/cuDNN versions and date, then a table of every (kernel, layer) row:
+ms, TFLOP/s, GB/s, % of cuDNN, % of the roofline, status and verification error. The second form replaces whatever lies
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in FILE with that text, so
 chapter READMEs are generated from the measurements, never typed.
 A malformed CSV, or missing markers, prints one line to stderr and exits 1.
@@ -79,7 +79,7 @@ def replace_between_markers(text, marker, content):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv", help="a results CSV, e.g. bench/results/h100.csv")
+    ap.add_argument("csv", nargs="+", help="results CSVs, e.g. bench/results/h100.csv")
     ap.add_argument("--chapter", help="only this chapter, e.g. 02")
     ap.add_argument("--pass", dest="pass_", choices=("fprop", "dgrad", "wgrad"),
                     help="only this pass")
@@ -90,18 +90,22 @@ def main(argv=None):
         ap.error("--readme and --marker go together")
     chapter = args.chapter.zfill(2) if args.chapter and args.chapter.isdigit() else args.chapter
 
-    try:
-        results = load(args.csv)
-    except CsvError as e:
-        print(f"tables: {args.csv}: {e}", file=sys.stderr)
-        return 1
-    rows = select(results, chapter, args.pass_)
-    if not rows:
+    tables = []
+    for path in args.csv:
+        try:
+            results = load(path)
+        except CsvError as e:
+            print(f"tables: {path}: {e}", file=sys.stderr)
+            return 1
+        rows = select(results, chapter, args.pass_)
+        if rows:
+            tables.append(markdown(results, rows))
+    if not tables:
         what = " and ".join(x for x in (chapter and f"chapter {chapter}",
                                          args.pass_ and f"pass {args.pass_}") if x)
-        print(f"tables: {args.csv}: no rows for {what}", file=sys.stderr)
+        print(f"tables: {', '.join(args.csv)}: no rows for {what}", file=sys.stderr)
         return 1
-    table = markdown(results, rows)
+    table = "\n\n".join(tables)
     if not args.readme:
         print(table)
         return 0

@@ -161,6 +161,17 @@ def test_tables(tmp):
     rc, _, stderr = run(TABLES, FIXTURE, "--chapter", "09")
     check(rc == 1 and len(stderr.strip().splitlines()) == 1, "--chapter with no rows exits 1")
 
+    # one CSV per GPU: a table for each that has the chapter's rows, each under its own GPU line
+    other = os.path.join(tmp, "other_gpu.csv")
+    with open(FIXTURE) as f:
+        text = f.read()
+    with open(other, "w") as f:
+        f.write(text.replace("FIXTURE (synthetic", "SECOND FIXTURE (synthetic"))
+    rc, stdout, stderr = run(TABLES, FIXTURE, other, "--chapter", "02")
+    check(rc == 0 and stdout.count("Measured on **") == 2 and "SECOND FIXTURE" in stdout
+          and len(table_lines(stdout)) == 2 * (expected + 1),
+          f"two CSVs give two tables of {expected} rows ({stderr.strip()[:200]})")
+
     readme = os.path.join(tmp, "README.md")
     with open(readme, "w") as f:
         f.write("# Chapter 2\n\nbefore\n<!-- results:begin -->\nstale table\n"
