@@ -32,6 +32,8 @@ step build
 grep -E "cuDNN|setup:" "$log" | tail -3
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
     2>&1 | tee -a "$log"
+# what has no GPU result for the code as it is now (before this session's measurements)
+python3 bench/owed.py 2>&1 | tee -a "$log"
 
 if [ "$what" = all ] || [ "$what" = test ]; then
     step "test suites: build, gpu"

@@ -1,0 +1,75 @@
+"""Which chapters have no GPU result for the code as it is now?
+
+    python3 bench/owed.py [--results DIR]      (default: bench/results)
+
+Every row of a results CSV carries `source_sha256`, the hash of its chapter's folder as it was built
+(bench/hash_sources.py: every .c, .cu and .h file in it). This script hashes each chapter folder as it
+is in the tree and sorts the chapters three ways:
+  current   some row carries today's hash: what it says about that chapter still holds;
+  stale     rows exist, but for older code: the chapter changed after it was last measured;
+  none      no row at all.
+A GPU session starts with what is not current. Chapter 11 (training) writes no results rows: its
+record is its loss log in docs/, reported as there or not. Prints one line per chapter; exit 0 (this
+is a report, not a test). A malformed CSV prints one line to stderr and exits 1.
+"""
+import argparse
+import glob
+import os
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from hash_sources import folder_digest  # noqa: E402
+from results_csv import CsvError, load  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+# Chapters whose GPU record is a file of their own rather than results rows (bench/gpu_session.sh).
+OWN_RECORD = {"11": os.path.join("docs", "train_cnn_compare.csv")}
+
+
+def chapter_folders():
+    """{"05": "chapters/05_implicit_gemm_tc", ...} for every chapter with code."""
+    folders = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "chapters", "[0-9][0-9]_*"))):
+        if any(name.endswith((".c", ".cu", ".h")) for name in os.listdir(path)):
+            folders[os.path.basename(path)[:2]] = path
+    return folders
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--results", default=os.path.join(ROOT, "bench", "results"), help="folder of <gpu>.csv files")
+    args = ap.parse_args(argv)
+
+    rows = []
+    for path in sorted(glob.glob(os.path.join(args.results, "*.csv"))):
+        try:
+            rows += load(path).rows
+        except CsvError as e:
+            print(f"owed: {path}: {e}", file=sys.stderr)
+            return 1
+
+    for chapter, folder in chapter_folders().items():
+        digest = folder_digest(folder)
+        mine = [r for r in rows if r["chapter"] == chapter]
+        current = [r for r in mine if r["source_sha256"] == digest]
+        name = os.path.relpath(folder, ROOT)
+        if chapter in OWN_RECORD:
+            there = os.path.exists(os.path.join(ROOT, OWN_RECORD[chapter]))
+            print(f"{'recorded' if there else 'none':<8} {name}: its record is {OWN_RECORD[chapter]}"
+                  f"{'' if there else ', not written yet'} (not hash-checked)")
+        elif current:
+            gpus = sorted({r["gpu"] for r in current})
+            counts = {s: sum(r["status"] == s for r in current) for s in ("pass", "fail", "unsupported")}
+            summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n)
+            print(f"current  {name}: {summary} on {' / '.join(gpus)}")
+        elif mine:
+            print(f"stale    {name}: {len(mine)} rows, all for older code (now {digest[:12]})")
+        else:
+            print(f"none     {name}: never measured on a GPU")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
