@@ -17,6 +17,7 @@ CHAPTER(04)
 CHAPTER(05)
 CHAPTER(06)
 CHAPTER(07)
+CHAPTER(08)
 CHAPTER(09)
 #undef CHAPTER
 
@@ -31,6 +32,7 @@ static const struct {
     {ch05_kernels, &ch05_kernel_count},
     {ch06_kernels, &ch06_kernel_count},
     {ch07_kernels, &ch07_kernel_count},
+    {ch08_kernels, &ch08_kernel_count},
     {ch09_kernels, &ch09_kernel_count},
 };
 
