@@ -4,7 +4,7 @@
 #
 #   bash bench/gpu_session.sh                 all steps below, in order
 #   bash bench/gpu_session.sh test            1-2 only      (each step fits one 10-minute device call)
-#   bash bench/gpu_session.sh sanitize        1 and 3
+#   bash bench/gpu_session.sh sanitize [NN ...]  1 and 3, for the chapters named (default: all)
 #   bash bench/gpu_session.sh bench [opts]    1 and 4; opts go to `conv bench` (e.g. --quick, --kernels 05)
 #   bash bench/gpu_session.sh fusion          1 and 5, then 4's plots and tables
 #   bash bench/gpu_session.sh examples        1 and 6, then 4's plots and tables
@@ -47,9 +47,15 @@ fi
 if [ "$what" = all ] || [ "$what" = sanitize ]; then
     step "compute-sanitizer"
     if command -v compute-sanitizer >/dev/null 2>&1; then
-        for tool in memcheck racecheck; do
-            # every GPU kernel on the 17 fixed awkward shapes, in one process (startup is the slow part)
-            for chapter in $(./build/conv list | awk '$5 == "gpu" { print substr($1, 1, 2) }' | sort -u); do
+        # the chapters named after `sanitize` (e.g. `sanitize 05 08`: a 10-minute device call may not
+        # hold them all), else every chapter with GPU kernels
+        chapters=${*:-$(./build/conv list | awk '$5 == "gpu" { print substr($1, 1, 2) }' | sort -u)}
+        for chapter in $chapters; do
+            tools="memcheck racecheck"
+            # chapter 08 synchronizes through mbarriers and async proxies: synccheck too
+            [ "$chapter" = 08 ] && tools="$tools synccheck"
+            for tool in $tools; do
+                # every GPU kernel of the chapter on the 17 fixed awkward shapes, in one process
                 timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 \
                     ./build/conv check "$chapter" --random 0 >>"$log" 2>&1
                 case $? in
