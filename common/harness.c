@@ -103,22 +103,24 @@ static pass_tensors tensors_of(const conv_problem *prob, conv_pass pass)
     return t;
 }
 
-static bool load_input(const char *dir, const char *name, const int dims[4], size_t count, float *dst,
-                       char *why, size_t why_len)
+/* DIR/NAME.npy into dst as fp32, if its shape is exactly dims[0..ndim): the 4-D tensors in logical
+ * order, an epilogue's per-channel vectors as (K,). Anything else is a one-line error. */
+static void load_input(const char *dir, const char *name, int ndim, const int *dims, size_t count, float *dst)
 {
-    char path[4096];
+    char path[4096], why[4200];
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_array array;
-    if (!npy_read(path, &array, why, why_len))
-        return false;
-    bool shape_ok = array.ndim == 4;
-    for (int i = 0; shape_ok && i < 4; i++)
+    if (!npy_read(path, &array, why, sizeof why))
+        fail("%s", why);
+    bool shape_ok = array.ndim == ndim;
+    for (int i = 0; shape_ok && i < ndim; i++)
         shape_ok = array.shape[i] == dims[i];
     if (!shape_ok) {
-        snprintf(why, why_len, "%s: shape does not match the problem: expected (%d, %d, %d, %d) in logical "
-                 "(NCHW / KCRS) order", path, dims[0], dims[1], dims[2], dims[3]);
-        free(array.data);
-        return false;
+        char expected[96] = "";
+        for (int i = 0, used = 0; i < ndim && used < (int)sizeof expected; i++)
+            used += snprintf(expected + used, sizeof expected - (size_t)used, "%s%d", i ? ", " : "", dims[i]);
+        fail("%s: shape does not match the problem: expected (%s%s)%s", path, expected, ndim == 1 ? "," : "",
+             ndim == 4 ? " in logical (NCHW / KCRS) order" : ", one value per output channel");
     }
     for (size_t i = 0; i < count; i++) {
         switch (array.type) {
@@ -128,15 +130,16 @@ static bool load_input(const char *dir, const char *name, const int dims[4], siz
         }
     }
     free(array.data);
-    return true;
 }
 
-static void save_tensor(const char *dir, const char *name, const int dims[4], const void *data, npy_type type)
+static void save_tensor(const char *dir, const char *name, int ndim, const int *dims, const void *data, npy_type type)
 {
     char path[4096], why[4200];
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
-    int64_t shape[4] = {dims[0], dims[1], dims[2], dims[3]};
-    if (!npy_write(path, type, 4, shape, data, why, sizeof why))
+    int64_t shape[4];
+    for (int i = 0; i < ndim; i++)
+        shape[i] = dims[i];
+    if (!npy_write(path, type, ndim, shape, data, why, sizeof why))
         fail("%s", why);
 }
 
@@ -145,13 +148,13 @@ static void save_logical(const char *dir, const char *name, const int dims[4], c
                          conv_dtype dtype)
 {
     if (dtype == DTYPE_F32) {
-        save_tensor(dir, name, dims, data, NPY_F32);
+        save_tensor(dir, name, 4, dims, data, NPY_F32);
         return;
     }
     uint16_t *halves = xmalloc(count * sizeof *halves);
     for (size_t i = 0; i < count; i++)
         halves[i] = float_to_half(data[i]);
-    save_tensor(dir, name, dims, halves, NPY_F16);
+    save_tensor(dir, name, 4, dims, halves, NPY_F16);
     free(halves);
 }
 
@@ -272,6 +275,18 @@ static void epilogue_prepare(const run_request *request, const pass_tensors *t, 
         e->scale[i] = 1.0f + 0.5f * e->scale[i]; /* in [0.5, 1.5): a batch norm's typical gain */
     fill_uniform(e->shift, (size_t)k, request->seed + 12);
     fill_uniform(e->residual, y_count, request->seed + 13);
+    if (request->load_dir) { /* the reader's own operands, for the operations asked for */
+        const epilogue_ops ops = request->epilogue;
+        const char *dir = request->load_dir;
+        if (ops.bias)
+            load_input(dir, "bias", 1, &k, (size_t)k, e->bias);
+        if (ops.scale_shift) {
+            load_input(dir, "scale", 1, &k, (size_t)k, e->scale);
+            load_input(dir, "shift", 1, &k, (size_t)k, e->shift);
+        }
+        if (ops.residual)
+            load_input(dir, "residual", 4, t->dims[TENSOR_Y], y_count, e->residual);
+    }
     round_to_dtype(e->residual, y_count, kernel->dtype);
     e->residual_packed = xmalloc(y_count * dtype_size(kernel->dtype));
     pack_tensor(e->residual, t->dims[TENSOR_Y], kernel->layout, kernel->dtype, e->residual_packed);
@@ -298,6 +313,23 @@ static void epilogue_prepare(const run_request *request, const pass_tensors *t, 
         }
         e->device.residual = copy;
     }
+}
+
+/* The operands the run used, beside its inputs and output: bias, scale, shift as fp32 (K,), the residual
+ * in y's dtype and logical shape. */
+static void epilogue_save(const run_request *request, const pass_tensors *t, const epilogue_operands *e)
+{
+    const epilogue_ops ops = request->epilogue;
+    const char *dir = request->save_dir;
+    const int *k = &request->prob.k;
+    if (ops.bias)
+        save_tensor(dir, "bias", 1, k, e->bias, NPY_F32);
+    if (ops.scale_shift) {
+        save_tensor(dir, "scale", 1, k, e->scale, NPY_F32);
+        save_tensor(dir, "shift", 1, k, e->shift, NPY_F32);
+    }
+    if (ops.residual)
+        save_logical(dir, "residual", t->dims[TENSOR_Y], e->residual, t->count[TENSOR_Y], request->kernel->dtype);
 }
 
 /* The reference chain: the fp64 convolution, then the epilogue, element by element. */
@@ -379,10 +411,7 @@ run_outcome run_kernel(const run_request *request)
     for (int i = 0; i < 2; i++) {
         int which = t.inputs[i];
         if (request->load_dir) {
-            char why[4200];
-            if (!load_input(request->load_dir, t.file[which], t.dims[which], t.count[which], logical[which], why,
-                            sizeof why))
-                fail("%s", why);
+            load_input(request->load_dir, t.file[which], 4, t.dims[which], t.count[which], logical[which]);
         } else {
             fill_uniform(logical[which], t.count[which], request->seed + (uint64_t)i);
         }
@@ -481,7 +510,9 @@ run_outcome run_kernel(const run_request *request)
             save_logical(request->save_dir, t.file[i], t.dims[i], logical[i], t.count[i], kernel->dtype);
         char ref_name[32];
         snprintf(ref_name, sizeof ref_name, "%s_ref", t.file[t.output]);
-        save_tensor(request->save_dir, ref_name, t.dims[t.output], ref, NPY_F64);
+        save_tensor(request->save_dir, ref_name, 4, t.dims[t.output], ref, NPY_F64);
+        if (fused)
+            epilogue_save(request, &t, &epilogue);
     }
 
     if (kernel->device == ON_GPU) {

@@ -4,11 +4,19 @@
  *   - parsing and naming;
  *   - run_kernel with every combination of operations, through a CPU kernel that fuses them correctly
  *     (passes), one that applies ReLU before the residual and one that ignores the bias (both must fail):
- *     the reference chain really checks what the issue asks. */
+ *     the reference chain really checks what the issue asks;
+ *   - the operands through .npy: --save-npy writes them, --load-npy reads them back (same result), and a
+ *     bias or residual of the wrong size stops the run with one line naming the file and the shape. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "epilogue.h"
 #include "harness.h"
+#include "npy.h"
 #include "tensor.h"
 #include "test_util.h"
 
@@ -71,7 +79,69 @@ static bool run_with(epilogue_ops ops, const conv_problem *prob)
     return run_kernel(&request).status == RUN_PASS;
 }
 
-int main(void)
+/* Runs the fused CPU kernel on prob with every operation, reading inputs and operands from load_dir (if
+ * not NULL) and writing them to save_dir (if not NULL), in a child process: a bad file ends a run with
+ * fail(), which exits. Returns the child's exit status; its stderr goes to err_path. */
+static int run_in_child(const conv_problem *prob, const char *load_dir, const char *save_dir, const char *err_path)
+{
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (!freopen(err_path, "w", stderr))
+            _exit(99);
+        run_request request = run_request_defaults(&fused_kernel, prob);
+        request.time = false;
+        request.epilogue = (epilogue_ops){true, true, true, true};
+        request.load_dir = load_dir;
+        request.save_dir = save_dir;
+        _exit(run_kernel(&request).status == RUN_PASS ? 0 : 1);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static void test_npy_operands(const char *tmp)
+{
+    char dir[4096], err[4200], path[4300], line[1024];
+    snprintf(dir, sizeof dir, "%s/epilogue_npy", tmp);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    mkdir(dir, 0755);
+    conv_problem prob = check_fixed_problem(1);
+    EXPECT(run_in_child(&prob, NULL, dir, err) == 0, "--save-npy with an epilogue runs");
+    const char *names[] = {"bias", "scale", "shift", "residual"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s.npy", dir, names[i]);
+        npy_array array;
+        char why[4400];
+        bool read = npy_read(path, &array, why, sizeof why);
+        EXPECT(read && array.ndim == (i < 3 ? 1 : 4) && array.shape[0] == (i < 3 ? prob.k : prob.n), "%s: %s",
+               path, read ? "wrong shape" : why);
+        if (read)
+            free(array.data);
+    }
+    EXPECT(run_in_child(&prob, dir, NULL, err) == 0, "--load-npy of what --save-npy wrote verifies");
+
+    /* a bias of K+1 values: one line naming the file and the expected shape, exit 1 */
+    snprintf(path, sizeof path, "%s/bias.npy", dir);
+    float wrong[64] = {0};
+    int64_t shape[1] = {prob.k + 1};
+    char why[4400];
+    EXPECT(npy_write(path, NPY_F32, 1, shape, wrong, why, sizeof why), "%s", why);
+    EXPECT(run_in_child(&prob, dir, NULL, err) == 1, "a wrong-sized bias stops the run");
+    FILE *f = fopen(err, "r");
+    int lines = 0;
+    bool named = false;
+    while (f && fgets(line, sizeof line, f)) {
+        lines++;
+        named |= strstr(line, "bias.npy: shape does not match the problem: expected (") != NULL;
+    }
+    if (f)
+        fclose(f);
+    EXPECT(lines == 1 && named, "one line naming bias.npy and the shape (%d lines)", lines);
+}
+
+int main(int argc, char **argv)
 {
     /* batch norm, folded */
     float gamma[4] = {1.0f, 0.5f, 2.0f, -1.0f}, beta[4] = {0.0f, 1.0f, -0.5f, 0.25f};
@@ -134,5 +204,8 @@ int main(void)
     request.epilogue = all;
     run_outcome outcome = run_kernel(&request);
     EXPECT(outcome.status == RUN_UNSUPPORTED && strstr(outcome.why, "no fused epilogue"), "%s", outcome.why);
+
+    mistake = CORRECT;
+    test_npy_operands(argc > 1 ? argv[1] : ".");
     return test_summary("test_epilogue");
 }
