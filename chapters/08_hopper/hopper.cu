@@ -455,8 +455,14 @@ struct h08b_consumers {
 static_assert(H08B_LAG >= 1 && H08B_LAG <= H08B_STAGES - 2,
               "the producer releases tile t - LAG before it waits for the stage of tile t + 1 - STAGES + LAG");
 static_assert(H08B_CONSUMERS == H08A_WARPGROUPS, "each consumer warpgroup owns 64 rows of the 128-row tile");
-static_assert(128 * H08B_PRODUCER_REGS + 128 * H08B_CONSUMERS * H08B_CONSUMER_REGS <= 65536,
-              "setmaxnreg: the warpgroups' registers fit the SM's 64K");
+/* setmaxnreg moves registers within the block's own pool (PTX ISA "setmaxnreg": a pool per CTA, and
+ * .inc blocks until the pool has enough), and that pool is what the block was launched with: 384
+ * threads x the count ptxas gives the kernel under __launch_bounds__(384, 1), 65536 / 384 rounded down
+ * to the allocation unit of 8 = 168. Not the SM's 64K: the consumers' .inc would wait forever for
+ * registers the producer never released. */
+static_assert(128 * H08B_PRODUCER_REGS + 128 * H08B_CONSUMERS * H08B_CONSUMER_REGS <=
+                  H08B_THREADS * (65536 / H08B_THREADS / 8 * 8),
+              "setmaxnreg: the warpgroups' registers fit the block's pool, 384 x 168");
 
 /* STAGES x (A, B), then the barriers: full[STAGES], empty[STAGES]; from a 1024-byte aligned start. */
 static const size_t h08b_smem_bytes = (size_t)H08B_STAGES * H08A_STAGE_BYTES + 2 * H08B_STAGES * 8 + H08_ATOM_BYTES;
@@ -531,6 +537,9 @@ hopper_ws_kernel(const conv_problem prob, const igemm_walk walk, const __grid_co
         for (int kt = 0; kt < k_tiles; kt++) {
             const int s = hopper_stage_of(kt);
             mbar_wait(full + 8 * s, hopper_full_parity(kt));
+            /* wgmma is .sync.aligned: every lane issues it together. The spin above and lane 0's arrive
+             * below may leave the warp diverged; reconverge explicitly rather than trust the compiler. */
+            __syncwarp();
             const uint32_t a_tile = smem + s * H08A_STAGE_BYTES, b_tile = a_tile + H08A_A_TILE_BYTES;
             wgmma_fence();
 #pragma unroll

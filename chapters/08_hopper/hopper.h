@@ -182,7 +182,7 @@ HOPPER_FN int hopper_d_col(int thread_in_wg, int i)
 #define H08B_THREADS (128 * (1 + H08B_CONSUMERS))
 #define H08B_STAGES 5
 #define H08B_LAG 2                /* A tiles a producer thread keeps in flight past the newest */
-#define H08B_PRODUCER_REGS 56     /* setmaxnreg: 128 x 56 + 256 x 224 = 64512 <= 65536 */
+#define H08B_PRODUCER_REGS 56     /* setmaxnreg: 128 x 56 + 256 x 224 = 64512 = 384 x 168, the block's pool */
 #define H08B_CONSUMER_REGS 224
 #define H08B_FULL_ARRIVALS 128    /* every producer thread, once its A chunks have landed */
 #define H08B_EMPTY_ARRIVALS (4 * H08B_CONSUMERS) /* one lane per consumer warp, once its wgmma are done */
