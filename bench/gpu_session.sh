@@ -3,7 +3,7 @@
 # Run from the repository root on the GPU machine:
 #
 #   bash bench/gpu_session.sh                 all steps below, in order
-#   bash bench/gpu_session.sh test            1-2 only      (each step fits one 10-minute device call)
+#   bash bench/gpu_session.sh test [NAME ...] 1-2 only, or just the meson tests named (gpu_ch05 ...)
 #   bash bench/gpu_session.sh sanitize [NN ...]  1 and 3, for the chapters named (default: all)
 #   bash bench/gpu_session.sh bench [opts]    1 and 4; opts go to `conv bench` (e.g. --quick, --kernels 05)
 #   bash bench/gpu_session.sh fusion          1 and 5, then 4's plots and tables
@@ -36,8 +36,14 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
 python3 bench/owed.py 2>&1 | tee -a "$log"
 
 if [ "$what" = all ] || [ "$what" = test ]; then
-    step "test suites: build, gpu"
-    meson test -C build --suite build --suite gpu --print-errorlogs >>"$log" 2>&1 || status=1
+    # the tests named after `test` (e.g. `test gpu_ch05 gpu_ch08`: a 10-minute device call may not hold
+    # the whole gpu suite), else the build and gpu suites
+    step "tests: ${*:-the build and gpu suites}"
+    if [ $# -gt 0 ]; then
+        meson test -C build --print-errorlogs "$@" >>"$log" 2>&1 || status=1
+    else
+        meson test -C build --suite build --suite gpu --print-errorlogs >>"$log" 2>&1 || status=1
+    fi
     grep -E "^ *[0-9]+/[0-9]+ " build/meson-logs/testlog.txt | tee -a "$log"
     grep -E "^FAIL|pass, [1-9][0-9]* fail" build/meson-logs/testlog.txt | head -40
     # the PyTorch cross-check's table, as the script wrote it (commit it: it is the record in docs/)
