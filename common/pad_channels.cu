@@ -31,3 +31,42 @@ extern "C" void pad_channels_f16(const void *src, void *dst, int64_t rows, int c
         (const __half *)src, (__half *)dst, rows, channels, padded);
     CUDA_CHECK_LAUNCH();
 }
+
+extern "C" int64_t pad_fprop_x_elems(const conv_problem *prob)
+{
+    const conv_problem padded = pad_fprop_problem(prob);
+    return (int64_t)padded.n * padded.h * padded.w * padded.c;
+}
+
+extern "C" int64_t pad_fprop_w_elems(const conv_problem *prob)
+{
+    const conv_problem padded = pad_fprop_problem(prob);
+    return (int64_t)padded.k * padded.r * padded.s * (padded.c / padded.groups);
+}
+
+/* Where the padded w starts: after the padded x, on a 256-byte boundary. */
+static size_t padded_w_offset(const conv_problem *prob)
+{
+    return ((size_t)pad_fprop_x_elems(prob) * 2 + 255) / 256 * 256;
+}
+
+extern "C" size_t pad_fprop_workspace_bytes(const conv_problem *prob)
+{
+    if ((prob->c / prob->groups) % 8 == 0)
+        return 0;
+    return padded_w_offset(prob) + (size_t)pad_fprop_w_elems(prob) * 2;
+}
+
+extern "C" pad_fprop_operands pad_fprop(const conv_problem *prob, const void *x, const void *w, void *workspace)
+{
+    pad_fprop_operands op = {pad_fprop_problem(prob), x, w};
+    if (op.prob.c == prob->c)
+        return op;
+    const int cg = prob->c / prob->groups, cg8 = op.prob.c / op.prob.groups;
+    void *x_padded = workspace, *w_padded = (char *)workspace + padded_w_offset(prob);
+    pad_channels_f16(x, x_padded, (int64_t)prob->n * prob->h * prob->w * prob->groups, cg, cg8);
+    pad_channels_f16(w, w_padded, (int64_t)prob->k * prob->r * prob->s, cg, cg8);
+    op.x = x_padded;
+    op.w = w_padded;
+    return op;
+}

@@ -9,7 +9,10 @@
 #ifndef PAD_CHANNELS_H
 #define PAD_CHANNELS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "conv.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -24,6 +27,35 @@ static inline int round_up_to_8(int channels)
 {
     return (channels + 7) / 8 * 8;
 }
+
+/* ---- fprop on padded copies (chapter 05's 05b-05e, chapter 08) ---------------------------------------- */
+
+/* The problem a kernel runs on the padded copies: the same in every way but C, each group's C/groups
+ * rounded up to a multiple of 8. Its extra channels are zeros in both x and w, so they add exact
+ * zeros: y is unchanged. */
+static inline conv_problem pad_fprop_problem(const conv_problem *prob)
+{
+    conv_problem padded = *prob;
+    padded.c = round_up_to_8(prob->c / prob->groups) * prob->groups;
+    return padded;
+}
+
+/* Elements of the padded x (NHWC) and w (KRSC), for the kernels' 32-bit index limits. */
+int64_t pad_fprop_x_elems(const conv_problem *prob);
+int64_t pad_fprop_w_elems(const conv_problem *prob);
+
+/* The workspace the copies need: the padded x, then (256-byte aligned) the padded w; 0 when C/groups
+ * is a multiple of 8 already. */
+size_t pad_fprop_workspace_bytes(const conv_problem *prob);
+
+/* What the kernel reads: x and w themselves and prob when nothing needs padding; else padded copies,
+ * written into the workspace (enqueued on the default stream), and the padded problem. */
+typedef struct {
+    conv_problem prob;
+    const void *x, *w;
+} pad_fprop_operands;
+
+pad_fprop_operands pad_fprop(const conv_problem *prob, const void *x, const void *w, void *workspace);
 
 #ifdef __cplusplus
 }

@@ -27,8 +27,10 @@
 #include <string.h>
 
 #include "harness.h"
+#include "igemm_fixture.h"
 #include "hopper.h"
 #include "implicit_gemm.h"
+#include "pad_channels.h"
 #include "reference.h"
 #include "tensor.h"
 #include "tensor_core.h"
@@ -241,7 +243,7 @@ static void check_tma_layout(void)
     size_t bad = 0;
     for (int i = 0; i < 200; i++) {
         conv_problem r = check_random_problem(&state);
-        const conv_problem run = igemm_padded_problem(&r);
+        const conv_problem run = pad_fprop_problem(&r);
         const hopper_tma_2d m = hopper_filter_tma(&run);
         bad += m.row_stride % 16 != 0 || m.box[0] > 256 || m.box[1] > 256 || m.box[0] * 2 > 128 ||
                m.dim[0] * m.dim[1] != (uint64_t)problem_w_elems(&run);
@@ -435,66 +437,6 @@ static void check_pipeline_protocol(void)
 }
 
 /* ---- 5. the kernel, emulated ---------------------------------------------------------------------------- */
-
-typedef struct {
-    conv_problem prob;
-    float *x, *w;            /* NHWC, KRSC */
-    double *ref, *magnitude; /* NKPQ, as ref_fprop_cpu writes it */
-} fixture;
-
-static fixture fixture_make(const conv_problem *prob, uint64_t seed)
-{
-    fixture f = {.prob = *prob};
-    int dims[4];
-    const size_t x_elems = (size_t)problem_x_elems(prob), w_elems = (size_t)problem_w_elems(prob);
-    const size_t y_elems = (size_t)problem_y_elems(prob);
-    float *x = xmalloc(sizeof(float) * x_elems), *w = xmalloc(sizeof(float) * w_elems);
-    fill_uniform(x, x_elems, seed);
-    fill_uniform(w, w_elems, seed + 1);
-    f.ref = xmalloc(sizeof(double) * y_elems);
-    f.magnitude = xmalloc(sizeof(double) * y_elems);
-    ref_fprop_cpu(prob, x, w, f.ref);
-    f.x = xmalloc(sizeof(float) * x_elems);
-    f.w = xmalloc(sizeof(float) * w_elems);
-    problem_x_dims(prob, dims);
-    pack_tensor(x, dims, LAYOUT_NHWC, DTYPE_F32, f.x);
-    problem_w_dims(prob, dims);
-    pack_tensor(w, dims, LAYOUT_NHWC, DTYPE_F32, f.w);
-    for (size_t i = 0; i < x_elems; i++)
-        x[i] = fabsf(x[i]);
-    for (size_t i = 0; i < w_elems; i++)
-        w[i] = fabsf(w[i]);
-    ref_fprop_cpu(prob, x, w, f.magnitude);
-    free(w);
-    free(x);
-    return f;
-}
-
-static void fixture_free(fixture *f)
-{
-    free(f->x);
-    free(f->w);
-    free(f->ref);
-    free(f->magnitude);
-}
-
-/* x and w with each group's channels zero-padded to a multiple of 8, as pad_channels writes them. */
-static void pad_operands(const conv_problem *prob, const float *x, const float *w, float **x_padded,
-                         float **w_padded)
-{
-    const conv_problem padded = igemm_padded_problem(prob);
-    const int cg = prob->c / prob->groups, cgp = padded.c / padded.groups;
-    const size_t pixels = (size_t)prob->n * prob->h * prob->w, taps = (size_t)prob->k * prob->r * prob->s;
-    *x_padded = calloc(pixels * padded.c, sizeof(float));
-    *w_padded = calloc(taps * cgp, sizeof(float));
-    for (size_t px = 0; px < pixels; px++)
-        for (int g = 0; g < prob->groups; g++)
-            for (int c = 0; c < cg; c++)
-                (*x_padded)[px * padded.c + (size_t)g * cgp + c] = x[px * prob->c + (size_t)g * cg + c];
-    for (size_t t = 0; t < taps; t++)
-        for (int c = 0; c < cg; c++)
-            (*w_padded)[t * cgp + c] = w[t * cg + c];
-}
 
 typedef struct {
     size_t wrong_source; /* a staged chunk that is not A or B where the definition says */
@@ -708,7 +650,7 @@ static void check_variant(const conv_problem *prob, uint64_t seed, bool ws)
     char text[128];
     problem_format(prob, text, sizeof text);
     fixture f = fixture_make(prob, seed);
-    const conv_problem run = igemm_padded_problem(prob);
+    const conv_problem run = pad_fprop_problem(prob);
     float *x_padded, *w_padded;
     pad_operands(prob, f.x, f.w, &x_padded, &w_padded);
     const size_t y_elems = (size_t)problem_y_elems(prob);
@@ -756,7 +698,7 @@ static void check_emulation(const conv_problem *prob, uint64_t seed)
 /* Multiply-adds of the emulation, zeros and all. */
 static double emulation_cost(const conv_problem *prob)
 {
-    const conv_problem run = igemm_padded_problem(prob);
+    const conv_problem run = pad_fprop_problem(prob);
     return (double)run.groups * tiles_covering(igemm_rows(&run), H08A_BM) * H08A_BM *
            tiles_covering(igemm_cols(&run), H08A_BN) * H08A_BN * tiles_covering(igemm_depth(&run), H08A_BK) * H08A_BK;
 }

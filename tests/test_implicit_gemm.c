@@ -22,7 +22,9 @@
 #include <string.h>
 
 #include "harness.h"
+#include "igemm_fixture.h"
 #include "implicit_gemm.h"
+#include "pad_channels.h"
 #include "reference.h"
 #include "tensor.h"
 #include "tensor_core.h"
@@ -279,69 +281,6 @@ static void check_addressing(const conv_problem *prob, const char *text)
     }
     EXPECT(bad_walks == 0, "%s: the incremental walk left division's (r, s, c, offset) %d times", text, bad_walks);
     EXPECT(igemm_offsets_fit(prob), "%s: a small problem's offsets must fit in 32 bits", text);
-}
-
-/* Inputs for one problem, in the kernels' layouts: NHWC x and KRSC w (fp32 on the host), the fp64
- * reference y (NKPQ) and the magnitude of its terms (the reference of |x| and |w|). */
-typedef struct {
-    conv_problem prob;
-    float *x, *w;           /* NHWC, KRSC */
-    double *ref, *magnitude; /* NCHW order, as ref_fprop_cpu writes it */
-} fixture;
-
-static fixture fixture_make(const conv_problem *prob, uint64_t seed)
-{
-    fixture f = {.prob = *prob};
-    int dims[4];
-    const size_t x_elems = (size_t)problem_x_elems(prob), w_elems = (size_t)problem_w_elems(prob);
-    const size_t y_elems = (size_t)problem_y_elems(prob);
-    float *x = xmalloc(sizeof(float) * x_elems), *w = xmalloc(sizeof(float) * w_elems);
-    fill_uniform(x, x_elems, seed);
-    fill_uniform(w, w_elems, seed + 1);
-    f.ref = xmalloc(sizeof(double) * y_elems);
-    f.magnitude = xmalloc(sizeof(double) * y_elems);
-    ref_fprop_cpu(prob, x, w, f.ref);
-    f.x = xmalloc(sizeof(float) * x_elems);
-    f.w = xmalloc(sizeof(float) * w_elems);
-    problem_x_dims(prob, dims);
-    pack_tensor(x, dims, LAYOUT_NHWC, DTYPE_F32, f.x);
-    problem_w_dims(prob, dims);
-    pack_tensor(w, dims, LAYOUT_NHWC, DTYPE_F32, f.w);
-    for (size_t i = 0; i < x_elems; i++)
-        x[i] = fabsf(x[i]);
-    for (size_t i = 0; i < w_elems; i++)
-        w[i] = fabsf(w[i]);
-    ref_fprop_cpu(prob, x, w, f.magnitude);
-    free(w);
-    free(x);
-    return f;
-}
-
-static void fixture_free(fixture *f)
-{
-    free(f->x);
-    free(f->w);
-    free(f->ref);
-    free(f->magnitude);
-}
-
-/* x and w with each group's channels zero-padded to igemm_padded_cg(), as 05b-05e's pad_channels
- * writes them, written here from the layouts' definitions. */
-static void pad_operands(const conv_problem *prob, const float *x, const float *w, float **x_padded,
-                         float **w_padded)
-{
-    const conv_problem padded = igemm_padded_problem(prob);
-    const int cg = prob->c / prob->groups, cgp = padded.c / padded.groups;
-    const size_t pixels = (size_t)prob->n * prob->h * prob->w, taps = (size_t)prob->k * prob->r * prob->s;
-    *x_padded = calloc(pixels * padded.c, sizeof(float));
-    *w_padded = calloc(taps * cgp, sizeof(float));
-    for (size_t px = 0; px < pixels; px++)
-        for (int g = 0; g < prob->groups; g++)
-            for (int c = 0; c < cg; c++)
-                (*x_padded)[px * padded.c + (size_t)g * cgp + c] = x[px * prob->c + (size_t)g * cg + c];
-    for (size_t t = 0; t < taps; t++)
-        for (int c = 0; c < cg; c++)
-            (*w_padded)[t * cgp + c] = w[t * cg + c];
 }
 
 /* y in NHWC against the reference: returns the number of outputs that differ (NaN, never written,
@@ -672,7 +611,7 @@ static void check_problem(const conv_problem *prob, uint64_t seed, double emulat
     check_product(&f, prob, f.x, f.w, text, "as is");
 
     /* 05b-05e's path: the padded problem, on padded copies. */
-    const conv_problem run = igemm_padded_problem(prob);
+    const conv_problem run = pad_fprop_problem(prob);
     EXPECT(run.p == prob->p && run.q == prob->q && (run.c / run.groups) % 8 == 0 &&
                run.c / run.groups - prob->c / prob->groups < 8,
            "%s: padded to c %d", text, run.c);
@@ -722,7 +661,7 @@ static void check_offset_limits(void)
     conv1.pad_h = conv1.pad_w = 3;
     conv1.stride_h = conv1.stride_w = 2;
     EXPECT(problem_validate(&conv1, why, sizeof why), "conv1: %s", why);
-    conv_problem conv1_padded = igemm_padded_problem(&conv1);
+    conv_problem conv1_padded = pad_fprop_problem(&conv1);
     EXPECT(conv1_padded.c == 8 && igemm_offsets_fit(&conv1_padded), "conv1 padded to c %d must fit", conv1_padded.c);
     conv_problem huge_pad = problem_make(1, 64, 8, 8, 8, 3, 3);
     huge_pad.pad_h = huge_pad.pad_w = 1 << 22; /* (pad*W + pad)*C is about 2^50 */

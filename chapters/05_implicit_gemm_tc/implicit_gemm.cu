@@ -422,52 +422,6 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     igemm_out_chunks<T>(out, tid, store);
 }
 
-/* ---- channel padding for 05b-05e -------------------------------------------------------------------- */
-
-static int64_t padded_x_elems(const conv_problem *prob)
-{
-    const conv_problem padded = igemm_padded_problem(prob);
-    return (int64_t)padded.n * padded.h * padded.w * padded.c;
-}
-
-static int64_t padded_w_elems(const conv_problem *prob)
-{
-    const conv_problem padded = igemm_padded_problem(prob);
-    return (int64_t)padded.k * padded.r * padded.s * (padded.c / padded.groups);
-}
-
-/* The padded x, then (256-byte aligned) the padded w; nothing when C/groups is a multiple of 8. */
-static size_t workspace_padded(const conv_problem *prob)
-{
-    if ((prob->c / prob->groups) % 8 == 0)
-        return 0;
-    const size_t x_bytes = ((size_t)padded_x_elems(prob) * 2 + 255) / 256 * 256;
-    return x_bytes + (size_t)padded_w_elems(prob) * 2;
-}
-
-
-/* The operands 05b-05e run on: x and w themselves, or padded copies in the workspace and the padded
- * problem. */
-typedef struct {
-    conv_problem prob;
-    const __half *x, *w;
-} operands;
-
-static operands prepare_operands(const conv_problem *prob, void *x, void *w, void *workspace)
-{
-    operands op = {igemm_padded_problem(prob), (const __half *)x, (const __half *)w};
-    if (op.prob.c == prob->c)
-        return op;
-    const int cg = prob->c / prob->groups, cg8 = op.prob.c / op.prob.groups;
-    __half *x_padded = (__half *)workspace;
-    __half *w_padded = (__half *)((char *)workspace + ((size_t)padded_x_elems(prob) * 2 + 255) / 256 * 256);
-    pad_channels_f16(x, x_padded, (int64_t)prob->n * prob->h * prob->w * prob->groups, cg, cg8);
-    pad_channels_f16(w, w_padded, (int64_t)prob->k * prob->r * prob->s, cg, cg8);
-    op.x = x_padded;
-    op.w = w_padded;
-    return op;
-}
-
 /* ---- host side: supports(), launches ----------------------------------------------------------------- */
 
 /* Limits every variant shares: the group goes on gridDim.y, the tiles on gridDim.x. */
@@ -504,11 +458,11 @@ static bool supports_mma(const char *id, bool masks, int bm, int bn, const conv_
     }
     if (!grid_fits(id, prob, bm, bn, why, why_len))
         return false;
-    const conv_problem padded = igemm_padded_problem(prob);
-    if (padded_x_elems(prob) > INT32_MAX || padded_w_elems(prob) > INT32_MAX) {
+    const conv_problem padded = pad_fprop_problem(prob);
+    if (pad_fprop_x_elems(prob) > INT32_MAX || pad_fprop_w_elems(prob) > INT32_MAX) {
         snprintf(why, why_len, "%s pads C/groups = %d to %d channels for 16-byte loads; the padded x (%lld) or "
                  "w (%lld elements) is over the 2^31-1 of 32-bit index math", id, prob->c / prob->groups,
-                 padded.c / padded.groups, (long long)padded_x_elems(prob), (long long)padded_w_elems(prob));
+                 padded.c / padded.groups, (long long)pad_fprop_x_elems(prob), (long long)pad_fprop_w_elems(prob));
         return false;
     }
     if (!igemm_offsets_fit(&padded)) {
@@ -557,8 +511,9 @@ extern "C" void launch_05a(const conv_problem *prob, void *x, void *w, void *y, 
 extern "C" void launch_05b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
     typedef shape_05b T;
-    const operands op = prepare_operands(prob, x, w, workspace);
-    igemm_mma<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS>>>(op.prob, op.x, op.w, (__half *)y);
+    const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
+    igemm_mma<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS>>>(op.prob, (const __half *)op.x,
+                                                                  (const __half *)op.w, (__half *)y);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -575,7 +530,7 @@ template <class T>
 static void launch_pipelined(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                              const conv_epilogue *ep)
 {
-    const operands op = prepare_operands(prob, x, w, workspace);
+    const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
     const size_t smem = pipelined_smem_bytes<T>();
     /* Over 48 KB a block must opt in, once per kernel (and device; the harness uses one). */
     static bool opted_in = false;
@@ -584,8 +539,8 @@ static void launch_pipelined(const conv_problem *prob, void *x, void *w, void *y
         opted_in = true;
     }
     const igemm_walk walk = igemm_walk_make(&op.prob, T::BK);
-    igemm_pipelined<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS, smem>>>(op.prob, walk, op.x, op.w,
-                                                                               (__half *)y, *ep);
+    igemm_pipelined<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS, smem>>>(
+        op.prob, walk, (const __half *)op.x, (const __half *)op.w, (__half *)y, *ep);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -640,15 +595,19 @@ extern "C" const conv_kernel ch05_kernels[] = {
     {"05a", "implicit GEMM, WMMA 16x16x16, 64x64 tile", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
      PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05a, NULL, launch_05a, NULL, NULL, NULL},
     {"05b", "implicit GEMM, mma.sync + ldmatrix, swizzled smem, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05b, workspace_padded, launch_05b, NULL, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05b, pad_fprop_workspace_bytes,
+     launch_05b, NULL, NULL, NULL},
     {"05c", "implicit GEMM, cp.async 4-stage pipeline, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, workspace_padded, launch_05c, NULL, NULL, launch_fused_05c},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, pad_fprop_workspace_bytes,
+     launch_05c, NULL, NULL, launch_fused_05c},
     {"05d", "implicit GEMM, cp.async 4-stage pipeline, 64x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05d, workspace_padded, launch_05d, NULL, NULL, launch_fused_05d},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05d, pad_fprop_workspace_bytes,
+     launch_05d, NULL, NULL, launch_fused_05d},
     {"05e", "implicit GEMM, cp.async 4-stage pipeline, 256x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05e, workspace_padded, launch_05e, NULL, NULL, launch_fused_05e},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05e, pad_fprop_workspace_bytes,
+     launch_05e, NULL, NULL, launch_fused_05e},
     {"05f", "05c + separate epilogue kernel (unfused)", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, workspace_padded, NULL, NULL, NULL,
-     launch_fused_05f}, /* no plain launch: without an epilogue it would be 05c again */
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, pad_fprop_workspace_bytes,
+     NULL, NULL, NULL, launch_fused_05f}, /* no plain launch: without an epilogue it would be 05c again */
 };
 extern "C" const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);

@@ -276,23 +276,6 @@ IG_FN int igemm_out_pitch(int bn)
     return bn + 8;
 }
 
-/* ---- channel padding (05b-05e on C/G not a multiple of 8, e.g. conv1's C = 3) ----------------------- */
-
-/* C/G rounded up to a multiple of 8: the channels per group of the padded copies of x and w. */
-IG_FN int igemm_padded_cg(int cg)
-{
-    return (cg + 7) / 8 * 8;
-}
-
-/* The problem the kernel runs on the padded copies: the same in every way but C. Its extra channels
- * are zeros in both x and w, so they add exact zeros: y is unchanged. */
-IG_FN conv_problem igemm_padded_problem(const conv_problem *prob)
-{
-    conv_problem padded = *prob;
-    padded.c = igemm_padded_cg(prob->c / prob->groups) * prob->groups;
-    return padded;
-}
-
 #undef IG_FN
 
 #endif

@@ -570,49 +570,6 @@ hopper_ws_kernel(const conv_problem prob, const igemm_walk walk, const __grid_co
 #endif
 }
 
-/* ---- channel padding (as chapter 05: C/groups rounded up to a multiple of 8, zeros) -------------- */
-
-static int64_t padded_x_elems(const conv_problem *prob)
-{
-    const conv_problem padded = igemm_padded_problem(prob);
-    return (int64_t)padded.n * padded.h * padded.w * padded.c;
-}
-
-static int64_t padded_w_elems(const conv_problem *prob)
-{
-    const conv_problem padded = igemm_padded_problem(prob);
-    return (int64_t)padded.k * padded.r * padded.s * (padded.c / padded.groups);
-}
-
-/* The padded x, then (256-byte aligned) the padded w; nothing when C/groups is a multiple of 8. */
-static size_t workspace_08a(const conv_problem *prob)
-{
-    if ((prob->c / prob->groups) % 8 == 0)
-        return 0;
-    const size_t x_bytes = ((size_t)padded_x_elems(prob) * 2 + 255) / 256 * 256;
-    return x_bytes + (size_t)padded_w_elems(prob) * 2;
-}
-
-typedef struct {
-    conv_problem prob;
-    const __half *x, *w;
-} operands;
-
-static operands prepare_operands(const conv_problem *prob, void *x, void *w, void *workspace)
-{
-    operands op = {igemm_padded_problem(prob), (const __half *)x, (const __half *)w};
-    if (op.prob.c == prob->c)
-        return op;
-    const int cg = prob->c / prob->groups, cg8 = op.prob.c / op.prob.groups;
-    __half *x_padded = (__half *)workspace;
-    __half *w_padded = (__half *)((char *)workspace + ((size_t)padded_x_elems(prob) * 2 + 255) / 256 * 256);
-    pad_channels_f16(x, x_padded, (int64_t)prob->n * prob->h * prob->w * prob->groups, cg, cg8);
-    pad_channels_f16(w, w_padded, (int64_t)prob->k * prob->r * prob->s, cg, cg8);
-    op.x = x_padded;
-    op.w = w_padded;
-    return op;
-}
-
 /* ---- host side: supports(), launch ---------------------------------------------------------------- */
 
 /* The current device must be compute capability 9.0 (wgmma exists only in sm_90a code) and let a
@@ -664,11 +621,11 @@ static bool supports_08a_shape(const char *id, const conv_problem *prob, char *w
                  H08A_BM, H08A_BN);
         return false;
     }
-    const conv_problem padded = igemm_padded_problem(prob);
-    if (padded_x_elems(prob) > INT32_MAX || padded_w_elems(prob) > INT32_MAX) {
+    const conv_problem padded = pad_fprop_problem(prob);
+    if (pad_fprop_x_elems(prob) > INT32_MAX || pad_fprop_w_elems(prob) > INT32_MAX) {
         snprintf(why, why_len, "%s pads C/groups = %d to %d channels for 16-byte copies; the padded x (%lld) or "
                  "w (%lld elements) is over the 2^31-1 of 32-bit index math", id, prob->c / prob->groups,
-                 padded.c / padded.groups, (long long)padded_x_elems(prob), (long long)padded_w_elems(prob));
+                 padded.c / padded.groups, (long long)pad_fprop_x_elems(prob), (long long)pad_fprop_w_elems(prob));
         return false;
     }
     if (!igemm_offsets_fit(&padded)) {
@@ -687,7 +644,7 @@ static bool supports_08a(const conv_problem *prob, char *why, size_t why_len)
 
 extern "C" void launch_08a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    const operands op = prepare_operands(prob, x, w, workspace);
+    const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
     static bool opted_in = false; /* over 48 KB a block must opt in, once per kernel */
     if (!opted_in) {
         CUDA_CHECK(cudaFuncSetAttribute(hopper_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -698,7 +655,8 @@ extern "C" void launch_08a(const conv_problem *prob, void *x, void *w, void *y, 
     const dim3 grid((unsigned)(tiles_covering(igemm_rows(&op.prob), H08A_BM) *
                                tiles_covering(igemm_cols(&op.prob), H08A_BN)),
                     (unsigned)op.prob.groups);
-    hopper_wgmma_kernel<<<grid, H08A_THREADS, h08a_smem_bytes>>>(op.prob, walk, op.x, op.w, (__half *)y);
+    hopper_wgmma_kernel<<<grid, H08A_THREADS, h08a_smem_bytes>>>(op.prob, walk, (const __half *)op.x,
+                                                                  (const __half *)op.w, (__half *)y);
     CUDA_CHECK_LAUNCH();
 }
 
@@ -763,28 +721,28 @@ static bool supports_08b(const conv_problem *prob, char *why, size_t why_len)
 
 extern "C" void launch_08b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    const operands op = prepare_operands(prob, x, w, workspace);
+    const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
     static bool opted_in = false;
     if (!opted_in) {
         CUDA_CHECK(cudaFuncSetAttribute(hopper_ws_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                         (int)h08b_smem_bytes));
         opted_in = true;
     }
-    const CUtensorMap map = filter_tensor_map(&op.prob, op.w);
+    const CUtensorMap map = filter_tensor_map(&op.prob, (const __half *)op.w);
     const igemm_walk walk = igemm_walk_make(&op.prob, H08A_BK);
     const dim3 grid((unsigned)(tiles_covering(igemm_rows(&op.prob), H08A_BM) *
                                tiles_covering(igemm_cols(&op.prob), H08A_BN)),
                     (unsigned)op.prob.groups);
-    hopper_ws_kernel<<<grid, H08B_THREADS, h08b_smem_bytes>>>(op.prob, walk, map, op.x, (__half *)y);
+    hopper_ws_kernel<<<grid, H08B_THREADS, h08b_smem_bytes>>>(op.prob, walk, map, (const __half *)op.x, (__half *)y);
     CUDA_CHECK_LAUNCH();
 }
 
 extern "C" const conv_kernel ch08_kernels[] = {
     {"08a", "implicit GEMM, wgmma m64n128k16 from swizzled smem, cp.async 5-stage, 128x128",
-     "chapters/08_hopper/hopper.cu", PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_08a, workspace_08a,
-     launch_08a, NULL, NULL, NULL},
+     "chapters/08_hopper/hopper.cu", PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_08a,
+     pad_fprop_workspace_bytes, launch_08a, NULL, NULL, NULL},
     {"08b", "08a + TMA for the filter, mbarriers, producer warpgroup + 2 consumers, setmaxnreg",
-     "chapters/08_hopper/hopper.cu", PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_08b, workspace_08a,
-     launch_08b, NULL, NULL, NULL},
+     "chapters/08_hopper/hopper.cu", PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_08b,
+     pad_fprop_workspace_bytes, launch_08b, NULL, NULL, NULL},
 };
 extern "C" const int ch08_kernel_count = sizeof(ch08_kernels) / sizeof(ch08_kernels[0]);
