@@ -14,6 +14,7 @@
  *                         copy of the tile STAGES-1 ahead, commit, compute. One barrier per k tile.
  *   igemm_stage_out()     the epilogue's first half: the accumulators, as fp16 pairs, into a BM x
  *   igemm_out_chunks()    OUT_PITCH tile in shared memory; the second: each thread's 16-byte chunks of it.
+ *   igemm_store_chunks()  fprop's use of the second half: the chunks to y, with its edges (05, 08).
  *
  * Two tile layouts, per operand (A is BM x BK, B is BK x BN; a "chunk" is 16 bytes, tensor_core.h):
  *   k-contiguous  rows are m (A) or n (B), BK halves each: a 16-deep step is 2 chunks along every row
@@ -233,6 +234,34 @@ static __device__ __forceinline__ void igemm_out_chunks(const __half *out, int t
         const int row = index / (T::BN / 8), col = index % (T::BN / 8) * 8;
         store(row, col, &out[row * T::OUT_PITCH + col]);
     }
+}
+
+/* The forward pass's store, written once for chapters 05 and 08: each thread's chunks of the staged
+ * tile to y, the block tile starting at (row0, col0) of the rows x cols GEMM output, y_at(m, j) the
+ * address of output (m, j). A chunk is one 16-byte store where the output's rows are 16-byte aligned
+ * (vectors: K and K/groups multiples of 8) and all 8 columns exist; element by element otherwise, and
+ * at the last column tile's edge. */
+template <class T, class YAt>
+static __device__ __forceinline__ void igemm_store_chunks(const __half *out, int tid, int row0, int col0, int rows,
+                                                          int cols, bool vectors, YAt y_at)
+{
+    auto store = [&](int row, int col, const __half *chunk) {
+        const int m = row0 + row, j = col0 + col;
+        if (m >= rows || j >= cols)
+            return;
+        const uint4 v = *(const uint4 *)chunk;
+        __half *dst = y_at(m, j);
+        if (vectors && j + 8 <= cols) {
+            *(uint4 *)dst = v;
+        } else {
+            const __half *h = (const __half *)&v;
+#pragma unroll
+            for (int e = 0; e < 8; e++)
+                if (j + e < cols)
+                    dst[e] = h[e];
+        }
+    };
+    igemm_out_chunks<T>(out, tid, store);
 }
 
 #endif

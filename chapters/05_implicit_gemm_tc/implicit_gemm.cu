@@ -402,24 +402,8 @@ igemm_pipelined(const conv_problem prob, const igemm_walk walk, const __half *__
     igemm_stage_out<T>(out, acc, warp_m, warp_n, lane);
     __syncthreads();
 
-    const bool vectors = prob.k % 8 == 0 && cols % 8 == 0;
-    auto store = [&](int row, int col, const __half *chunk) {
-        const int m = blk.row0 + row, j = blk.col0 + col;
-        if (m >= rows || j >= cols)
-            return;
-        const uint4 v = *(const uint4 *)chunk;
-        __half *dst = y + igemm_y_offset(&prob, group, m, j);
-        if (vectors && j + 8 <= cols) {
-            *(uint4 *)dst = v;
-        } else {
-            const __half *h = (const __half *)&v;
-#pragma unroll
-            for (int e = 0; e < 8; e++)
-                if (j + e < cols)
-                    dst[e] = h[e];
-        }
-    };
-    igemm_out_chunks<T>(out, tid, store);
+    igemm_store_chunks<T>(out, tid, blk.row0, blk.col0, rows, cols, prob.k % 8 == 0 && cols % 8 == 0,
+                          [&](int m, int j) { return y + igemm_y_offset(&prob, group, m, j); });
 }
 
 /* ---- host side: supports(), launches ----------------------------------------------------------------- */

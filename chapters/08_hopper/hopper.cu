@@ -317,29 +317,14 @@ static __device__ __forceinline__ void stage_accumulators(__half *out, const flo
     }
 }
 
+/* The staged output tile to y, as chapter 05 stores it (igemm_store_chunks, igemm_pipeline.cuh). */
 template <class T>
 static __device__ __forceinline__ void store_tile(const __half *out, int tid, const conv_problem &prob, int group,
                                                   const gemm_block blk, __half *y)
 {
-    const int rows = igemm_rows(&prob), cols = igemm_cols(&prob);
-    const bool vectors = prob.k % 8 == 0 && cols % 8 == 0;
-    auto store = [&](int row, int col, const __half *staged) {
-        const int m = blk.row0 + row, j = blk.col0 + col;
-        if (m >= rows || j >= cols)
-            return;
-        const uint4 v = *(const uint4 *)staged;
-        __half *dst = y + igemm_y_offset(&prob, group, m, j);
-        if (vectors && j + 8 <= cols) {
-            *(uint4 *)dst = v;
-        } else {
-            const __half *h = (const __half *)&v;
-#pragma unroll
-            for (int e = 0; e < 8; e++)
-                if (j + e < cols)
-                    dst[e] = h[e];
-        }
-    };
-    igemm_out_chunks<T>(out, tid, store);
+    const int cols = igemm_cols(&prob);
+    igemm_store_chunks<T>(out, tid, blk.row0, blk.col0, igemm_rows(&prob), cols, prob.k % 8 == 0 && cols % 8 == 0,
+                          [&](int m, int j) { return y + igemm_y_offset(&prob, group, m, j); });
 }
 #endif
 
