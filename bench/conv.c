@@ -81,13 +81,7 @@ static options parse_options(int argc, char **argv)
     options opts = {.seed = 42, .reps = -1, .warmup = -1, .random_count = 100, .verify = true, .cudnn = true,
                     .suite = "resnet50"};
     memset(&opts.overrides, 0xff, sizeof opts.overrides); /* every field -1: not given */
-    if (argc < 2)
-        cli_error("%s", "no command given");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        fputs(usage, stdout);
-        exit(0);
-    }
-    opts.command = argv[1];
+    opts.command = cli_command(argc, argv, usage);
     int at = 2;
     if (strcmp(opts.command, "run") == 0 || strcmp(opts.command, "check") == 0) {
         if (at >= argc || (argv[at][0] == '-' && argv[at][1] == '-'))

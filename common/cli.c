@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -24,6 +25,17 @@ void cli_error(const char *fmt, ...)
     fprintf(stderr, " (see %s --help)\n", program);
     va_end(args);
     exit(2);
+}
+
+const char *cli_command(int argc, char **argv, const char *usage)
+{
+    if (argc < 2)
+        cli_error("no command given");
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+        fputs(usage, stdout);
+        exit(0);
+    }
+    return argv[1];
 }
 
 int cli_int(const char *flag, const char *text, int min, int max)

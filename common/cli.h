@@ -19,6 +19,10 @@ void cli_error(const char *fmt, ...)
 #endif
     ;
 
+/* The command, argv[1], of a program run as `NAME COMMAND [options]`: cli_error() when there is none;
+ * --help, -h or help print usage to stdout and exit 0. */
+const char *cli_command(int argc, char **argv, const char *usage);
+
 /* A flag's value as an int in [min, max] (all of it, no trailing characters), or cli_error(). */
 int cli_int(const char *flag, const char *text, int min, int max);
 

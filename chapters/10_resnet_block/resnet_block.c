@@ -190,13 +190,7 @@ static const conv_kernel *kernel_or_exit(const char *id)
 static options parse_options(int argc, char **argv)
 {
     options opts = {.kernel_id = "05c", .seed = 42, .random_count = 20, .n = 32};
-    if (argc < 2)
-        cli_error("%s", "no command given");
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-        fputs(usage, stdout);
-        exit(0);
-    }
-    opts.command = argv[1];
+    opts.command = cli_command(argc, argv, usage);
     const bool bench = strcmp(opts.command, "bench") == 0;
     if (!bench && strcmp(opts.command, "check") != 0)
         cli_error("unknown command '%s'", opts.command);
