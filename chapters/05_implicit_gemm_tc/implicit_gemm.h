@@ -34,9 +34,11 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "conv.h"
-#include "tiles.h" /* tiles_covering, gemm_block_of, output_pixel_of */
+#include "pad_channels.h" /* pad_fprop_problem and the padded tensors' sizes */
+#include "tiles.h"        /* tiles_covering, gemm_block_of, output_pixel_of */
 
 #define IG_FN static HOST_DEVICE inline
 
@@ -251,6 +253,27 @@ IG_FN bool igemm_offsets_fit(const conv_problem *prob)
     const int64_t filter_max = (int64_t)prob->k * igemm_depth(prob) + 64;
     return origin_min >= INT32_MIN && origin_max + tap_max <= INT32_MAX && origin_min + tap_max <= INT32_MAX &&
            filter_max <= INT32_MAX;
+}
+
+/* For supports() (host only): whether the channel-padded problem a 16-byte kernel runs on (05b-05e,
+ * 08a-08b) keeps its tensors and offsets within 32-bit index math; otherwise false with the reason,
+ * naming kernel `id`. */
+static inline bool igemm_padded_fits_32bit(const char *id, const conv_problem *prob, char *why, size_t why_len)
+{
+    const conv_problem padded = pad_fprop_problem(prob);
+    if (pad_fprop_x_elems(prob) > INT32_MAX || pad_fprop_w_elems(prob) > INT32_MAX) {
+        snprintf(why, why_len, "%s pads C/groups = %d to %d channels for 16-byte loads; the padded x (%lld) or "
+                 "w (%lld elements) is over the 2^31-1 of 32-bit index math", id, prob->c / prob->groups,
+                 padded.c / padded.groups, (long long)pad_fprop_x_elems(prob), (long long)pad_fprop_w_elems(prob));
+        return false;
+    }
+    if (!igemm_offsets_fit(&padded)) {
+        snprintf(why, why_len, "%s forms 32-bit offsets from a row origin and a tap; with padding %dx%d and "
+                 "dilation %dx%d on a %dx%dx%d input they would overflow", id, prob->pad_h, prob->pad_w,
+                 prob->dil_h, prob->dil_w, prob->h, prob->w, padded.c);
+        return false;
+    }
+    return true;
 }
 
 /* ---- how a block and its threads divide the work --------------------------------------------------- */

@@ -606,20 +606,7 @@ static bool supports_08a_shape(const char *id, const conv_problem *prob, char *w
                  H08A_BM, H08A_BN);
         return false;
     }
-    const conv_problem padded = pad_fprop_problem(prob);
-    if (pad_fprop_x_elems(prob) > INT32_MAX || pad_fprop_w_elems(prob) > INT32_MAX) {
-        snprintf(why, why_len, "%s pads C/groups = %d to %d channels for 16-byte copies; the padded x (%lld) or "
-                 "w (%lld elements) is over the 2^31-1 of 32-bit index math", id, prob->c / prob->groups,
-                 padded.c / padded.groups, (long long)pad_fprop_x_elems(prob), (long long)pad_fprop_w_elems(prob));
-        return false;
-    }
-    if (!igemm_offsets_fit(&padded)) {
-        snprintf(why, why_len, "%s forms 32-bit offsets from a row origin and a tap; with padding %dx%d and "
-                 "dilation %dx%d on a %dx%dx%d input they would overflow", id, prob->pad_h, prob->pad_w,
-                 prob->dil_h, prob->dil_w, prob->h, prob->w, padded.c);
-        return false;
-    }
-    return true;
+    return igemm_padded_fits_32bit(id, prob, why, why_len);
 }
 
 static bool supports_08a(const conv_problem *prob, char *why, size_t why_len)
