@@ -13,6 +13,7 @@
 #include "baseline.h"
 #include "check.h"
 #include "cli.h"
+#include "emulate.h"
 #include "epilogue.h"
 #include "harness.h"
 #include "registry.h"
@@ -60,6 +61,8 @@ static const char usage[] =
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
     "  --quick           three layers of the suite, 10 repetitions: a first look (bench)\n"
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
+    "  --emulate         run the GPU kernels on the PTX emulator (emu/) instead of a GPU: verified, never\n"
+    "                    timed; kernels that call cuBLAS or cuDNN are n/a there (run, check)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input or an unsupported\n"
     "problem, 77 (check) no GPU for GPU kernels.\n";
@@ -71,7 +74,7 @@ typedef struct {
     conv_problem overrides;      /* -1 where not given */
     uint64_t seed;
     int reps, warmup, random_count;
-    bool verify, cudnn, quick;
+    bool verify, cudnn, quick, emulate; /* --emulate acts before parsing (emulate_if_asked) */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
 } options;
@@ -111,7 +114,8 @@ static options parse_options(int argc, char **argv)
         {"--suite", &opts.suite}, {"--kernels", &opts.kernels}, {"--csv", &opts.csv},
         {"--epilogue", &opts.epilogue_text}};
     struct { const char *flag; bool *value; bool set; } bool_flags[] = {
-        {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true}};
+        {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true},
+        {"--emulate", &opts.emulate, true}};
 
     for (; at < argc; at++) {
         const char *flag = argv[at];
@@ -254,6 +258,8 @@ static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, u
         if (outcome->phase_timed)
             printf(" (%s %.4f ms of it)", kernel->phase_name, outcome->phase_timing.median_ms);
     }
+    if (!outcome->timed && kernel->device == ON_GPU && on_emulator())
+        printf(" | emulated, not timed");
     if (outcome->workspace_bytes)
         printf(" | workspace %.3g MiB = %.2fx the input", outcome->workspace_bytes / 1048576.0,
                (double)outcome->workspace_bytes / ((double)problem_x_elems(prob) * dtype_size(kernel->dtype)));
@@ -354,6 +360,8 @@ static int command_check(const options *opts)
             printf("%-4s runs only with an epilogue: checked with --epilogue\n", kernel->id);
         else if (kernel->device == ON_GPU && !have_gpu)
             skipped++;
+        else if (kernel->library && kernel->device == ON_GPU && on_emulator())
+            printf("%-4s calls %s, whose machine code the emulator cannot run: n/a\n", kernel->id, kernel->library);
         else
             failures += check_kernel(kernel, opts);
     }
@@ -500,6 +508,11 @@ static int command_bench(const options *opts)
     char why[256];
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
+    if (on_emulator()) {
+        printf("bench: on the emulator a kernel runs but is not timed, so there is nothing to benchmark; "
+               "`conv check PREFIX --emulate` verifies the kernels\n");
+        return 0;
+    }
 
     char csv[4096];
     if (opts->csv)
@@ -601,6 +614,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     cli_set_program("conv");
+    emulate_if_asked(argc, argv);
     /* fp32 comparisons are fp32: no library may quietly use TF32 (read when cuDNN/cuBLAS initialize). */
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     options opts = parse_options(argc, argv);

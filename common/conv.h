@@ -113,6 +113,9 @@ typedef struct {
      * registers before the store; common/epilogue.h): launch() plus the epilogue. NULL: none. */
     void (*launch_fused)(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                          const struct conv_epilogue *epilogue);
+    /* A vendor library the kernel calls ("cuBLAS"), NULL if none: its machine code has no PTX, so
+     * the emulator cannot run it and reports the kernel as n/a there. */
+    const char *library;
 } conv_kernel;
 
 #ifdef __cplusplus

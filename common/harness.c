@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "check.h"
+#include "emulate.h"
 #include "harness.h"
 #include "npy.h"
 #include "reference.h"
@@ -384,6 +385,14 @@ run_outcome run_kernel(const run_request *request)
     if (kernel->device == ON_GPU && !have_gpu)
         fail("kernel %s needs a GPU: %s", kernel->id, outcome.why);
     outcome.why[0] = '\0';
+    /* On the emulator a run is verified, never timed, and has no cuDNN baseline (closed machine code) */
+    const bool emulated = kernel->device == ON_GPU && on_emulator();
+    if (emulated && kernel->library) {
+        snprintf(outcome.why, sizeof outcome.why, "%s calls %s, whose machine code the emulator cannot run: n/a",
+                 kernel->id, kernel->library);
+        outcome.status = RUN_UNSUPPORTED;
+        return outcome;
+    }
     size_t workspace_bytes = kernel->workspace_bytes ? kernel->workspace_bytes(prob) : 0;
     outcome.workspace_bytes = workspace_bytes;
     outcome.reference_on_gpu = have_gpu && problem_flops(prob) > CPU_REFERENCE_MAX_FLOPS;
@@ -471,7 +480,7 @@ run_outcome run_kernel(const run_request *request)
     }
 
     /* 5. timing, and the check again: a kernel that only works the first time fails here */
-    if (request->time && outcome.status == RUN_PASS) {
+    if (request->time && !emulated && outcome.status == RUN_PASS) {
         outcome.timing = kernel->device == ON_GPU
                              ? time_gpu(launch_once, &launch, &request->timing)
                              : time_cpu(launch_once, &launch, &request->timing, request->cpu_time_budget_s);
@@ -498,7 +507,7 @@ run_outcome run_kernel(const run_request *request)
     }
 
     /* 6. the baseline */
-    if (request->cudnn && kernel->device == ON_GPU)
+    if (request->cudnn && kernel->device == ON_GPU && !emulated)
         outcome.cudnn = cudnn_best(prob, kernel->pass, kernel->dtype, kernel->layout, &request->timing);
     else
         snprintf(outcome.cudnn.why, sizeof outcome.cudnn.why, "not requested");

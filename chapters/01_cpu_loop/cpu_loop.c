@@ -53,6 +53,6 @@ static void cpu_loop_fprop(const conv_problem *prob, void *x_ptr, void *w_ptr, v
 
 const conv_kernel ch01_kernels[] = {
     {"01", "seven nested loops on the CPU", "chapters/01_cpu_loop/cpu_loop.c", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_CPU, NULL, NULL, cpu_loop_fprop, NULL, NULL, NULL},
+     LAYOUT_NCHW, ON_CPU, NULL, NULL, cpu_loop_fprop, NULL, NULL, NULL, NULL},
 };
 const int ch01_kernel_count = sizeof ch01_kernels / sizeof ch01_kernels[0];

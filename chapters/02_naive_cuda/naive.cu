@@ -124,8 +124,8 @@ extern "C" void launch_02b(const conv_problem *prob, void *x, void *w, void *y, 
 
 extern "C" const conv_kernel ch02_kernels[] = {
     {"02a", "naive, uncoalesced (k innermost)", "chapters/02_naive_cuda/naive.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02a, NULL, NULL, NULL},
+     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02a, NULL, NULL, NULL, NULL},
     {"02b", "naive, coalesced (q innermost)", "chapters/02_naive_cuda/naive.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02b, NULL, NULL, NULL},
+     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02b, NULL, NULL, NULL, NULL},
 };
 extern "C" const int ch02_kernel_count = sizeof(ch02_kernels) / sizeof(ch02_kernels[0]);

@@ -440,14 +440,14 @@ static void launch_04d(const conv_problem *prob, void *x, void *w, void *y, void
 
 extern "C" const conv_kernel ch04_kernels[] = {
     {"04a", "im2col + SGEMM, 32x32 smem tiles", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW, ON_GPU,
-     supports_gemm, im2col_workspace_bytes, launch_04a, "im2col", im2col_phase, NULL},
+     supports_gemm, im2col_workspace_bytes, launch_04a, "im2col", im2col_phase, NULL, NULL},
     {"04b", "im2col + SGEMM, 64x256 tile, 8x8 per thread", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW,
-     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04b, "im2col", im2col_phase, NULL},
+     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04b, "im2col", im2col_phase, NULL, NULL},
     {"04c", "im2col + SGEMM, 16-byte loads and stores", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW,
-     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04c, "im2col", im2col_phase, NULL},
+     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04c, "im2col", im2col_phase, NULL, NULL},
     {"04d", "im2col + SGEMM, double-buffered stages", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW,
-     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04d, "im2col", im2col_phase, NULL},
+     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04d, "im2col", im2col_phase, NULL, NULL},
     {"04x", "im2col + cuBLAS SGEMM (fp32, no TF32)", "chapters/04_im2col_gemm/im2col.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, im2col_supports, im2col_workspace_bytes, launch_04x, "im2col", im2col_phase, NULL},
+     LAYOUT_NCHW, ON_GPU, im2col_supports, im2col_workspace_bytes, launch_04x, "im2col", im2col_phase, NULL, "cuBLAS"},
 };
 extern "C" const int ch04_kernel_count = sizeof(ch04_kernels) / sizeof(ch04_kernels[0]);

@@ -564,21 +564,21 @@ extern "C" void launch_fused_05f(const conv_problem *prob, void *x, void *w, voi
 
 extern "C" const conv_kernel ch05_kernels[] = {
     {"05a", "implicit GEMM, WMMA 16x16x16, 64x64 tile", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05a, NULL, launch_05a, NULL, NULL, NULL},
+     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05a, NULL, launch_05a, NULL, NULL, NULL, NULL},
     {"05b", "implicit GEMM, mma.sync + ldmatrix, swizzled smem, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
      PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05b, pad_fprop_workspace_bytes,
-     launch_05b, NULL, NULL, NULL},
+     launch_05b, NULL, NULL, NULL, NULL},
     {"05c", "implicit GEMM, cp.async 4-stage pipeline, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
      PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, pad_fprop_workspace_bytes,
-     launch_05c, NULL, NULL, launch_fused_05c},
+     launch_05c, NULL, NULL, launch_fused_05c, NULL},
     {"05d", "implicit GEMM, cp.async 4-stage pipeline, 64x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
      PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05d, pad_fprop_workspace_bytes,
-     launch_05d, NULL, NULL, launch_fused_05d},
+     launch_05d, NULL, NULL, launch_fused_05d, NULL},
     {"05e", "implicit GEMM, cp.async 4-stage pipeline, 256x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
      PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05e, pad_fprop_workspace_bytes,
-     launch_05e, NULL, NULL, launch_fused_05e},
+     launch_05e, NULL, NULL, launch_fused_05e, NULL},
     {"05f", "05c + separate epilogue kernel (unfused)", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
      PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, pad_fprop_workspace_bytes,
-     NULL, NULL, NULL, launch_fused_05f}, /* no plain launch: without an epilogue it would be 05c again */
+     NULL, NULL, NULL, launch_fused_05f, NULL}, /* no plain launch: without an epilogue it would be 05c again */
 };
 extern "C" const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);

@@ -316,8 +316,8 @@ extern "C" void launch_06b(const conv_problem *prob, void *x, void *w, void *y, 
 
 extern "C" const conv_kernel ch06_kernels[] = {
     {"06a", "dgrad implicit GEMM, stride 1, flipped filter, cp.async", "chapters/06_dgrad/dgrad.cu",
-     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06a, NULL, launch_06a, NULL, NULL, NULL},
+     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06a, NULL, launch_06a, NULL, NULL, NULL, NULL},
     {"06b", "dgrad implicit GEMM, one GEMM per stride phase, cp.async", "chapters/06_dgrad/dgrad.cu",
-     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06b, NULL, launch_06b, NULL, NULL, NULL},
+     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06b, NULL, launch_06b, NULL, NULL, NULL, NULL},
 };
 extern "C" const int ch06_kernel_count = sizeof(ch06_kernels) / sizeof(ch06_kernels[0]);

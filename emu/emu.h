@@ -1,0 +1,91 @@
+/* emu.h: the emulator's inside, shared by the interpreter (exec.c), device memory (memory.c), the
+ * CUDA runtime it stands in for (runtime.c) and ptxrun. Readers start at emu/README.md.
+ */
+#ifndef EMU_EMU_H
+#define EMU_EMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "device_name.h"
+#include "ptx.h"
+
+/* The device the kernels' supports() see: an H100 SXM's limits (CUDA C Programming Guide, "Compute
+ * Capabilities", compute capability 9.0). */
+enum {
+    EMU_SM_COUNT = 132,
+    EMU_MAX_THREADS_PER_BLOCK = 1024,
+    EMU_SMEM_PER_BLOCK = 48 * 1024,           /* without opting in */
+    EMU_SMEM_PER_BLOCK_OPTIN = 227 * 1024,    /* with cudaFuncAttributeMaxDynamicSharedMemorySize */
+    EMU_SMEM_PER_SM = 228 * 1024,
+    EMU_REGS_PER_BLOCK = 65536,
+    EMU_WARP_SIZE = 32
+};
+
+/* Generic addresses (PTX ISA, "Generic Addressing"): shared and local memory are windows in the
+ * generic address space. Device (global) memory is host memory here, so the windows sit above the
+ * 47-bit user address range where no host pointer can fall. */
+#define EMU_SHARED_WINDOW 0x0001000000000000ull
+#define EMU_LOCAL_WINDOW 0x0002000000000000ull
+#define EMU_WINDOW_SIZE 0x0000100000000000ull
+
+/* ---- device memory (memory.c) ---------------------------------------------------------------- */
+typedef struct {
+    uint64_t base, size;
+    const char *what;      /* "cudaMalloc", "module variable name", "ptxrun argument 2" */
+} emu_alloc;
+
+void emu_alloc_add(uint64_t base, uint64_t size, const char *what);
+bool emu_alloc_remove(uint64_t base);
+/* The allocation holding [addr, addr + size), or NULL. */
+const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size);
+/* "12 bytes past the end of the 4096-byte allocation at 0x..." for error messages. */
+void emu_alloc_describe(uint64_t addr, uint64_t size, char *out, size_t out_len);
+uint64_t emu_alloc_total(void);
+
+/* ---- launches (exec.c) ------------------------------------------------------------------------ */
+typedef enum {
+    EMU_OK,
+    EMU_ERR_LAUNCH,           /* bad configuration: too many threads, too much shared memory */
+    EMU_ERR_ADDRESS,          /* an access outside every allocation or the block's shared memory */
+    EMU_ERR_MISALIGNED,
+    EMU_ERR_DEADLOCK,         /* a barrier or warp-collective that can never complete */
+    EMU_ERR_TRAP,
+    EMU_ERR_INVALID           /* an instruction used against its rules (a diverged .aligned op, ...) */
+} emu_status;
+
+typedef struct { unsigned x, y, z; } emu_dim3;
+
+typedef struct {
+    const ptx_module *module;
+    const ptx_kernel *kernel;
+    emu_dim3 grid, block;
+    uint64_t dynamic_smem;
+    uint64_t max_dynamic_smem;  /* what the kernel opted in to (cudaFuncSetAttribute), 0 = default */
+    const uint8_t *params;      /* kernel->param_bytes bytes, laid out as the .param list says */
+} emu_launch_desc;
+
+/* Runs every block of the grid. On an error, writes one line to err and returns its status. */
+emu_status emu_launch(const emu_launch_desc *launch, char *err, size_t err_len);
+
+/* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the
+ * cores), EMU_INTERLEAVE (a seed: switch warps at random points between synchronizations). */
+typedef struct {
+    int threads;
+    bool interleave;
+    uint64_t interleave_seed;
+} emu_options;
+const emu_options *emu_get_options(void);
+
+/* Thread-instructions executed since the process started (the speed benchmark reads it). */
+uint64_t emu_thread_instructions(void);
+
+/* IEEE binary16 / bfloat16 conversions with round-to-nearest-even (half.c). */
+uint16_t emu_f32_to_f16(float f);
+float emu_f16_to_f32(uint16_t h);
+uint16_t emu_f32_to_bf16(float f);
+float emu_bf16_to_f32(uint16_t h);
+uint16_t emu_f64_to_f16(double d);
+
+#endif

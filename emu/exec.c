@@ -1,0 +1,1930 @@
+/* exec.c: running a kernel's decoded PTX on the CPU.
+ *
+ * The SIMT model, as this file implements it:
+ *   - A grid is blocks; blocks are independent, so host threads take them one at a time (a block
+ *     runs start to finish on one host thread).
+ *   - A block is warps of 32 threads. Each thread has its own registers and its own program counter
+ *     (PTX ISA, "Independent Thread Scheduling"), kept per lane. A warp executes one instruction for
+ *     all lanes that stand at the same pc at once (a lane loop over a slot-major register file), so
+ *     decoding costs once per warp, not per thread. When lanes diverge, the warp runs the group with
+ *     the lowest pc first: in structured code the lanes that went ahead wait at the join point until
+ *     the others catch up, and they reconverge there.
+ *   - Warps are scheduled cooperatively: a warp runs until it waits (a barrier) or exits, then the
+ *     next. A barrier completes when every warp with live threads has arrived ("bar, barrier":
+ *     exited threads do not hold it back). If no warp can run and some have not exited, nothing ever
+ *     will: that is a deadlock, reported with where each warp waits, never a hang.
+ *   - Warp-collective instructions (mma.sync, ldmatrix, wmma, shfl.sync, vote.sync, ...) execute once
+ *     for the whole group, reading every participating lane's registers, as the hardware does.
+ *   - cp.async copies are queued per thread and land in shared memory only at the cp.async.wait_group
+ *     that covers them ("Async-group mechanism"): a kernel that forgets to wait reads the poison that
+ *     fills shared memory at block start, not the data.
+ * Every memory access is checked (allocation, shared-memory size, alignment) before it happens.
+ */
+#include <fenv.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+#define LANES 32
+#define FULL_MASK 0xffffffffu
+#define NO_BARRIER -1
+
+/* Iterates over the set bits of a lane mask. */
+#define FOR_LANES(mask, l) \
+    for (uint32_t lanes_left_ = (mask), l; lanes_left_ && ((l = (uint32_t)__builtin_ctz(lanes_left_)), 1); \
+         lanes_left_ &= lanes_left_ - 1)
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Options and counters                                                                           */
+
+static emu_options options;
+static pthread_once_t options_once = PTHREAD_ONCE_INIT;
+static _Atomic uint64_t thread_instructions;
+
+static void read_options(void)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    options.threads = cores > 0 ? (int)cores : 1;
+    const char *threads = getenv("EMU_THREADS");
+    if (threads && atoi(threads) > 0)
+        options.threads = atoi(threads);
+    const char *seed = getenv("EMU_INTERLEAVE");
+    if (seed && *seed) {
+        options.interleave = true;
+        options.interleave_seed = strtoull(seed, NULL, 0);
+    }
+}
+
+const emu_options *emu_get_options(void)
+{
+    pthread_once(&options_once, read_options);
+    return &options;
+}
+
+uint64_t emu_thread_instructions(void) { return atomic_load(&thread_instructions); }
+
+/* ---------------------------------------------------------------------------------------------- */
+/* State                                                                                          */
+
+typedef struct {
+    uint32_t lane, group;      /* the thread that issued it, and its group number */
+    uint32_t dst;              /* shared-memory offset */
+    uint64_t src;              /* global address (host pointer) */
+    uint8_t size, src_bytes;   /* bytes written; bytes read (the rest is zero fill) */
+} async_copy;
+
+typedef struct {
+    uint64_t (*r)[LANES];      /* registers: r[slot][lane] */
+    int32_t pc[LANES];
+    int32_t wpc;               /* the pc of every live lane while `converged` */
+    bool converged;
+    uint32_t live;             /* lanes that exist and have not exited */
+    uint32_t waiting;          /* lanes stopped at a barrier */
+    int bar_id;                /* the barrier they wait at */
+    unsigned index;            /* warp number in the block */
+    async_copy *copies;        /* cp.async in flight */
+    int n_copies, cap_copies;
+    uint32_t committed[LANES]; /* cp.async groups committed per lane */
+    uint8_t *local;            /* .local memory, local_bytes per lane */
+} warp;
+
+typedef struct {
+    int arrived_warps;
+    uint32_t arrived_threads;
+    uint32_t expected;         /* threads, when the instruction gave a count; 0: every live warp */
+    uint32_t red_value;        /* bar.red: the running reduction */
+    int red_mode;
+    int32_t red_slot;          /* bar.red: where each waiting thread receives it */
+} barrier;
+
+typedef struct {
+    const emu_launch_desc *launch;
+    const ptx_kernel *k;
+    emu_dim3 ctaid;
+    unsigned n_threads, n_warps;
+    uint8_t *smem;
+    uint64_t smem_size;
+    warp *warps;
+    barrier bars[16];
+    uint64_t rng;
+    uint64_t instructions;
+    emu_status status;
+    char *err;
+    size_t err_len;
+} block;
+
+/* Per host thread: the block it runs (for error messages from deep inside an instruction). */
+
+static const char *space_name(int space)
+{
+    static const char *const names[] = {"generic", "global", "shared", "local", "param", "const"};
+    return names[space];
+}
+
+/* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
+static void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
+{
+    if (b->status != EMU_OK)
+        return;
+    b->status = status;
+    const ptx_module *mod = b->launch->module;
+    unsigned t = w->index * LANES + (unsigned)lane;
+    emu_dim3 bd = b->launch->block;
+    char where[512] = "";
+    if (in) {
+        const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
+        const char *base = file ? strrchr(file, '/') : NULL;
+        if (file && in->src_line > 0)
+            snprintf(where, sizeof where, "PTX line %d (%s:%d)", in->ptx_line, base ? base + 1 : file, in->src_line);
+        else
+            snprintf(where, sizeof where, "PTX line %d", in->ptx_line);
+    }
+    int n = snprintf(b->err, b->err_len, "kernel %s, %s, block (%u,%u,%u) thread (%u,%u,%u): ", b->k->name, where,
+                     b->ctaid.x, b->ctaid.y, b->ctaid.z, t % bd.x, t / bd.x % bd.y, t / (bd.x * bd.y));
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < b->err_len)
+        vsnprintf(b->err + n, b->err_len - (size_t)n, fmt, ap);
+    va_end(ap);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Values                                                                                         */
+
+static inline float f32_of(uint64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint64_t bits_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline double f64_of(uint64_t v)
+{
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static inline uint64_t bits_f64(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static inline uint64_t width_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+static inline int64_t sign_extend(uint64_t v, int bits)
+{
+    return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+static inline bool is_float(int t) { return t >= T_F16 && t <= T_TF32; }
+static inline bool is_signed(int t) { return t >= T_S8 && t <= T_S64; }
+
+/* "flush subnormal inputs and results to sign-preserving zero" (.ftz) */
+static inline float ftz32(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
+
+/* .sat on a float: clamp to [0, 1], NaN -> +0 */
+static inline float sat32(float f) { return isnan(f) ? 0.0f : f < 0.0f ? 0.0f : f > 1.0f ? 1.0f : f; }
+static inline double sat64(double f) { return isnan(f) ? 0.0 : f < 0.0 ? 0.0 : f > 1.0 ? 1.0 : f; }
+
+static const uint32_t canonical_nan32 = 0x7fffffffu; /* PTX ISA: the canonical f32 NaN */
+
+/* Float rounding other than nearest-even: the host FPU's rounding mode, around one operation. */
+static int fe_mode(int rounding)
+{
+    switch (rounding) {
+    case RND_RZ: case RND_RZI: return FE_TOWARDZERO;
+    case RND_RM: case RND_RMI: return FE_DOWNWARD;
+    case RND_RP: case RND_RPI: return FE_UPWARD;
+    default: return FE_TONEAREST;
+    }
+}
+
+/* 16-bit float types as 32-bit floats: every f16/bf16 value is exact in binary32. */
+static inline float half_in(uint64_t v, int type)
+{
+    return type == T_BF16 ? emu_bf16_to_f32((uint16_t)v) : emu_f16_to_f32((uint16_t)v);
+}
+
+static inline uint64_t half_out(float f, int type)
+{
+    return type == T_BF16 ? emu_f32_to_bf16(f) : emu_f32_to_f16(f);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Memory                                                                                         */
+
+/* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault. */
+static uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
+                       bool write)
+{
+    if (addr % size != 0 && size <= 16) {
+        fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
+              "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
+              space_name(space), size, write ? "write" : "read", addr, size);
+        return NULL;
+    }
+    if (space == SPACE_GENERIC) {
+        if (addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE)
+            space = SPACE_SHARED, addr -= EMU_SHARED_WINDOW;
+        else if (addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE)
+            space = SPACE_LOCAL, addr -= EMU_LOCAL_WINDOW;
+        else
+            space = SPACE_GLOBAL;
+    }
+    switch (space) {
+    case SPACE_SHARED:
+        if (addr + size > b->smem_size || addr + size < addr) {
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
+                  "out-of-bounds shared %s of %" PRIu64 " bytes at 0x%" PRIx64 " (the block has %" PRIu64
+                  " bytes of shared memory)", write ? "write" : "read", size, addr, b->smem_size);
+            return NULL;
+        }
+        return b->smem + addr;
+    case SPACE_LOCAL:
+        if (addr + size > b->k->local_bytes) {
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
+                  "out-of-bounds local %s at 0x%" PRIx64 " (the thread has %" PRIu64 " bytes)",
+                  write ? "write" : "read", addr, b->k->local_bytes);
+            return NULL;
+        }
+        return w->local + lane * b->k->local_bytes + addr;
+    case SPACE_PARAM:
+        if (write || addr + size > b->k->param_bytes) {
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
+                  write ? "write to the" : "read outside the", addr);
+            return NULL;
+        }
+        return (uint8_t *)b->launch->params + addr;
+    default: /* global, const: device memory */
+        if (!emu_alloc_find(addr, size)) {
+            char where[256];
+            emu_alloc_describe(addr, size, where, sizeof where);
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "out-of-bounds global %s of %" PRIu64 " bytes at 0x%" PRIx64
+                  " (%s)", write ? "write" : "read", size, addr, where);
+            return NULL;
+        }
+        return (uint8_t *)(uintptr_t)addr;
+    }
+}
+
+static inline uint64_t load_bits(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, (size_t)bytes); /* little-endian host, like the GPU */
+    return v;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Instructions                                                                                   */
+
+/* What an instruction did to the lanes' program counters: NEXT (advance them), BRANCH, WAIT (stay,
+ * the warp stops), EXIT, MOVED (a barrier released them and advanced them itself), FAULT. */
+typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_FAULT } step;
+
+#define D(i) (r[o[(i)]])                 /* operand i's registers, all lanes */
+#define S(i) (r[o[in->n_dst + (i)]])    /* source i */
+
+static step exec_int_alu(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    const int t = in->type, bits = ptx_type_bits((ptx_type)t);
+    const uint64_t mask = width_mask(bits);
+    const bool sgn = is_signed(t);
+    uint64_t *d = D(0);
+    const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
+    switch (in->op) {
+    case OP_ADD:
+        if (in->flags & F_SAT) { /* add.sat.s32: clamp to the s32 range */
+            FOR_LANES(m, l) {
+                int64_t s = (int64_t)(int32_t)a[l] + (int32_t)b[l];
+                d[l] = (uint32_t)(int32_t)(s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s);
+            }
+        } else {
+            FOR_LANES(m, l) d[l] = (a[l] + b[l]) & mask;
+        }
+        return STEP_NEXT;
+    case OP_SUB:
+        if (in->flags & F_SAT) {
+            FOR_LANES(m, l) {
+                int64_t s = (int64_t)(int32_t)a[l] - (int32_t)b[l];
+                d[l] = (uint32_t)(int32_t)(s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s);
+            }
+        } else {
+            FOR_LANES(m, l) d[l] = (a[l] - b[l]) & mask;
+        }
+        return STEP_NEXT;
+    case OP_MUL:
+    case OP_MAD: {
+        /* PTX ISA, "mul" / "mad": t = a * b in 2n bits; .lo keeps t<n-1..0>, .hi t<2n-1..n>, .wide all of t */
+        const bool mad = in->op == OP_MAD;
+        if (in->flags & F_WIDE) {
+            const uint64_t wmask = width_mask(2 * bits);
+            FOR_LANES(m, l) {
+                uint64_t p = sgn ? (uint64_t)(sign_extend(a[l], bits) * sign_extend(b[l], bits))
+                                 : (a[l] & mask) * (b[l] & mask);
+                d[l] = (p + (mad ? c[l] : 0)) & wmask;
+            }
+        } else if (in->flags & F_HI) {
+            FOR_LANES(m, l) {
+                uint64_t hi;
+                if (bits == 64) {
+                    hi = sgn ? (uint64_t)(((__int128)(int64_t)a[l] * (int64_t)b[l]) >> 64)
+                             : (uint64_t)(((unsigned __int128)a[l] * b[l]) >> 64);
+                } else {
+                    uint64_t p = sgn ? (uint64_t)(sign_extend(a[l], bits) * sign_extend(b[l], bits))
+                                     : (a[l] & mask) * (b[l] & mask);
+                    hi = sgn ? (uint64_t)((int64_t)p >> bits) : p >> bits;
+                }
+                d[l] = (hi + (mad ? c[l] : 0)) & mask;
+            }
+        } else {
+            FOR_LANES(m, l) d[l] = (a[l] * b[l] + (mad ? c[l] : 0)) & mask;
+        }
+        return STEP_NEXT;
+    }
+    case OP_MUL24:
+    case OP_MAD24:
+        FOR_LANES(m, l) {
+            int64_t x = sgn ? sign_extend(a[l], 24) : (int64_t)(a[l] & 0xffffff);
+            int64_t y = sgn ? sign_extend(b[l], 24) : (int64_t)(b[l] & 0xffffff);
+            uint64_t p = (uint64_t)(x * y);
+            uint64_t v = (in->flags & F_HI) ? p >> 16 : p;
+            d[l] = (v + (in->op == OP_MAD24 ? c[l] : 0)) & mask;
+        }
+        return STEP_NEXT;
+    case OP_DIV:
+    case OP_REM:
+        /* "Division by zero yields an unspecified, machine-specific value" (PTX ISA, "div"): here all
+         * ones for div and a itself for rem. The one signed overflow, MIN / -1, wraps to MIN. */
+        FOR_LANES(m, l) {
+            uint64_t v;
+            if (sgn) {
+                int64_t x = sign_extend(a[l], bits), y = sign_extend(b[l], bits);
+                if (y == 0)
+                    v = in->op == OP_DIV ? ~0ull : (uint64_t)x;
+                else if (y == -1)
+                    v = in->op == OP_DIV ? (uint64_t)0 - (uint64_t)x : 0;
+                else
+                    v = (uint64_t)(in->op == OP_DIV ? x / y : x % y);
+            } else {
+                uint64_t x = a[l] & mask, y = b[l] & mask;
+                v = y == 0 ? (in->op == OP_DIV ? ~0ull : x) : in->op == OP_DIV ? x / y : x % y;
+            }
+            d[l] = v & mask;
+        }
+        return STEP_NEXT;
+    case OP_ABS:
+        FOR_LANES(m, l) {
+            int64_t x = sign_extend(a[l], bits);
+            d[l] = (x < 0 ? (uint64_t)0 - (uint64_t)x : (uint64_t)x) & mask;
+        }
+        return STEP_NEXT;
+    case OP_NEG:
+        FOR_LANES(m, l) d[l] = ((uint64_t)0 - a[l]) & mask;
+        return STEP_NEXT;
+    case OP_MIN:
+    case OP_MAX: {
+        const bool is_min = in->op == OP_MIN;
+        FOR_LANES(m, l) {
+            uint64_t v = a[l] & mask;
+            for (int i = 1; i < in->n_src; i++) {
+                uint64_t y = S(i)[l] & mask;
+                bool less = sgn ? sign_extend(y, bits) < sign_extend(v, bits) : y < v;
+                bool greater = sgn ? sign_extend(y, bits) > sign_extend(v, bits) : y > v;
+                if (is_min ? less : greater)
+                    v = y;
+            }
+            d[l] = v;
+        }
+        return STEP_NEXT;
+    }
+    case OP_SAD:
+        FOR_LANES(m, l) {
+            bool lt = sgn ? sign_extend(a[l], bits) < sign_extend(b[l], bits) : (a[l] & mask) < (b[l] & mask);
+            d[l] = (c[l] + (lt ? b[l] - a[l] : a[l] - b[l])) & mask;
+        }
+        return STEP_NEXT;
+    default:
+        return STEP_FAULT;
+    }
+}
+
+static step exec_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    uint64_t *d = D(0);
+    const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
+    const bool ftz = in->flags & F_FTZ, sat = in->flags & F_SAT;
+    const bool directed = in->rounding != RND_NONE && in->rounding != RND_RN;
+    int saved_mode = 0;
+    if (directed) {
+        saved_mode = fegetround();
+        fesetround(fe_mode(in->rounding));
+    }
+    FOR_LANES(m, l) {
+        float x = f32_of(a[l]), y = b ? f32_of(b[l]) : 0.0f, z = c ? f32_of(c[l]) : 0.0f, v;
+        if (ftz)
+            x = ftz32(x), y = ftz32(y), z = ftz32(z);
+        switch (in->op) {
+        case OP_ADD: v = x + y; break;
+        case OP_SUB: v = x - y; break;
+        case OP_MUL: v = x * y; break;
+        case OP_FMA:
+        case OP_MAD: v = fmaf(x, y, z); break; /* "mad.f32 ... is identical to fma.rn.f32" for sm_20+ */
+        case OP_DIV: v = x / y; break;          /* .rn exact; .full and .approx are within their 2 ulp */
+        case OP_ABS: d[l] = a[l] & 0x7fffffffu; continue;
+        case OP_NEG: d[l] = (a[l] ^ 0x80000000u) & 0xffffffffu; continue;
+        case OP_MIN:
+        case OP_MAX: {
+            /* "min"/"max": a NaN operand yields the other (both NaN: NaN); -0 < +0; .NaN: any NaN -> NaN */
+            bool is_min = in->op == OP_MIN;
+            if (isnan(x) || isnan(y)) {
+                if ((in->flags & F_NAN) || (isnan(x) && isnan(y))) {
+                    d[l] = canonical_nan32;
+                    continue;
+                }
+                v = isnan(x) ? y : x;
+            } else if (x == y) {
+                v = is_min ? (signbit(x) ? x : y) : (signbit(x) ? y : x);
+            } else {
+                v = is_min ? (x < y ? x : y) : (x > y ? x : y);
+            }
+            break;
+        }
+        case OP_RCP: v = 1.0f / x; break;       /* rcp.approx: 1 ulp allowed; this is exact */
+        case OP_SQRT: v = sqrtf(x); break;
+        case OP_RSQRT: v = (float)(1.0 / sqrt((double)x)); break;
+        case OP_EX2: v = exp2f(x); break;
+        case OP_LG2: v = log2f(x); break;
+        case OP_SIN: v = sinf(x); break;
+        case OP_COS: v = cosf(x); break;
+        case OP_TANH: v = tanhf(x); break;
+        case OP_COPYSIGN: v = copysignf(y, x); break; /* "copysign d, a, b": b's magnitude, a's sign */
+        default: v = NAN; break;
+        }
+        if (ftz)
+            v = ftz32(v);
+        if (sat)
+            v = sat32(v);
+        d[l] = bits_f32(v);
+    }
+    if (directed)
+        fesetround(saved_mode);
+    return STEP_NEXT;
+}
+
+static step exec_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    uint64_t *d = D(0);
+    const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
+    const bool directed = in->rounding != RND_NONE && in->rounding != RND_RN;
+    int saved_mode = 0;
+    if (directed) {
+        saved_mode = fegetround();
+        fesetround(fe_mode(in->rounding));
+    }
+    FOR_LANES(m, l) {
+        double x = f64_of(a[l]), y = b ? f64_of(b[l]) : 0.0, z = c ? f64_of(c[l]) : 0.0, v;
+        switch (in->op) {
+        case OP_ADD: v = x + y; break;
+        case OP_SUB: v = x - y; break;
+        case OP_MUL: v = x * y; break;
+        case OP_FMA:
+        case OP_MAD: v = fma(x, y, z); break;
+        case OP_DIV: v = x / y; break;
+        case OP_ABS: d[l] = a[l] & 0x7fffffffffffffffull; continue;
+        case OP_NEG: d[l] = a[l] ^ 0x8000000000000000ull; continue;
+        case OP_MIN:
+        case OP_MAX: {
+            bool is_min = in->op == OP_MIN;
+            if (isnan(x) || isnan(y))
+                v = isnan(x) && isnan(y) ? NAN : isnan(x) ? y : x;
+            else if (x == y)
+                v = is_min ? (signbit(x) ? x : y) : (signbit(x) ? y : x);
+            else
+                v = is_min ? (x < y ? x : y) : (x > y ? x : y);
+            break;
+        }
+        case OP_RCP: v = 1.0 / x; break;
+        case OP_SQRT: v = sqrt(x); break;
+        case OP_RSQRT: v = 1.0 / sqrt(x); break;
+        case OP_COPYSIGN: v = copysign(y, x); break;
+        default: v = NAN; break;
+        }
+        if (in->flags & F_SAT)
+            v = sat64(v);
+        d[l] = bits_f64(v);
+    }
+    if (directed)
+        fesetround(saved_mode);
+    return STEP_NEXT;
+}
+
+/* f16, bf16 and their x2 packs: each half computed in binary32, rounded once to 16 bits (binary32
+ * holds every f16 product and sum exactly enough for one correct rounding, fma via binary64). */
+static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    const int t = in->type;
+    const bool pair = t == T_F16X2 || t == T_BF16X2;
+    const int h = (t == T_BF16 || t == T_BF16X2) ? T_BF16 : T_F16;
+    uint64_t *d = D(0);
+    FOR_LANES(m, l) {
+        uint64_t out = 0;
+        for (int part = 0; part < (pair ? 2 : 1); part++) {
+            int shift = 16 * part;
+            float x = half_in(S(0)[l] >> shift, h), y = in->n_src > 1 ? half_in(S(1)[l] >> shift, h) : 0.0f;
+            float z = in->n_src > 2 ? half_in(S(2)[l] >> shift, h) : 0.0f;
+            uint64_t v;
+            switch (in->op) {
+            case OP_ADD: v = half_out(x + y, h); break;
+            case OP_SUB: v = half_out(x - y, h); break;
+            case OP_MUL: v = half_out(x * y, h); break;
+            case OP_FMA: {
+                double exact = (double)x * (double)y + (double)z; /* exact: 22-bit product plus an f16 */
+                v = h == T_BF16 ? emu_f32_to_bf16((float)exact) : emu_f64_to_f16(exact);
+                break;
+            }
+            case OP_NEG: v = (S(0)[l] >> shift ^ 0x8000) & 0xffff; break;
+            case OP_ABS: v = (S(0)[l] >> shift) & 0x7fff; break;
+            case OP_MIN: v = half_out(isnan(x) ? y : isnan(y) ? x : fminf(x, y), h); break;
+            case OP_MAX: v = half_out(isnan(x) ? y : isnan(y) ? x : fmaxf(x, y), h); break;
+            default: v = 0x7fff; break;
+            }
+            if (in->flags & F_SAT)
+                v = half_out(sat32(half_in(v, h)), h);
+            out |= (v & 0xffff) << shift;
+        }
+        d[l] = out;
+    }
+    return STEP_NEXT;
+}
+
+static step exec_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    const int bits = ptx_type_bits((ptx_type)in->type);
+    const uint64_t mask = width_mask(bits);
+    uint64_t *d = D(0);
+    const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
+    switch (in->op) {
+    case OP_AND: FOR_LANES(m, l) d[l] = a[l] & b[l] & mask; break;
+    case OP_OR: FOR_LANES(m, l) d[l] = (a[l] | b[l]) & mask; break;
+    case OP_XOR: FOR_LANES(m, l) d[l] = (a[l] ^ b[l]) & mask; break;
+    case OP_NOT: FOR_LANES(m, l) d[l] = ~a[l] & mask; break;
+    case OP_CNOT: FOR_LANES(m, l) d[l] = (a[l] & mask) == 0; break;
+    case OP_SHL: /* "Shift amounts greater than the register width N are clamped to N" */
+        FOR_LANES(m, l) d[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] << (uint32_t)b[l]) & mask;
+        break;
+    case OP_SHR:
+        FOR_LANES(m, l) {
+            uint32_t n = (uint32_t)b[l] >= (uint32_t)bits ? (uint32_t)bits : (uint32_t)b[l];
+            if (is_signed(in->type))
+                d[l] = (uint64_t)(sign_extend(a[l], bits) >> (n >= 64 ? 63 : n)) & mask;
+            else
+                d[l] = n >= 64 ? 0 : ((a[l] & mask) >> n);
+        }
+        break;
+    case OP_SHF: /* "shf": the 64-bit [b:a] shifted, clamp: n = min(c, 32), wrap: n = c & 31 */
+        FOR_LANES(m, l) {
+            uint32_t n = (in->flags & F_SHIFT_CLAMP) ? ((uint32_t)c[l] > 32 ? 32 : (uint32_t)c[l]) : (uint32_t)c[l] & 31;
+            uint64_t both = (b[l] & 0xffffffffu) << 32 | (a[l] & 0xffffffffu);
+            d[l] = (in->flags & F_SHIFT_LEFT) ? (both << n) >> 32 : (both >> n) & 0xffffffffu;
+        }
+        break;
+    case OP_LOP3: /* "lop3": d[i] = immLut[(a[i] << 2) | (b[i] << 1) | c[i]] */
+        FOR_LANES(m, l) {
+            uint32_t lut = (uint32_t)S(3)[l] & 0xff, x = (uint32_t)a[l], y = (uint32_t)b[l], z = (uint32_t)c[l], v = 0;
+            for (int i = 0; i < 8; i++)
+                if (lut >> i & 1)
+                    v |= ((i & 4) ? x : ~x) & ((i & 2) ? y : ~y) & ((i & 1) ? z : ~z);
+            d[l] = v;
+        }
+        break;
+    case OP_POPC: FOR_LANES(m, l) d[l] = (uint64_t)__builtin_popcountll(a[l] & mask); break;
+    case OP_CLZ:
+        FOR_LANES(m, l) {
+            uint64_t v = a[l] & mask;
+            d[l] = v ? (uint64_t)(__builtin_clzll(v) - (64 - bits)) : (uint64_t)bits;
+        }
+        break;
+    case OP_BREV:
+        FOR_LANES(m, l) {
+            uint64_t v = 0;
+            for (int i = 0; i < bits; i++)
+                v |= (a[l] >> i & 1) << (bits - 1 - i);
+            d[l] = v;
+        }
+        break;
+    case OP_BFE: /* "bfe": pos = b & 0xff, len = c & 0xff; signed forms extend the field's top bit */
+        FOR_LANES(m, l) {
+            uint32_t pos = (uint32_t)b[l] & 0xff, len = (uint32_t)c[l] & 0xff, msb = (uint32_t)bits - 1;
+            uint64_t sbit = 0;
+            if (is_signed(in->type) && len)
+                sbit = a[l] >> (pos + len - 1 < msb ? pos + len - 1 : msb) & 1;
+            uint64_t v = 0;
+            for (uint32_t i = 0; i <= msb; i++) {
+                uint64_t bit = (i < len && pos + i <= msb) ? a[l] >> (pos + i) & 1 : sbit;
+                v |= bit << i;
+            }
+            d[l] = v;
+        }
+        break;
+    case OP_BFI: /* "bfi": f = b with bits [pos, pos + len) taken from a's low bits */
+        FOR_LANES(m, l) {
+            uint32_t pos = (uint32_t)c[l] & 0xff, len = (uint32_t)S(3)[l] & 0xff, msb = (uint32_t)bits - 1;
+            uint64_t v = b[l] & mask;
+            for (uint32_t i = 0; i < len && pos + i <= msb; i++)
+                v = (v & ~(1ull << (pos + i))) | ((a[l] >> i & 1) << (pos + i));
+            d[l] = v;
+        }
+        break;
+    case OP_PRMT: {
+        /* "prmt": bytes 0-3 from a, 4-7 from b; the default mode picks each result byte by a nibble of c
+         * (bit 3 replicates the picked byte's sign); the other modes by a table */
+        static const uint8_t tables[7][4][4] = {
+            {{0}},
+            {{0, 1, 2, 3}, {1, 2, 3, 4}, {2, 3, 4, 5}, {3, 4, 5, 6}}, /* f4e: byte j of d, for c & 3 */
+            {{0, 7, 6, 5}, {1, 0, 7, 6}, {2, 1, 0, 7}, {3, 2, 1, 0}}, /* b4e */
+            {{0, 0, 0, 0}, {1, 1, 1, 1}, {2, 2, 2, 2}, {3, 3, 3, 3}}, /* rc8 */
+            {{0, 1, 2, 3}, {1, 1, 2, 3}, {2, 2, 2, 3}, {3, 3, 3, 3}}, /* ecl */
+            {{0, 0, 0, 0}, {0, 1, 1, 1}, {0, 1, 2, 2}, {0, 1, 2, 3}}, /* ecr */
+            {{0, 1, 0, 1}, {2, 3, 2, 3}, {0, 1, 0, 1}, {2, 3, 2, 3}}, /* rc16 */
+        };
+        FOR_LANES(m, l) {
+            uint64_t bytes = (b[l] & 0xffffffffu) << 32 | (a[l] & 0xffffffffu);
+            uint32_t sel = (uint32_t)c[l], v = 0;
+            for (int j = 0; j < 4; j++) {
+                uint32_t byte;
+                if (in->mode == PRMT_DEFAULT) {
+                    uint32_t s = sel >> (4 * j) & 0xf;
+                    byte = (uint32_t)(bytes >> (8 * (s & 7))) & 0xff;
+                    if (s & 8)
+                        byte = (byte & 0x80) ? 0xff : 0;
+                } else {
+                    byte = (uint32_t)(bytes >> (8 * tables[in->mode][sel & 3][j])) & 0xff;
+                }
+                v |= byte << (8 * j);
+            }
+            d[l] = v;
+        }
+        break;
+    }
+    default:
+        return STEP_FAULT;
+    }
+    return STEP_NEXT;
+}
+
+/* PTX ISA, "Floating Point Comparisons" and "Integer and Bit-Size Comparisons". */
+static bool compare(int cmp, int type, uint64_t a, uint64_t b, bool ftz)
+{
+    if (is_float(type)) {
+        double x, y;
+        if (type == T_F32) {
+            float fx = f32_of(a), fy = f32_of(b);
+            if (ftz)
+                fx = ftz32(fx), fy = ftz32(fy);
+            x = fx, y = fy;
+        } else if (type == T_F64) {
+            x = f64_of(a), y = f64_of(b);
+        } else {
+            x = half_in(a, type), y = half_in(b, type);
+        }
+        bool unordered = isnan(x) || isnan(y);
+        switch (cmp) {
+        case CMP_EQ: return !unordered && x == y;
+        case CMP_NE: return !unordered && x != y;
+        case CMP_LT: return !unordered && x < y;
+        case CMP_LE: return !unordered && x <= y;
+        case CMP_GT: return !unordered && x > y;
+        case CMP_GE: return !unordered && x >= y;
+        case CMP_EQU: return unordered || x == y;
+        case CMP_NEU: return unordered || x != y;
+        case CMP_LTU: return unordered || x < y;
+        case CMP_LEU: return unordered || x <= y;
+        case CMP_GTU: return unordered || x > y;
+        case CMP_GEU: return unordered || x >= y;
+        case CMP_NUM: return !unordered;
+        case CMP_NAN: return unordered;
+        default: return false;
+        }
+    }
+    int bits = ptx_type_bits((ptx_type)type);
+    uint64_t mask = width_mask(bits);
+    if (is_signed(type) && cmp >= CMP_LT && cmp <= CMP_GE) {
+        int64_t x = sign_extend(a, bits), y = sign_extend(b, bits);
+        switch (cmp) {
+        case CMP_LT: return x < y;
+        case CMP_LE: return x <= y;
+        case CMP_GT: return x > y;
+        default: return x >= y;
+        }
+    }
+    uint64_t x = a & mask, y = b & mask;
+    switch (cmp) {
+    case CMP_EQ: return x == y;
+    case CMP_NE: return x != y;
+    case CMP_LT: case CMP_LO: return x < y;
+    case CMP_LE: case CMP_LS: return x <= y;
+    case CMP_GT: case CMP_HI: return x > y;
+    case CMP_GE: case CMP_HS: return x >= y;
+    default: return false;
+    }
+}
+
+/* cvt between every pair the project uses (PTX ISA, "cvt"; "Scalar Conversions"). */
+static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
+{
+    const int dt = in->type, st = in->stype;
+    const int dbits = ptx_type_bits((ptx_type)dt), sbits = ptx_type_bits((ptx_type)st);
+    const bool sat = in->flags & F_SAT, ftz = in->flags & F_FTZ;
+    if (dt == T_F16X2 || dt == T_BF16X2) { /* "a goes to the upper half of d, b to the lower half" */
+        int h = dt == T_F16X2 ? T_F16 : T_BF16;
+        float hi = f32_of(a), lo = f32_of(b_for_pair);
+        return (half_out(hi, h) & 0xffff) << 16 | (half_out(lo, h) & 0xffff);
+    }
+    if (!is_float(dt) && !is_float(st)) { /* integer <-> integer: extend by the source, chop to the dest */
+        int64_t v = is_signed(st) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
+        if (sat) {
+            int64_t lo = is_signed(dt) ? -(int64_t)(1ull << (dbits - 1)) : 0;
+            uint64_t hi = is_signed(dt) ? (1ull << (dbits - 1)) - 1 : width_mask(dbits);
+            bool below = is_signed(st) ? v < lo : false;
+            bool above = is_signed(st) ? (v >= 0 && (uint64_t)v > hi) : (a & width_mask(sbits)) > hi;
+            if (below)
+                return (uint64_t)lo & width_mask(dbits);
+            if (above)
+                return hi;
+        }
+        return (uint64_t)v & width_mask(dbits);
+    }
+    /* the source as a double (exact for every type here except 64-bit integers beyond 2^53) */
+    double x;
+    bool src_int64 = false;
+    if (st == T_F32)
+        x = ftz ? ftz32(f32_of(a)) : f32_of(a);
+    else if (st == T_F64)
+        x = f64_of(a);
+    else if (st == T_F16 || st == T_BF16)
+        x = half_in(a, st);
+    else if (is_signed(st))
+        x = (double)sign_extend(a, sbits), src_int64 = sbits == 64;
+    else
+        x = (double)(a & width_mask(sbits)), src_int64 = sbits == 64;
+    int saved = fegetround();
+    if (is_float(dt)) {
+        fesetround(fe_mode(in->rounding == RND_NONE ? RND_RN : in->rounding));
+        uint64_t out;
+        if (in->rounding >= RND_RNI && in->rounding <= RND_RPI) /* cvt.rni.f32.f32: round to an integral value */
+            x = nearbyint(x);
+        if (dt == T_F64) {
+            double v = src_int64 ? (is_signed(st) ? (double)(int64_t)a : (double)a) : x;
+            out = bits_f64(sat ? sat64(v) : v);
+        } else if (dt == T_F32) {
+            float v = src_int64 ? (is_signed(st) ? (float)(int64_t)a : (float)a) : (float)x;
+            if (ftz)
+                v = ftz32(v);
+            out = bits_f32(sat ? sat32(v) : v);
+        } else if (dt == T_F16) {
+            out = st == T_F32 ? emu_f32_to_f16((float)x) : emu_f64_to_f16(x);
+            if (sat)
+                out = emu_f32_to_f16(sat32(emu_f16_to_f32((uint16_t)out)));
+        } else { /* bf16 */
+            out = emu_f32_to_bf16((float)x);
+        }
+        fesetround(saved);
+        return out;
+    }
+    /* float -> integer: "clamped to the destination range by default"; NaN -> 0 (or the top bit for
+     * an f64 source or a 64-bit destination) */
+    if (isnan(x))
+        return (st == T_F64 || dbits == 64) ? 1ull << (dbits - 1) : 0;
+    fesetround(fe_mode(in->rounding));
+    double rounded = nearbyint(x);
+    fesetround(saved);
+    if (is_signed(dt)) {
+        double lo = -ldexp(1.0, dbits - 1), hi = ldexp(1.0, dbits - 1);
+        if (rounded < lo)
+            return (uint64_t)(int64_t)lo & width_mask(dbits);
+        if (rounded >= hi)
+            return (width_mask(dbits) >> 1);
+        return (uint64_t)(int64_t)rounded & width_mask(dbits);
+    }
+    double hi = ldexp(1.0, dbits);
+    if (rounded <= 0.0)
+        return 0;
+    if (rounded >= hi)
+        return width_mask(dbits);
+    return (uint64_t)rounded;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Tensor cores                                                                                   */
+
+/* mma.m16n8k16, fragments per "Matrix Fragments for mma.m16n8k16 with floating point type"
+ * (g = lane >> 2, t = lane % 4; each .f16x2 register holds the lower-numbered element in bits 15:0):
+ *   A (16x16): a_i in row g + 8 * ((i >> 1) & 1), column 2t + (i & 1) + 8 * (i >= 4)
+ *   B (16x8):  b_i in row 2t + (i & 1) + 8 * (i >= 2), column g
+ *   C/D (16x8): c_i in row g + 8 * (i >= 2), column 2t + (i & 1)
+ */
+static inline int frag_a_row(int lane, int i) { return (lane >> 2) + 8 * ((i >> 1) & 1); }
+static inline int frag_a_col(int lane, int i) { return 2 * (lane & 3) + (i & 1) + 8 * (i >= 4); }
+static inline int frag_b_row(int lane, int i) { return 2 * (lane & 3) + (i & 1) + 8 * (i >= 2); }
+static inline int frag_b_col(int lane, int i) { (void)i; return lane >> 2; }
+static inline int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >= 2); }
+static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
+
+/* D = A * B + C for one m16n8k16 tile. The products of 16-bit inputs are exact in binary32; the sum
+ * is taken in k order with fp32 fma. (How a tensor core rounds its sums is not specified by the ISA;
+ * see emu/README.md.) */
+static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+{
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 8; j++) {
+            float acc = C[i][j];
+            for (int k = 0; k < 16; k++)
+                acc = fmaf(A[i][k], B[k][j], acc);
+            Dm[i][j] = acc;
+        }
+}
+
+static void exec_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+{
+    const int h = in->stype == T_BF16 ? T_BF16 : T_F16;
+    const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
+    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + 4, c0 = nd + 6;
+    float A[16][16], B[16][8], C[16][8], Dm[16][8];
+    for (int lane = 0; lane < LANES; lane++) {
+        for (int i = 0; i < 8; i++) {
+            uint64_t reg = r[o[a0 + i / 2]][lane];
+            A[frag_a_row(lane, i)][frag_a_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
+        }
+        for (int i = 0; i < 4; i++) {
+            uint64_t reg = r[o[b0 + i / 2]][lane];
+            B[frag_b_row(lane, i)][frag_b_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
+        }
+        for (int i = 0; i < 4; i++)
+            C[frag_c_row(lane, i)][frag_c_col(lane, i)] =
+                c_f32 ? f32_of(r[o[c0 + i]][lane]) : half_in(r[o[c0 + i / 2]][lane] >> (16 * (i & 1)), T_F16);
+    }
+    mma_16816(A, B, C, Dm);
+    for (int lane = 0; lane < LANES; lane++) {
+        if (d_f32) {
+            for (int i = 0; i < 4; i++)
+                r[o[i]][lane] = bits_f32(Dm[frag_c_row(lane, i)][frag_c_col(lane, i)]);
+        } else {
+            for (int reg = 0; reg < 2; reg++) {
+                uint64_t lo = emu_f32_to_f16(Dm[frag_c_row(lane, 2 * reg)][frag_c_col(lane, 2 * reg)]);
+                uint64_t hi = emu_f32_to_f16(Dm[frag_c_row(lane, 2 * reg + 1)][frag_c_col(lane, 2 * reg + 1)]);
+                r[o[reg]][lane] = hi << 16 | lo;
+            }
+        }
+    }
+}
+
+/* ldmatrix ("Warp-level matrix load instruction: ldmatrix"): lanes 8k..8k+7 give the row addresses of
+ * matrix k (16 bytes each, 16-byte aligned). Lane L receives, in register k, row L/4 elements 2(L%4)
+ * and 2(L%4)+1 of matrix k, or with .trans the same positions of its transpose. */
+static step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+{
+    uint16_t rows[4][8][8];
+    for (int k = 0; k < in->vec; k++)
+        for (int row = 0; row < 8; row++) {
+            int lane = 8 * k + row;
+            uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
+            int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
+            if (space == SPACE_GENERIC && addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
+                fault(b, in, lane, w, EMU_ERR_ADDRESS, "ldmatrix row address 0x%" PRIx64 " is not in shared memory",
+                      addr);
+                return STEP_FAULT;
+            }
+            const uint8_t *p = mem_access(b, w, in, (uint32_t)lane, space, addr, 16, false);
+            if (!p)
+                return STEP_FAULT;
+            memcpy(rows[k][row], p, 16);
+        }
+    const bool trans = in->flags & F_TRANS;
+    for (int lane = 0; lane < LANES; lane++) {
+        int g = lane >> 2, t = lane & 3;
+        for (int k = 0; k < in->vec; k++) {
+            uint16_t lo = trans ? rows[k][2 * t][g] : rows[k][g][2 * t];
+            uint16_t hi = trans ? rows[k][2 * t + 1][g] : rows[k][g][2 * t + 1];
+            r[o[k]][lane] = (uint64_t)hi << 16 | lo;
+        }
+    }
+    return STEP_NEXT;
+}
+
+/* WMMA m16n16k16. The ISA leaves the fragments' layout unspecified ("Matrix Fragments for WMMA"); a
+ * program may only load, multiply, store and apply uniform element-wise operations. This emulator
+ * uses the mma.m16n8k16 layout: A's registers 0-3 hold the A fragment (registers 4-7 repeat it), B's
+ * registers 0-1 the columns 0-7 and 2-3 the columns 8-15 (4-7 repeat them), an f32 accumulator's
+ * registers 0-3 the columns 0-7 and 4-7 the columns 8-15; an f16 accumulator packs those in pairs.
+ * Element (row, col) is at p + (row * stride + col) * size (row layout) or p + (col * stride + row) * size. */
+static step wmma_element(block *b, warp *w, const insn *in, uint64_t base, uint32_t stride, int row, int col,
+                         int size, bool write, uint8_t **out)
+{
+    bool row_major = in->flags & F_ROW_A;
+    uint64_t addr = base + (uint64_t)(row_major ? row * (int)stride + col : col * (int)stride + row) * (uint64_t)size;
+    *out = mem_access(b, w, in, 0, in->space, addr, (uint64_t)size, write);
+    return *out ? STEP_NEXT : STEP_FAULT;
+}
+
+/* Which (row, col) of the 16x16 matrix register `reg`, half `part`, of `lane` holds. */
+static void wmma_position(int matrix, int lane, int reg, int part, int *row, int *col)
+{
+    if (matrix == WMMA_A) {
+        int i = 2 * (reg & 3) + part;
+        *row = frag_a_row(lane, i), *col = frag_a_col(lane, i);
+    } else if (matrix == WMMA_B) {
+        int i = 2 * (reg & 1) + part, n_half = (reg >> 1) & 1;
+        *row = frag_b_row(lane, i), *col = frag_b_col(lane, i) + 8 * n_half;
+    } else { /* C/D, f32: reg 0-3 -> columns 0-7, 4-7 -> columns 8-15 (part = 0) */
+        int i = reg & 3;
+        *row = frag_c_row(lane, i), *col = frag_c_col(lane, i) + 8 * (reg >> 2);
+    }
+}
+
+static step exec_wmma_load_store(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+{
+    const bool load = in->op == OP_WMMA_LOAD;
+    const int n = load ? in->n_dst : in->n_src - 1; /* fragment registers */
+    const int stride_slot = o[load ? in->n_dst : in->n_src - 1];
+    const int matrix = in->mode == WMMA_D ? WMMA_C : in->mode;
+    const bool f32 = in->type == T_F32;
+    const int size = f32 ? 4 : 2;
+    const int32_t *frag = load ? o : o + 0;
+    uint64_t base = (in->addr_base >= 0 ? r[in->addr_base][0] : 0) + (uint64_t)in->addr_offset;
+    uint32_t stride = (uint32_t)r[stride_slot][0];
+    for (int lane = 1; lane < LANES; lane++) /* "UB if threads use different p or stride" */
+        if ((in->addr_base >= 0 && r[in->addr_base][lane] != r[in->addr_base][0]) ||
+            (uint32_t)r[stride_slot][lane] != stride) {
+            fault(b, in, lane, w, EMU_ERR_INVALID, "wmma address or stride differs between lanes of the warp");
+            return STEP_FAULT;
+        }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int reg = 0; reg < n; reg++) {
+            int parts = f32 ? 1 : 2;
+            /* f16 accumulators: registers 0-1 columns 0-7, 2-3 columns 8-15, two elements each */
+            for (int part = 0; part < parts; part++) {
+                int row, col;
+                if (matrix == WMMA_C && !f32) {
+                    int i = 2 * (reg & 1) + part;
+                    row = frag_c_row(lane, i), col = frag_c_col(lane, i) + 8 * (reg >> 1);
+                } else {
+                    wmma_position(matrix, lane, reg, part, &row, &col);
+                }
+                uint8_t *p;
+                if (wmma_element(b, w, in, base, stride, row, col, size, !load, &p) != STEP_NEXT)
+                    return STEP_FAULT;
+                if (load) {
+                    uint64_t v = load_bits(p, size);
+                    uint64_t *dst = &r[frag[reg]][lane];
+                    *dst = f32 ? v : (part ? (*dst & 0xffff) | v << 16 : v);
+                } else if (matrix == WMMA_A || matrix == WMMA_B ? reg < 4 : true) {
+                    uint64_t v = r[frag[reg]][lane] >> (16 * part);
+                    memcpy(p, &v, (size_t)size);
+                }
+            }
+        }
+    return STEP_NEXT;
+}
+
+static void exec_wmma_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+{
+    const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
+    const int nd = d_f32 ? 8 : 4, a0 = nd, b0 = nd + 8, c0 = nd + 16;
+    float A[16][16], B[16][16], C[16][16];
+    for (int lane = 0; lane < LANES; lane++)
+        for (int reg = 0; reg < 4; reg++)
+            for (int part = 0; part < 2; part++) {
+                int row, col;
+                wmma_position(WMMA_A, lane, reg, part, &row, &col);
+                A[row][col] = half_in(r[o[a0 + reg]][lane] >> (16 * part), T_F16);
+                wmma_position(WMMA_B, lane, reg, part, &row, &col);
+                B[row][col] = half_in(r[o[b0 + reg]][lane] >> (16 * part), T_F16);
+            }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int i = 0; i < 8; i++) {
+            int row = frag_c_row(lane, i & 3), col = frag_c_col(lane, i & 3) + 8 * (i >> 2);
+            C[row][col] = c_f32 ? f32_of(r[o[c0 + i]][lane])
+                                : half_in(r[o[c0 + ((i & 3) >> 1) + 2 * (i >> 2)]][lane] >> (16 * (i & 1)), T_F16);
+        }
+    float Dm[16][16];
+    for (int half = 0; half < 2; half++) { /* two m16n8k16 tiles: columns 0-7 and 8-15 */
+        float Bh[16][8], Ch[16][8], Dh[16][8];
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 8; j++)
+                Bh[i][j] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
+        mma_16816(A, Bh, Ch, Dh);
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 8; j++)
+                Dm[i][8 * half + j] = Dh[i][j];
+    }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int i = 0; i < 8; i++) {
+            int row = frag_c_row(lane, i & 3), col = frag_c_col(lane, i & 3) + 8 * (i >> 2);
+            if (d_f32) {
+                r[o[i]][lane] = bits_f32(Dm[row][col]);
+            } else {
+                uint64_t *reg = &r[o[((i & 3) >> 1) + 2 * (i >> 2)]][lane];
+                uint64_t h = emu_f32_to_f16(Dm[row][col]);
+                *reg = (i & 1) ? (*reg & 0xffff) | h << 16 : h;
+            }
+        }
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* cp.async                                                                                       */
+
+static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t allowed_pending)
+{
+    /* "cp.async.wait_group N": wait until at most N of the most recent groups are pending. Groups
+     * complete in commit order, so: every copy of a group older than committed - N lands. */
+    int kept = 0;
+    for (int i = 0; i < w->n_copies; i++) {
+        async_copy *c = &w->copies[i];
+        bool mine = lanes >> c->lane & 1;
+        bool done = all || c->group + allowed_pending < w->committed[c->lane];
+        if (mine && done) {
+            uint8_t *dst = b->smem + c->dst;
+            if (c->src_bytes)
+                memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
+            memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
+        } else {
+            w->copies[kept++] = *c;
+        }
+    }
+    w->n_copies = kept;
+}
+
+static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    FOR_LANES(m, l) {
+        uint32_t dst = (uint32_t)r[o[0]][l] + (uint32_t)in->addr_offset;
+        uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)(int64_t)in->target;
+        uint32_t src_bytes = in->size;
+        if (in->n_src > 1) {
+            uint64_t extra = r[o[1]][l];
+            if (in->flags & F_IGNORE_SRC)
+                src_bytes = (extra & 1) ? 0 : in->size; /* ignore-src true: all zeros */
+            else
+                src_bytes = (uint32_t)extra;
+        }
+        if (src_bytes > in->size) {
+            fault(b, in, (int)l, w, EMU_ERR_INVALID, "cp.async src-size %u is larger than cp-size %u", src_bytes,
+                  in->size);
+            return STEP_FAULT;
+        }
+        if (!mem_access(b, w, in, l, SPACE_SHARED, dst, in->size, true))
+            return STEP_FAULT;
+        if (src_bytes && !mem_access(b, w, in, l, SPACE_GLOBAL, src, in->size, false)) {
+            /* a partial copy still names cp-size bytes at src: the alignment rule is for cp-size */
+            return STEP_FAULT;
+        }
+        if (w->n_copies == w->cap_copies) {
+            w->cap_copies = w->cap_copies ? 2 * w->cap_copies : 256;
+            w->copies = realloc(w->copies, (size_t)w->cap_copies * sizeof *w->copies);
+        }
+        w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes};
+    }
+    return STEP_NEXT;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Barriers                                                                                       */
+
+static int live_warps(const block *b)
+{
+    int n = 0;
+    for (unsigned i = 0; i < b->n_warps; i++)
+        n += b->warps[i].live != 0;
+    return n;
+}
+
+/* Completes barrier `id` if everyone it waits for has arrived: releases the waiting warps. */
+static void try_complete(block *b, int id)
+{
+    barrier *bar = &b->bars[id];
+    if (bar->arrived_warps == 0)
+        return;
+    bool complete = bar->expected ? bar->arrived_threads >= bar->expected : bar->arrived_warps >= live_warps(b);
+    if (!complete)
+        return;
+    for (unsigned i = 0; i < b->n_warps; i++) {
+        warp *w = &b->warps[i];
+        if (w->bar_id != id || !w->waiting)
+            continue;
+        if (bar->red_slot >= 0)
+            FOR_LANES(w->waiting, l) w->r[bar->red_slot][l] = bar->red_value;
+        FOR_LANES(w->waiting, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
+        w->waiting = 0;
+        w->bar_id = NO_BARRIER;
+    }
+    *bar = (barrier){.red_slot = -1};
+}
+
+static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active)
+{
+    int first = (int)__builtin_ctz(active);
+    uint32_t id = (uint32_t)r[o[in->n_dst]][first];
+    uint32_t count = (in->flags & F_HAS_COUNT) ? (uint32_t)r[o[in->n_dst + 1]][first] : 0;
+    if (id >= 16) {
+        fault(b, in, first, w, EMU_ERR_INVALID, "barrier id %u (there are 16 barriers, 0-15)", id);
+        return STEP_FAULT;
+    }
+    if (count % LANES) {
+        fault(b, in, first, w, EMU_ERR_INVALID, "barrier thread count %u is not a multiple of the warp size", count);
+        return STEP_FAULT;
+    }
+    /* .aligned (bar.sync, __syncthreads): every live thread of the warp executes this barrier together */
+    if ((in->flags & F_ALIGNED) && active != w->live) {
+        fault(b, in, first, w, EMU_ERR_INVALID,
+              "divergent barrier: %d of the warp's %d live threads reached this bar.sync (.aligned barriers must be "
+              "reached by the whole warp; the others are elsewhere)", __builtin_popcount(active),
+              __builtin_popcount(w->live));
+        return STEP_FAULT;
+    }
+    barrier *bar = &b->bars[id];
+    if (bar->arrived_warps && bar->expected != count) {
+        fault(b, in, first, w, EMU_ERR_INVALID, "barrier %u used with thread counts %u and %u at once", id,
+              bar->expected, count);
+        return STEP_FAULT;
+    }
+    bar->expected = count;
+    if (in->op == OP_BAR_RED) {
+        if (!bar->arrived_warps) {
+            bar->red_mode = in->mode;
+            bar->red_value = in->mode == ATOM_AND ? 1 : 0;
+            bar->red_slot = o[0];
+        }
+        FOR_LANES(active, l) {
+            bool p = r[o[in->n_dst + in->n_src - 1]][l] & 1;
+            if (in->flags & F_NEG_PRED)
+                p = !p;
+            if (in->mode == ATOM_POPC)
+                bar->red_value += p;
+            else if (in->mode == ATOM_AND)
+                bar->red_value &= p;
+            else
+                bar->red_value |= p;
+        }
+    } else if (bar->arrived_warps == 0) {
+        bar->red_slot = -1;
+    }
+    /* a warp arrives when all its live threads have ("marks warps' arrival at the barrier"). While any
+     * lane waits, the warp keeps a pc per lane. */
+    if (w->converged) {
+        for (int l = 0; l < LANES; l++)
+            w->pc[l] = w->wpc;
+        w->converged = false;
+    }
+    w->waiting |= active;
+    w->bar_id = (int)id;
+    if ((w->waiting & w->live) != w->live)
+        return STEP_WAIT;
+    bar->arrived_warps++;
+    bar->arrived_threads += LANES;
+    if (in->op == OP_BAR_ARRIVE) { /* arrive and go on */
+        w->waiting = 0;
+        w->bar_id = NO_BARRIER;
+        try_complete(b, (int)id);
+        return STEP_NEXT;
+    }
+    try_complete(b, (int)id);
+    return w->waiting ? STEP_WAIT : STEP_MOVED;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* The interpreter loop                                                                           */
+
+static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
+    const uint64_t total = (uint64_t)bytes * in->vec;
+    const uint64_t *base = in->addr_base >= 0 ? r[in->addr_base] : NULL;
+    if (in->op == OP_LD) {
+        FOR_LANES(m, l) {
+            uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+            const uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, false);
+            if (!p)
+                return STEP_FAULT;
+            for (int i = 0; i < in->vec; i++) {
+                uint64_t v = load_bits(p + i * bytes, bytes);
+                if (is_signed(in->type))
+                    v = (uint64_t)sign_extend(v, 8 * bytes);
+                r[o[i]][l] = v;
+            }
+        }
+        return STEP_NEXT;
+    }
+    if (in->op == OP_ST) {
+        FOR_LANES(m, l) {
+            uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+            uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, true);
+            if (!p)
+                return STEP_FAULT;
+            for (int i = 0; i < in->vec; i++)
+                memcpy(p + i * bytes, &r[o[i]][l], (size_t)bytes);
+        }
+        return STEP_NEXT;
+    }
+    /* atom / red: one thread at a time (blocks on other host threads use the CPU's atomics) */
+    FOR_LANES(m, l) {
+        uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+        uint8_t *p = mem_access(b, w, in, l, in->space, addr, (uint64_t)bytes, true);
+        if (!p)
+            return STEP_FAULT;
+        const uint64_t *src = &r[o[in->n_dst]][l];
+        uint64_t x = src[0], old;
+        const int t = in->type, bits = 8 * bytes;
+        if (bytes == 4) {
+            _Atomic uint32_t *q = (_Atomic uint32_t *)p;
+            uint32_t cur = atomic_load(q), next;
+            do {
+                uint32_t y = (uint32_t)x;
+                switch (in->mode) {
+                case ATOM_ADD: next = t == T_F32 ? (uint32_t)bits_f32(f32_of(cur) + f32_of(y)) : cur + y; break;
+                case ATOM_MIN: next = is_signed(t) ? ((int32_t)y < (int32_t)cur ? y : cur) : (y < cur ? y : cur); break;
+                case ATOM_MAX: next = is_signed(t) ? ((int32_t)y > (int32_t)cur ? y : cur) : (y > cur ? y : cur); break;
+                case ATOM_INC: next = cur >= y ? 0 : cur + 1; break;
+                case ATOM_DEC: next = (cur == 0 || cur > y) ? y : cur - 1; break;
+                case ATOM_AND: next = cur & y; break;
+                case ATOM_OR: next = cur | y; break;
+                case ATOM_XOR: next = cur ^ y; break;
+                case ATOM_EXCH: next = y; break;
+                default: next = cur == y ? (uint32_t)r[o[in->n_dst + 1]][l] : cur; break; /* cas */
+                }
+            } while (!atomic_compare_exchange_weak(q, &cur, next));
+            old = cur;
+        } else {
+            _Atomic uint64_t *q = (_Atomic uint64_t *)p;
+            uint64_t cur = atomic_load(q), next;
+            do {
+                switch (in->mode) {
+                case ATOM_ADD: next = t == T_F64 ? bits_f64(f64_of(cur) + f64_of(x)) : cur + x; break;
+                case ATOM_MIN: next = is_signed(t) ? ((int64_t)x < (int64_t)cur ? x : cur) : (x < cur ? x : cur); break;
+                case ATOM_MAX: next = is_signed(t) ? ((int64_t)x > (int64_t)cur ? x : cur) : (x > cur ? x : cur); break;
+                case ATOM_INC: next = cur >= x ? 0 : cur + 1; break;
+                case ATOM_DEC: next = (cur == 0 || cur > x) ? x : cur - 1; break;
+                case ATOM_AND: next = cur & x; break;
+                case ATOM_OR: next = cur | x; break;
+                case ATOM_XOR: next = cur ^ x; break;
+                case ATOM_EXCH: next = x; break;
+                default: next = cur == x ? r[o[in->n_dst + 1]][l] : cur; break;
+                }
+            } while (!atomic_compare_exchange_weak(q, &cur, next));
+            old = cur;
+        }
+        if (in->op == OP_ATOM)
+            r[o[0]][l] = old & width_mask(bits);
+    }
+    return STEP_NEXT;
+}
+
+/* Lanes of the warp that must take part in a .sync collective with this member mask. */
+static bool collective_ready(block *b, warp *w, const insn *in, uint32_t active, uint32_t membermask, int lane)
+{
+    uint32_t needed = membermask & w->live;
+    if ((needed & ~active) || (active & ~membermask)) {
+        fault(b, in, lane, w, EMU_ERR_INVALID,
+              "warp-collective with member mask 0x%08x executed by lanes 0x%08x (live 0x%08x): every member must "
+              "execute it together, and only members", membermask, active, w->live);
+        return false;
+    }
+    return true;
+}
+
+static step exec_warp_collective(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                                 uint32_t active)
+{
+    const int first = (int)__builtin_ctz(active);
+    switch (in->op) {
+    case OP_SHFL: {
+        /* "shfl.sync": cval = c[4:0], segmask = c[12:8]; maxLane = (lane & segmask) | (cval & ~segmask) */
+        const int a = o[in->n_dst], bsl = o[in->n_dst + 1], csl = o[in->n_dst + 2], msl = o[in->n_dst + 3];
+        uint32_t membermask = (uint32_t)r[msl][first];
+        if (!collective_ready(b, w, in, active, membermask, first))
+            return STEP_FAULT;
+        uint64_t source[LANES];
+        for (int l = 0; l < LANES; l++)
+            source[l] = r[a][l];
+        FOR_LANES(active, lane) {
+            uint32_t bval = (uint32_t)r[bsl][lane] & 31, c = (uint32_t)r[csl][lane];
+            uint32_t cval = c & 31, segmask = (c >> 8) & 31;
+            int max_lane = (int)((lane & segmask) | (cval & ~segmask)), min_lane = (int)(lane & segmask), j;
+            bool in_range;
+            switch (in->mode) {
+            case SHFL_UP: j = (int)lane - (int)bval; in_range = j >= max_lane; break;
+            case SHFL_DOWN: j = (int)lane + (int)bval; in_range = j <= max_lane; break;
+            case SHFL_BFLY: j = (int)(lane ^ bval); in_range = j <= max_lane; break;
+            default: j = min_lane | (int)(bval & ~segmask); in_range = j <= max_lane; break;
+            }
+            if (!in_range)
+                j = (int)lane;
+            if (!(active >> j & 1)) {
+                fault(b, in, (int)lane, w, EMU_ERR_INVALID, "shfl.sync reads lane %d, which is not executing it", j);
+                return STEP_FAULT;
+            }
+            r[o[0]][lane] = source[j] & 0xffffffffu;
+            if (in->n_dst == 2)
+                r[o[1]][lane] = in_range;
+        }
+        return STEP_NEXT;
+    }
+    case OP_VOTE: {
+        uint32_t membermask = (uint32_t)r[o[2]][first];
+        if (!collective_ready(b, w, in, active, membermask, first))
+            return STEP_FAULT;
+        uint32_t ballot = 0;
+        FOR_LANES(active, l) {
+            bool p = r[o[1]][l] & 1;
+            if (in->flags & F_NEG_PRED)
+                p = !p;
+            ballot |= (uint32_t)p << l;
+        }
+        uint64_t v = in->mode == VOTE_BALLOT ? ballot
+                     : in->mode == VOTE_ALL  ? ballot == active
+                     : in->mode == VOTE_ANY  ? ballot != 0
+                                             : (ballot == active || ballot == 0);
+        FOR_LANES(active, l) r[o[0]][l] = v;
+        return STEP_NEXT;
+    }
+    case OP_ACTIVEMASK:
+        FOR_LANES(active, l) r[o[0]][l] = active;
+        return STEP_NEXT;
+    case OP_REDUX: {
+        uint32_t membermask = (uint32_t)r[o[2]][first];
+        if (!collective_ready(b, w, in, active, membermask, first))
+            return STEP_FAULT;
+        uint32_t v = (uint32_t)r[o[1]][first];
+        FOR_LANES(active & (active - 1) /* all but the first */, l) {
+            uint32_t x = (uint32_t)r[o[1]][l];
+            switch (in->mode) {
+            case ATOM_ADD: v += x; break;
+            case ATOM_MIN: v = in->type == T_S32 ? ((int32_t)x < (int32_t)v ? x : v) : (x < v ? x : v); break;
+            case ATOM_MAX: v = in->type == T_S32 ? ((int32_t)x > (int32_t)v ? x : v) : (x > v ? x : v); break;
+            case ATOM_AND: v &= x; break;
+            case ATOM_OR: v |= x; break;
+            default: v ^= x; break;
+            }
+        }
+        FOR_LANES(active, l) r[o[0]][l] = v;
+        return STEP_NEXT;
+    }
+    case OP_MATCH: {
+        uint32_t membermask = (uint32_t)r[o[2]][first];
+        if (!collective_ready(b, w, in, active, membermask, first))
+            return STEP_FAULT;
+        uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
+        FOR_LANES(active, l) {
+            uint32_t same = 0;
+            FOR_LANES(active, j) same |= (uint32_t)(((r[o[1]][j] ^ r[o[1]][l]) & mask) == 0) << j;
+            r[o[0]][l] = same;
+        }
+        return STEP_NEXT;
+    }
+    default:
+        return STEP_FAULT;
+    }
+}
+
+/* One instruction for the lanes in `active` (all at the same pc). `exec` is active & the guard. */
+static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t exec)
+{
+    uint64_t (*r)[LANES] = w->r;
+    const int32_t *o = b->k->slots_of + in->operands;
+    const uint32_t m = exec;
+    switch (in->op) {
+    case OP_MOV:
+        if (in->n_dst == 1 && in->n_src == 1) {
+            uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
+            const uint64_t *a = S(0);
+            uint64_t *d = D(0);
+            FOR_LANES(m, l) d[l] = a[l] & mask;
+        } else { /* pack / unpack: elements low to high */
+            int parts = in->n_dst > 1 ? in->n_dst : in->n_src, bits = ptx_type_bits((ptx_type)in->type) / parts;
+            uint64_t mask = width_mask(bits);
+            FOR_LANES(m, l) {
+                if (in->n_dst > 1) {
+                    uint64_t v = S(0)[l];
+                    for (int i = 0; i < parts; i++)
+                        D(i)[l] = (v >> (bits * i)) & mask;
+                } else {
+                    uint64_t v = 0;
+                    for (int i = 0; i < parts; i++)
+                        v |= (S(i)[l] & mask) << (bits * i);
+                    D(0)[l] = v;
+                }
+            }
+        }
+        return STEP_NEXT;
+    case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAD: case OP_FMA: case OP_DIV: case OP_REM: case OP_ABS:
+    case OP_NEG: case OP_MIN: case OP_MAX: case OP_MUL24: case OP_MAD24: case OP_SAD: case OP_RCP: case OP_SQRT:
+    case OP_RSQRT: case OP_EX2: case OP_LG2: case OP_SIN: case OP_COS: case OP_TANH: case OP_COPYSIGN:
+        switch (in->type) {
+        case T_F32: return exec_f32(in, r, o, m);
+        case T_F64: return exec_f64(in, r, o, m);
+        case T_F16: case T_F16X2: case T_BF16: case T_BF16X2: return exec_f16(in, r, o, m);
+        default:
+            if (in->op == OP_FMA || in->op >= OP_RCP) {
+                fault(b, in, 0, w, EMU_ERR_INVALID, "%s on an integer type", ptx_op_name((ptx_op)in->op));
+                return STEP_FAULT;
+            }
+            return exec_int_alu(in, r, o, m);
+        }
+    case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_CNOT: case OP_SHL: case OP_SHR: case OP_SHF:
+    case OP_LOP3: case OP_POPC: case OP_CLZ: case OP_BREV: case OP_BFE: case OP_BFI: case OP_PRMT:
+        return exec_logic(in, r, o, m);
+    case OP_TESTP:
+        FOR_LANES(m, l) {
+            double x = in->type == T_F32 ? (double)f32_of(S(0)[l]) : f64_of(S(0)[l]);
+            int cls = in->type == T_F32 ? fpclassify(f32_of(S(0)[l])) : fpclassify(x);
+            bool v;
+            switch (in->mode) {
+            case TESTP_FINITE: v = isfinite(x); break;
+            case TESTP_INFINITE: v = isinf(x); break;
+            case TESTP_NUMBER: v = !isnan(x); break;
+            case TESTP_NOTANUMBER: v = isnan(x); break;
+            case TESTP_NORMAL: v = cls == FP_NORMAL; break;
+            default: v = cls == FP_SUBNORMAL; break;
+            }
+            D(0)[l] = v;
+        }
+        return STEP_NEXT;
+    case OP_SETP:
+    case OP_SET: {
+        const bool ftz = in->flags & F_FTZ;
+        const int cmp_type = in->op == OP_SETP ? in->type : in->stype;
+        FOR_LANES(m, l) {
+            bool t = compare(in->mode, cmp_type, r[o[in->n_dst]][l], r[o[in->n_dst + 1]][l], ftz), u = !t;
+            if (in->combine) {
+                bool c = r[o[in->n_dst + 2]][l] & 1;
+                if (in->flags & F_NEG_PRED)
+                    c = !c;
+                t = in->combine == 1 ? t && c : in->combine == 2 ? t || c : t != c;
+                u = in->combine == 1 ? u && c : in->combine == 2 ? u || c : u != c;
+            }
+            if (in->op == OP_SETP) {
+                D(0)[l] = t;
+                if (in->n_dst == 2)
+                    D(1)[l] = u;
+            } else { /* set: 0xffffffff or 1.0f for true */
+                D(0)[l] = in->type == T_F32 ? (t ? 0x3f800000u : 0) : (t ? width_mask(ptx_type_bits((ptx_type)in->type)) : 0);
+            }
+        }
+        return STEP_NEXT;
+    }
+    case OP_SELP:
+        FOR_LANES(m, l) D(0)[l] = (S(2)[l] & 1) ? S(0)[l] : S(1)[l];
+        return STEP_NEXT;
+    case OP_SLCT:
+        FOR_LANES(m, l) {
+            bool take_a = in->stype == T_F32 ? f32_of(S(2)[l]) >= 0.0f
+                                              : sign_extend(S(2)[l], 32) >= 0;
+            D(0)[l] = take_a ? S(0)[l] : S(1)[l];
+        }
+        return STEP_NEXT;
+    case OP_CVT:
+        FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
+        return STEP_NEXT;
+    case OP_CVTA: {
+        /* "cvta": a state-space address <-> a generic one, by the window of that space */
+        uint64_t window = in->space == SPACE_SHARED ? EMU_SHARED_WINDOW : in->space == SPACE_LOCAL ? EMU_LOCAL_WINDOW : 0;
+        uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
+        FOR_LANES(m, l) D(0)[l] = ((in->flags & F_LO) ? S(0)[l] - window : S(0)[l] + window) & mask;
+        return STEP_NEXT;
+    }
+    case OP_ISSPACEP:
+        FOR_LANES(m, l) {
+            uint64_t a = S(0)[l];
+            bool shared = a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE, local = a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE;
+            D(0)[l] = in->space == SPACE_SHARED ? shared : in->space == SPACE_LOCAL ? local : !shared && !local;
+        }
+        return STEP_NEXT;
+    case OP_LD: case OP_ST: case OP_ATOM: case OP_RED:
+        return exec_memory(b, w, in, r, o, m);
+    case OP_PREFETCH: case OP_MEMBAR: case OP_NOP:
+        return STEP_NEXT;
+    case OP_BRA:
+        return STEP_BRANCH;
+    case OP_RET: case OP_EXIT:
+        return STEP_EXIT;
+    case OP_TRAP:
+        if (m) {
+            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_TRAP, "trap (an assertion or __trap() in the kernel)");
+            return STEP_FAULT;
+        }
+        return STEP_NEXT;
+    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED:
+        if (m != active) {
+            fault(b, in, (int)__builtin_ctz(active), w, EMU_ERR_INVALID, "a barrier under a guard predicate that "
+                  "differs between threads");
+            return STEP_FAULT;
+        }
+        return m ? exec_barrier(b, w, in, r, o, active) : STEP_NEXT;
+    case OP_BAR_WARP: {
+        if (!m)
+            return STEP_NEXT;
+        uint32_t membermask = (uint32_t)S(0)[__builtin_ctz(m)];
+        /* "bar.warp.sync": every thread in membermask executes it together */
+        if ((membermask & ~m) || (m & ~membermask)) {
+            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK,
+                  "bar.warp.sync with member mask 0x%08x reached by lanes 0x%08x only", membermask, m);
+            return STEP_FAULT;
+        }
+        return STEP_NEXT;
+    }
+    case OP_CP_ASYNC:
+        return exec_cp_async(b, w, in, r, o, m);
+    case OP_CP_ASYNC_COMMIT:
+        FOR_LANES(m, l) w->committed[l]++;
+        return STEP_NEXT;
+    case OP_CP_ASYNC_WAIT:
+        land_copies(b, w, m, false, (uint32_t)in->addr_offset);
+        return STEP_NEXT;
+    case OP_CP_ASYNC_WAIT_ALL: /* "cp.async.wait_all is equivalent to commit_group; wait_group 0" */
+        FOR_LANES(m, l) w->committed[l]++;
+        land_copies(b, w, m, true, 0);
+        return STEP_NEXT;
+    case OP_LDMATRIX: case OP_MMA: case OP_WMMA_LOAD: case OP_WMMA_STORE: case OP_WMMA_MMA:
+        /* .sync.aligned, whole warp: "UB if any thread in the warp has exited" or is elsewhere */
+        if (m != FULL_MASK) {
+            fault(b, in, (int)__builtin_ctz(active | 1), w, EMU_ERR_INVALID,
+                  "%s needs all 32 threads of the warp; lanes 0x%08x execute it (live 0x%08x)",
+                  ptx_op_name((ptx_op)in->op), m, w->live);
+            return STEP_FAULT;
+        }
+        if (in->op == OP_MMA) {
+            exec_mma(in, r, o);
+            return STEP_NEXT;
+        }
+        if (in->op == OP_WMMA_MMA) {
+            exec_wmma_mma(in, r, o);
+            return STEP_NEXT;
+        }
+        if (in->op == OP_LDMATRIX)
+            return exec_ldmatrix(b, w, in, r, o);
+        return exec_wmma_load_store(b, w, in, r, o);
+    case OP_SHFL: case OP_VOTE: case OP_ACTIVEMASK: case OP_REDUX: case OP_MATCH:
+        return m ? exec_warp_collective(b, w, in, r, o, m) : STEP_NEXT;
+    default:
+        fault(b, in, 0, w, EMU_ERR_INVALID, "instruction %s has no implementation", ptx_op_name((ptx_op)in->op));
+        return STEP_FAULT;
+    }
+}
+
+#undef D
+#undef S
+
+/* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run). */
+static bool next_group(const warp *w, uint32_t *group, int32_t *pc)
+{
+    uint32_t ready = w->live & ~w->waiting;
+    if (!ready)
+        return false;
+    int32_t best = INT32_MAX;
+    FOR_LANES(ready, l) if (w->pc[l] < best) best = w->pc[l];
+    uint32_t g = 0;
+    FOR_LANES(ready, l) if (w->pc[l] == best) g |= 1u << l;
+    *group = g;
+    *pc = best;
+    return true;
+}
+
+static void check_converged(warp *w)
+{
+    uint32_t ready = w->live & ~w->waiting;
+    if (!ready || w->waiting)
+        return;
+    int32_t pc = w->pc[__builtin_ctz(ready)];
+    FOR_LANES(ready, l) if (w->pc[l] != pc) return;
+    w->converged = true;
+    w->wpc = pc;
+}
+
+/* Runs a warp until it waits, exits or (when interleaving) its turn ends. */
+static void run_warp(block *b, warp *w)
+{
+    const ptx_kernel *k = b->k;
+    uint64_t budget = UINT64_MAX;
+    if (emu_get_options()->interleave) { /* a random number of instructions, then another warp's turn */
+        b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+        budget = 1 + (b->rng >> 33) % 64;
+    }
+    uint64_t count = 0;
+    while (budget--) {
+        uint32_t active;
+        int32_t pc;
+        if (w->converged) {
+            active = w->live & ~w->waiting;
+            if (!active)
+                break;
+            pc = w->wpc;
+        } else if (!next_group(w, &active, &pc)) {
+            break;
+        }
+        const insn *in = &k->code[pc];
+        uint32_t exec = active;
+        if (in->guard >= 0) {
+            uint32_t on = 0;
+            const uint64_t *p = w->r[in->guard];
+            FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
+            exec = (in->flags & (1u << 31)) ? active & ~on : on;
+        }
+        count += (uint64_t)__builtin_popcount(active);
+        step s = execute(b, w, in, active, exec);
+        switch (s) {
+        case STEP_NEXT:
+            if (w->converged)
+                w->wpc++;
+            else
+                FOR_LANES(active, l) w->pc[l]++;
+            break;
+        case STEP_BRANCH:
+            if (w->converged && (exec == active || exec == 0)) {
+                w->wpc = exec ? in->target : pc + 1;
+            } else {
+                if (w->converged) {
+                    for (int l = 0; l < LANES; l++)
+                        w->pc[l] = w->wpc;
+                    w->converged = false;
+                }
+                FOR_LANES(active, l) w->pc[l] = (exec >> l & 1) ? in->target : pc + 1;
+            }
+            break;
+        case STEP_EXIT:
+            if (w->converged && exec != active) {
+                for (int l = 0; l < LANES; l++)
+                    w->pc[l] = w->wpc;
+                w->converged = false;
+            }
+            w->live &= ~exec;
+            if (!w->converged)
+                FOR_LANES(active & ~exec, l) w->pc[l]++;
+            else
+                w->wpc++;
+            for (int id = 0; id < 16; id++) /* exited threads no longer hold a barrier back */
+                try_complete(b, id);
+            break;
+        case STEP_MOVED:
+            break;
+        case STEP_WAIT:
+            goto out;
+        case STEP_FAULT:
+            goto out;
+        }
+        if (!w->converged)
+            check_converged(w);
+    }
+out:
+    if (!w->converged && !w->waiting)
+        check_converged(w);
+    b->instructions += count;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Blocks and grids                                                                               */
+
+typedef struct {
+    const emu_launch_desc *launch;
+    uint64_t smem_size;
+    _Atomic uint64_t next_block;
+    uint64_t n_blocks;
+    _Atomic int failed;
+    pthread_mutex_t lock;
+    emu_status status;
+    char *err;
+    size_t err_len;
+} grid_run;
+
+static void describe_deadlock(block *b)
+{
+    char waits[512] = "";
+    size_t used = 0;
+    for (unsigned i = 0; i < b->n_warps && used < sizeof waits - 64; i++) {
+        const warp *w = &b->warps[i];
+        if (!w->live)
+            continue;
+        int lane = __builtin_ctz(w->live);
+        int32_t pc = w->converged ? w->wpc : w->pc[lane];
+        used += (size_t)snprintf(waits + used, sizeof waits - used, "%swarp %u at PTX line %d", used ? ", " : "", i,
+                                 b->k->code[pc].ptx_line);
+    }
+    for (unsigned i = 0; i < b->n_warps; i++) {
+        const warp *w = &b->warps[i];
+        if (!w->live)
+            continue;
+        int lane = __builtin_ctz(w->live);
+        int32_t pc = w->converged ? w->wpc : w->pc[lane];
+        fault(b, &b->k->code[pc], lane, w, EMU_ERR_DEADLOCK,
+              "deadlock: no warp can run (%s); a barrier that not every warp reaches, or lanes waiting for lanes "
+              "that exited", waits);
+        return;
+    }
+}
+
+static void run_block(block *b)
+{
+    const ptx_kernel *k = b->k;
+    const emu_launch_desc *L = b->launch;
+    /* shared memory starts as poison (0xff bytes: NaN as f16/f32, -1 as integers), never as zeros that
+     * could pass for data; so does every register */
+    memset(b->smem, 0xff, b->smem_size);
+    memset(b->bars, 0, sizeof b->bars);
+    for (int i = 0; i < 16; i++)
+        b->bars[i].red_slot = -1;
+    for (unsigned i = 0; i < b->n_warps; i++) {
+        warp *w = &b->warps[i];
+        memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
+        unsigned first = i * LANES, n = b->n_threads - first < LANES ? b->n_threads - first : LANES;
+        w->live = n == LANES ? FULL_MASK : (1u << n) - 1;
+        w->waiting = 0;
+        w->bar_id = NO_BARRIER;
+        w->converged = true;
+        w->wpc = 0;
+        w->index = i;
+        w->n_copies = 0;
+        memset(w->committed, 0, sizeof w->committed);
+        for (int c = 0; c < k->n_consts; c++)
+            for (int l = 0; l < LANES; l++)
+                w->r[k->const_slot[c]][l] = k->const_value[c];
+        for (int s = 0; s < k->n_sregs; s++) {
+            uint64_t *slot = w->r[k->sreg_slot[s]];
+            for (unsigned l = 0; l < LANES; l++) {
+                unsigned t = first + l;
+                uint64_t v = 0;
+                switch ((ptx_sreg)k->sreg_which[s]) {
+                case SREG_TID_X: v = t % L->block.x; break;
+                case SREG_TID_Y: v = t / L->block.x % L->block.y; break;
+                case SREG_TID_Z: v = t / (L->block.x * L->block.y); break;
+                case SREG_NTID_X: v = L->block.x; break;
+                case SREG_NTID_Y: v = L->block.y; break;
+                case SREG_NTID_Z: v = L->block.z; break;
+                case SREG_CTAID_X: v = b->ctaid.x; break;
+                case SREG_CTAID_Y: v = b->ctaid.y; break;
+                case SREG_CTAID_Z: v = b->ctaid.z; break;
+                case SREG_NCTAID_X: v = L->grid.x; break;
+                case SREG_NCTAID_Y: v = L->grid.y; break;
+                case SREG_NCTAID_Z: v = L->grid.z; break;
+                case SREG_LANEID: v = l; break;
+                case SREG_WARPID: v = i; break;
+                case SREG_NWARPID: v = b->n_warps; break;
+                case SREG_SMID: v = 0; break;
+                case SREG_NSMID: v = EMU_SM_COUNT; break;
+                case SREG_GRIDID: v = 1; break;
+                case SREG_LANEMASK_EQ: v = 1u << l; break;
+                case SREG_LANEMASK_LE: v = (uint32_t)((2ull << l) - 1); break;
+                case SREG_LANEMASK_LT: v = (1u << l) - 1; break;
+                case SREG_LANEMASK_GE: v = ~((1u << l) - 1); break;
+                case SREG_LANEMASK_GT: v = (uint32_t)~((2ull << l) - 1); break;
+                case SREG_DYNAMIC_SMEM_SIZE: v = L->dynamic_smem; break;
+                case SREG_TOTAL_SMEM_SIZE: v = b->smem_size; break;
+                default: v = b->instructions; break; /* clocks: a count that only grows */
+                }
+                slot[l] = v;
+            }
+        }
+    }
+    for (;;) {
+        bool ran = false, alive = false;
+        unsigned start = 0;
+        if (emu_get_options()->interleave) {
+            b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+            start = (unsigned)(b->rng >> 33) % b->n_warps;
+        }
+        for (unsigned j = 0; j < b->n_warps; j++) {
+            warp *w = &b->warps[(start + j) % b->n_warps];
+            if (!w->live)
+                continue;
+            alive = true;
+            if (!(w->live & ~w->waiting))
+                continue;
+            run_warp(b, w);
+            ran = true;
+            if (b->status != EMU_OK)
+                return;
+        }
+        if (!alive)
+            return;
+        if (!ran) {
+            describe_deadlock(b);
+            return;
+        }
+    }
+}
+
+static void *grid_worker(void *arg)
+{
+    grid_run *g = arg;
+    const emu_launch_desc *L = g->launch;
+    const ptx_kernel *k = L->kernel;
+    block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK};
+    char err[1024];
+    b.err = err, b.err_len = sizeof err;
+    b.n_threads = L->block.x * L->block.y * L->block.z;
+    b.n_warps = (b.n_threads + LANES - 1) / LANES;
+    b.smem = malloc(g->smem_size ? g->smem_size : 1);
+    b.warps = calloc(b.n_warps, sizeof *b.warps);
+    for (unsigned i = 0; i < b.n_warps; i++) {
+        b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
+        b.warps[i].local = calloc(LANES, k->local_bytes ? k->local_bytes : 1);
+    }
+    for (;;) {
+        uint64_t id = atomic_fetch_add(&g->next_block, 1);
+        if (id >= g->n_blocks || atomic_load(&g->failed))
+            break;
+        b.ctaid.x = (unsigned)(id % L->grid.x);
+        b.ctaid.y = (unsigned)(id / L->grid.x % L->grid.y);
+        b.ctaid.z = (unsigned)(id / ((uint64_t)L->grid.x * L->grid.y));
+        b.rng = emu_get_options()->interleave_seed ^ (id * 0x9e3779b97f4a7c15ull);
+        run_block(&b);
+        if (b.status != EMU_OK) {
+            pthread_mutex_lock(&g->lock);
+            if (!atomic_load(&g->failed)) {
+                atomic_store(&g->failed, 1);
+                g->status = b.status;
+                snprintf(g->err, g->err_len, "%s", err);
+            }
+            pthread_mutex_unlock(&g->lock);
+            break;
+        }
+    }
+    atomic_fetch_add(&thread_instructions, b.instructions);
+    for (unsigned i = 0; i < b.n_warps; i++) {
+        free(b.warps[i].r);
+        free(b.warps[i].local);
+        free(b.warps[i].copies);
+    }
+    free(b.warps);
+    free(b.smem);
+    return NULL;
+}
+
+emu_status emu_launch(const emu_launch_desc *L, char *err, size_t err_len)
+{
+    const ptx_kernel *k = L->kernel;
+    uint64_t threads = (uint64_t)L->block.x * L->block.y * L->block.z;
+    uint64_t n_blocks = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+    if (!threads || !n_blocks) {
+        snprintf(err, err_len, "kernel %s: launch with an empty grid or block (%ux%ux%u blocks of %ux%ux%u)", k->name,
+                 L->grid.x, L->grid.y, L->grid.z, L->block.x, L->block.y, L->block.z);
+        return EMU_ERR_LAUNCH;
+    }
+    if (threads > EMU_MAX_THREADS_PER_BLOCK || L->block.z > 64 || L->grid.y > 65535 || L->grid.z > 65535) {
+        snprintf(err, err_len, "kernel %s: launch of %ux%ux%u threads per block is beyond the device's limits", k->name,
+                 L->block.x, L->block.y, L->block.z);
+        return EMU_ERR_LAUNCH;
+    }
+    if (k->max_threads && threads > (uint64_t)k->max_threads) {
+        snprintf(err, err_len, "kernel %s: %" PRIu64 " threads per block, but its .maxntid allows %d", k->name, threads,
+                 k->max_threads);
+        return EMU_ERR_LAUNCH;
+    }
+    uint64_t dyn_at = k->static_smem;
+    if (L->dynamic_smem)
+        dyn_at = (k->static_smem + k->dynamic_smem_align - 1) / k->dynamic_smem_align * k->dynamic_smem_align;
+    uint64_t smem = dyn_at + L->dynamic_smem;
+    uint64_t limit = L->max_dynamic_smem ? k->static_smem + L->max_dynamic_smem : EMU_SMEM_PER_BLOCK;
+    if (L->dynamic_smem > (L->max_dynamic_smem ? L->max_dynamic_smem : EMU_SMEM_PER_BLOCK - k->static_smem) ||
+        smem > EMU_SMEM_PER_BLOCK_OPTIN) {
+        snprintf(err, err_len, "kernel %s: %" PRIu64 " bytes of shared memory per block (%" PRIu64 " static + %" PRIu64
+                 " dynamic) exceed the %" PRIu64 " allowed%s", k->name, smem, k->static_smem, L->dynamic_smem,
+                 limit < EMU_SMEM_PER_BLOCK_OPTIN ? limit : (uint64_t)EMU_SMEM_PER_BLOCK_OPTIN,
+                 L->max_dynamic_smem ? "" : " without cudaFuncAttributeMaxDynamicSharedMemorySize");
+        return EMU_ERR_LAUNCH;
+    }
+    grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
+                  .err_len = err_len};
+    pthread_mutex_init(&g.lock, NULL);
+    int n_threads = emu_get_options()->threads;
+    if ((uint64_t)n_threads > n_blocks)
+        n_threads = (int)n_blocks;
+    if (n_threads <= 1) {
+        grid_worker(&g);
+    } else {
+        pthread_t *ids = malloc((size_t)n_threads * sizeof *ids);
+        for (int i = 0; i < n_threads; i++)
+            pthread_create(&ids[i], NULL, grid_worker, &g);
+        for (int i = 0; i < n_threads; i++)
+            pthread_join(ids[i], NULL);
+        free(ids);
+    }
+    pthread_mutex_destroy(&g.lock);
+    return g.status;
+}

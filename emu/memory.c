@@ -1,0 +1,88 @@
+/* memory.c: device memory as the emulator sees it. Device pointers are host pointers (cudaMalloc is
+ * an aligned host allocation), so copies are memcpy; what makes it a device is that every access a
+ * kernel makes is checked against this table of live allocations first, as compute-sanitizer's
+ * memcheck does on a GPU.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu.h"
+
+static emu_alloc *allocs; /* sorted by base */
+static int n_allocs, cap_allocs;
+
+void emu_alloc_add(uint64_t base, uint64_t size, const char *what)
+{
+    if (n_allocs == cap_allocs) {
+        cap_allocs = cap_allocs ? 2 * cap_allocs : 64;
+        allocs = realloc(allocs, (size_t)cap_allocs * sizeof *allocs);
+    }
+    int at = n_allocs;
+    while (at > 0 && allocs[at - 1].base > base)
+        at--;
+    memmove(&allocs[at + 1], &allocs[at], (size_t)(n_allocs - at) * sizeof *allocs);
+    allocs[at] = (emu_alloc){base, size, what};
+    n_allocs++;
+}
+
+bool emu_alloc_remove(uint64_t base)
+{
+    for (int i = 0; i < n_allocs; i++)
+        if (allocs[i].base == base) {
+            memmove(&allocs[i], &allocs[i + 1], (size_t)(n_allocs - i - 1) * sizeof *allocs);
+            n_allocs--;
+            return true;
+        }
+    return false;
+}
+
+/* The last allocation below or at addr (binary search), or -1. */
+static int floor_index(uint64_t addr)
+{
+    int lo = 0, hi = n_allocs - 1, found = -1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2;
+        if (allocs[mid].base <= addr)
+            found = mid, lo = mid + 1;
+        else
+            hi = mid - 1;
+    }
+    return found;
+}
+
+const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size)
+{
+    int i = floor_index(addr);
+    if (i < 0)
+        return NULL;
+    const emu_alloc *a = &allocs[i];
+    return addr - a->base + size <= a->size ? a : NULL;
+}
+
+void emu_alloc_describe(uint64_t addr, uint64_t size, char *out, size_t out_len)
+{
+    int below = floor_index(addr), above = below + 1;
+    const emu_alloc *a = below >= 0 ? &allocs[below] : NULL, *b = above < n_allocs ? &allocs[above] : NULL;
+    uint64_t past = a ? addr - (a->base + a->size) : UINT64_MAX, before = b ? b->base - addr : UINT64_MAX;
+    if (a && addr < a->base + a->size) /* starts inside, ends outside */
+        snprintf(out, out_len, "%" PRIu64 " bytes at offset %" PRIu64 " run past the end of the %" PRIu64
+                 "-byte %s at 0x%" PRIx64, size, addr - a->base, a->size, a->what, a->base);
+    else if (a && past <= before)
+        snprintf(out, out_len, "%" PRIu64 " bytes past the end of the %" PRIu64 "-byte %s at 0x%" PRIx64, past,
+                 a->size, a->what, a->base);
+    else if (b)
+        snprintf(out, out_len, "%" PRIu64 " bytes before the %" PRIu64 "-byte %s at 0x%" PRIx64, before, b->size,
+                 b->what, b->base);
+    else
+        snprintf(out, out_len, "no device memory is allocated");
+}
+
+uint64_t emu_alloc_total(void)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < n_allocs; i++)
+        total += allocs[i].size;
+    return total;
+}

@@ -1,0 +1,2115 @@
+/* parse.c: PTX text -> ptx_module (ptx.h).
+ *
+ * PTX is line-oriented enough to read in one pass per kernel with a small tokenizer: statements end in
+ * ';', directives start with '.', labels end in ':', `{ }` open scopes (inline asm declares registers
+ * in them). Two things need a look ahead:
+ *   - shared memory: a kernel's static `.shared` variables get offsets before its instructions are
+ *     decoded, because `mov.u32 %r1, tile;` turns the address of `tile` into a constant. So each
+ *     kernel body is scanned once for the shared variables it names, laid out, then decoded;
+ *   - branch targets: labels may come after the branch; they are patched when the body ends.
+ * Everything the emulator cannot run is refused here, with the PTX line, so an unsupported kernel
+ * fails when it is loaded rather than halfway through a launch.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx.h"
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Tokens                                                                                         */
+
+typedef enum { TOK_END, TOK_IDENT, TOK_NUMBER, TOK_STRING, TOK_PUNCT } tok_kind;
+
+typedef struct {
+    tok_kind kind;
+    const char *start;
+    int len;
+    int line;
+} token;
+
+typedef struct {
+    const char *text, *p, *path;
+    int line;
+    token tok;        /* the current token */
+    char *err;
+    size_t err_len;
+    bool failed;
+} lexer;
+
+static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.'; }
+static bool ident_char(char c) { return isalnum((unsigned char)c) || c == '_' || c == '$' || c == '.'; }
+
+static void skip_space(lexer *lx)
+{
+    for (;;) {
+        while (*lx->p && isspace((unsigned char)*lx->p)) {
+            if (*lx->p == '\n')
+                lx->line++;
+            lx->p++;
+        }
+        if (lx->p[0] == '/' && lx->p[1] == '/') {
+            while (*lx->p && *lx->p != '\n')
+                lx->p++;
+        } else if (lx->p[0] == '/' && lx->p[1] == '*') {
+            lx->p += 2;
+            while (*lx->p && !(lx->p[0] == '*' && lx->p[1] == '/')) {
+                if (*lx->p == '\n')
+                    lx->line++;
+                lx->p++;
+            }
+            if (*lx->p)
+                lx->p += 2;
+        } else {
+            return;
+        }
+    }
+}
+
+static void advance(lexer *lx)
+{
+    skip_space(lx);
+    token *t = &lx->tok;
+    t->start = lx->p;
+    t->line = lx->line;
+    char c = *lx->p;
+    if (!c) {
+        t->kind = TOK_END, t->len = 0;
+        return;
+    }
+    if (ident_start(c)) {
+        lx->p++;
+        /* identifiers keep their dots and '::' (mma.sync.aligned..., %tid.x, shared::cta) */
+        while (ident_char(*lx->p) || (lx->p[0] == ':' && lx->p[1] == ':' && ident_char(lx->p[2])))
+            lx->p += lx->p[0] == ':' ? 2 : 1;
+        t->kind = TOK_IDENT;
+    } else if (isdigit((unsigned char)c)) {
+        lx->p++;
+        while (isalnum((unsigned char)*lx->p) || *lx->p == '.' ||
+               ((*lx->p == '-' || *lx->p == '+') && (lx->p[-1] == 'e' || lx->p[-1] == 'E') &&
+                !(t->start[0] == '0' && (t->start[1] == 'x' || t->start[1] == 'X' || t->start[1] == 'f' ||
+                                         t->start[1] == 'F' || t->start[1] == 'd' || t->start[1] == 'D'))))
+            lx->p++;
+        t->kind = TOK_NUMBER;
+    } else if (c == '"') {
+        lx->p++;
+        while (*lx->p && *lx->p != '"')
+            lx->p++;
+        if (*lx->p)
+            lx->p++;
+        t->kind = TOK_STRING;
+    } else {
+        lx->p++;
+        t->kind = TOK_PUNCT;
+    }
+    t->len = (int)(lx->p - t->start);
+}
+
+static bool is(const lexer *lx, const char *s)
+{
+    return lx->tok.len == (int)strlen(s) && memcmp(lx->tok.start, s, (size_t)lx->tok.len) == 0;
+}
+
+static bool failf(lexer *lx, int line, const char *fmt, ...)
+{
+    if (lx->failed)
+        return false;
+    lx->failed = true;
+    int n = snprintf(lx->err, lx->err_len, "%s:%d: ", lx->path, line);
+    va_list ap;
+    va_start(ap, fmt);
+    if (n >= 0 && (size_t)n < lx->err_len)
+        vsnprintf(lx->err + n, lx->err_len - (size_t)n, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+static bool expect(lexer *lx, const char *s)
+{
+    if (!is(lx, s))
+        return failf(lx, lx->tok.line, "expected '%s', found '%.*s'", s, lx->tok.len, lx->tok.start);
+    advance(lx);
+    return true;
+}
+
+static char *tok_dup(const token *t)
+{
+    char *s = malloc((size_t)t->len + 1);
+    memcpy(s, t->start, (size_t)t->len);
+    s[t->len] = 0;
+    return s;
+}
+
+/* Skips to the end of the current line (for directives that have no ';': .loc, .file, .version). */
+static void skip_line(lexer *lx)
+{
+    while (*lx->p && *lx->p != '\n')
+        lx->p++;
+    advance(lx);
+}
+
+/* Skips a balanced { ... } (debug sections). */
+static void skip_braces(lexer *lx)
+{
+    int depth = 0;
+    do {
+        if (is(lx, "{"))
+            depth++;
+        else if (is(lx, "}"))
+            depth--;
+        advance(lx);
+    } while (depth > 0 && lx->tok.kind != TOK_END);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Types and names                                                                                */
+
+static const char *const type_names[T_COUNT] = {
+    [T_NONE] = "", [T_PRED] = "pred", [T_B8] = "b8", [T_B16] = "b16", [T_B32] = "b32", [T_B64] = "b64",
+    [T_B128] = "b128", [T_U8] = "u8", [T_U16] = "u16", [T_U32] = "u32", [T_U64] = "u64", [T_S8] = "s8",
+    [T_S16] = "s16", [T_S32] = "s32", [T_S64] = "s64", [T_F16] = "f16", [T_F16X2] = "f16x2", [T_BF16] = "bf16",
+    [T_BF16X2] = "bf16x2", [T_F32] = "f32", [T_F64] = "f64", [T_TF32] = "tf32"};
+
+const char *ptx_type_name(ptx_type type) { return type_names[type]; }
+
+int ptx_type_bits(ptx_type type)
+{
+    switch (type) {
+    case T_PRED: return 1;
+    case T_B8: case T_U8: case T_S8: return 8;
+    case T_B16: case T_U16: case T_S16: case T_F16: case T_BF16: return 16;
+    case T_B32: case T_U32: case T_S32: case T_F32: case T_F16X2: case T_BF16X2: case T_TF32: return 32;
+    case T_B64: case T_U64: case T_S64: case T_F64: return 64;
+    case T_B128: return 128;
+    default: return 0;
+    }
+}
+
+static ptx_type type_of(const char *s)
+{
+    for (int t = 1; t < T_COUNT; t++)
+        if (strcmp(s, type_names[t]) == 0)
+            return (ptx_type)t;
+    return T_NONE;
+}
+
+static const char *const op_names[OP_COUNT] = {
+    [OP_MOV] = "mov", [OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul", [OP_MAD] = "mad", [OP_FMA] = "fma",
+    [OP_DIV] = "div", [OP_REM] = "rem", [OP_ABS] = "abs", [OP_NEG] = "neg", [OP_MIN] = "min", [OP_MAX] = "max",
+    [OP_AND] = "and", [OP_OR] = "or", [OP_XOR] = "xor", [OP_NOT] = "not", [OP_CNOT] = "cnot", [OP_SHL] = "shl",
+    [OP_SHR] = "shr", [OP_SHF] = "shf", [OP_LOP3] = "lop3", [OP_POPC] = "popc", [OP_CLZ] = "clz",
+    [OP_BREV] = "brev", [OP_BFE] = "bfe", [OP_BFI] = "bfi", [OP_PRMT] = "prmt", [OP_SAD] = "sad",
+    [OP_MUL24] = "mul24", [OP_MAD24] = "mad24", [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp",
+    [OP_RCP] = "rcp", [OP_SQRT] = "sqrt", [OP_RSQRT] = "rsqrt", [OP_EX2] = "ex2", [OP_LG2] = "lg2",
+    [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SETP] = "setp", [OP_SET] = "set",
+    [OP_SELP] = "selp", [OP_SLCT] = "slct", [OP_CVT] = "cvt", [OP_CVTA] = "cvta", [OP_ISSPACEP] = "isspacep",
+    [OP_LD] = "ld", [OP_ST] = "st", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_PREFETCH] = "prefetch",
+    [OP_BRA] = "bra", [OP_RET] = "ret", [OP_EXIT] = "exit", [OP_TRAP] = "trap", [OP_BAR] = "bar.sync",
+    [OP_BAR_ARRIVE] = "bar.arrive", [OP_BAR_RED] = "bar.red", [OP_BAR_WARP] = "bar.warp.sync",
+    [OP_MEMBAR] = "membar", [OP_NOP] = "nop", [OP_CP_ASYNC] = "cp.async",
+    [OP_CP_ASYNC_COMMIT] = "cp.async.commit_group", [OP_CP_ASYNC_WAIT] = "cp.async.wait_group",
+    [OP_CP_ASYNC_WAIT_ALL] = "cp.async.wait_all", [OP_LDMATRIX] = "ldmatrix", [OP_MMA] = "mma",
+    [OP_WMMA_LOAD] = "wmma.load", [OP_WMMA_STORE] = "wmma.store", [OP_WMMA_MMA] = "wmma.mma",
+    [OP_SHFL] = "shfl.sync", [OP_VOTE] = "vote.sync", [OP_ACTIVEMASK] = "activemask", [OP_REDUX] = "redux.sync",
+    [OP_MATCH] = "match.sync"};
+
+const char *ptx_op_name(ptx_op op) { return op_names[op]; }
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Growable arrays                                                                                */
+
+#define PUSH(array, count, cap, value)                                                               \
+    do {                                                                                             \
+        if ((count) == (cap)) {                                                                      \
+            (cap) = (cap) ? 2 * (cap) : 16;                                                          \
+            (array) = realloc((array), (size_t)(cap) * sizeof *(array));                             \
+        }                                                                                            \
+        (array)[(count)++] = (value);                                                                \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Register names -> slots, with the scopes `{ }` open                                            */
+
+typedef struct {
+    char *name;
+    int32_t slot;
+    int depth;       /* scope depth it was declared at */
+    int shadowed;    /* index of the entry it hides, -1 if none */
+} reg_entry;
+
+typedef struct {
+    reg_entry *entries;
+    int n, cap;
+    int *table;      /* open addressing: entry index + 1, 0 = empty */
+    int table_size;
+} reg_map;
+
+static uint32_t hash_name(const char *s, int len)
+{
+    uint32_t h = 2166136261u;
+    for (int i = 0; i < len; i++)
+        h = (h ^ (uint8_t)s[i]) * 16777619u;
+    return h;
+}
+
+/* The bucket holding `name`, or NULL. Buckets hold entry index + 1; 0 is empty, -1 a deleted name. */
+static int *reg_find_bucket(reg_map *m, const char *name, int len)
+{
+    uint32_t mask = (uint32_t)m->table_size - 1, h = hash_name(name, len) & mask;
+    for (;;) {
+        int *b = &m->table[h];
+        if (*b == 0)
+            return NULL;
+        if (*b > 0) {
+            const char *e = m->entries[*b - 1].name;
+            if ((int)strlen(e) == len && memcmp(e, name, (size_t)len) == 0)
+                return b;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+/* Where to put `name`: its own bucket if present, else the first free one on its probe path. */
+static int *reg_insert_bucket(reg_map *m, const char *name, int len)
+{
+    int *found = reg_find_bucket(m, name, len);
+    if (found)
+        return found;
+    uint32_t mask = (uint32_t)m->table_size - 1, h = hash_name(name, len) & mask;
+    while (m->table[h] > 0)
+        h = (h + 1) & mask;
+    return &m->table[h];
+}
+
+static void reg_grow(reg_map *m)
+{
+    free(m->table);
+    m->table_size = m->table_size ? 2 * m->table_size : 1024;
+    m->table = calloc((size_t)m->table_size, sizeof *m->table);
+    for (int i = 0; i < m->n; i++) { /* every live entry, oldest first, so the newest wins */
+        const char *name = m->entries[i].name;
+        *reg_insert_bucket(m, name, (int)strlen(name)) = i + 1;
+    }
+}
+
+static void reg_define(reg_map *m, char *name, int32_t slot, int depth)
+{
+    if (2 * (m->n + 1) > m->table_size)
+        reg_grow(m);
+    int *b = reg_insert_bucket(m, name, (int)strlen(name));
+    reg_entry e = {name, slot, depth, *b > 0 ? *b - 1 : -1};
+    PUSH(m->entries, m->n, m->cap, e);
+    *b = m->n;
+}
+
+static int32_t reg_lookup(reg_map *m, const char *name, int len)
+{
+    if (!m->table_size)
+        return -1;
+    int *b = reg_find_bucket(m, name, len);
+    return b ? m->entries[*b - 1].slot : -1;
+}
+
+/* Closing a scope forgets its names (and uncovers what they hid). */
+static void reg_close_scope(reg_map *m, int depth)
+{
+    while (m->n > 0 && m->entries[m->n - 1].depth > depth) {
+        reg_entry *e = &m->entries[m->n - 1];
+        int *b = reg_find_bucket(m, e->name, (int)strlen(e->name));
+        *b = e->shadowed >= 0 ? e->shadowed + 1 : -1;
+        free(e->name);
+        m->n--;
+    }
+}
+
+static void reg_free(reg_map *m)
+{
+    for (int i = 0; i < m->n; i++)
+        free(m->entries[i].name);
+    free(m->entries);
+    free(m->table);
+    memset(m, 0, sizeof *m);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Kernel under construction                                                                      */
+
+typedef struct { char *name; int32_t index; } label_def;
+typedef struct { char *name; int32_t insn; int line; } label_use;
+
+typedef struct {
+    lexer *lx;
+    ptx_module *mod;
+    ptx_kernel *k;
+    reg_map regs;
+    int depth;
+    int n_code_cap, n_slots_of, n_slots_of_cap, n_consts_cap, n_sregs_cap;
+    label_def *labels;
+    int n_labels, labels_cap;
+    label_use *uses;
+    int n_uses, uses_cap;
+    ptx_var *locals;        /* kernel-scope .shared/.local variables */
+    int n_locals, locals_cap;
+    int cur_file, cur_line; /* the last .loc */
+    int sreg_slot[SREG_COUNT];
+} kbuild;
+
+static int32_t new_slot(kbuild *b) { return b->k->n_slots++; }
+
+static int32_t const_slot(kbuild *b, uint64_t value)
+{
+    ptx_kernel *k = b->k;
+    for (int i = 0; i < k->n_consts; i++)
+        if (k->const_value[i] == value)
+            return k->const_slot[i];
+    if (k->n_consts == b->n_consts_cap) {
+        b->n_consts_cap = b->n_consts_cap ? 2 * b->n_consts_cap : 64;
+        k->const_slot = realloc(k->const_slot, (size_t)b->n_consts_cap * sizeof *k->const_slot);
+        k->const_value = realloc(k->const_value, (size_t)b->n_consts_cap * sizeof *k->const_value);
+    }
+    k->const_slot[k->n_consts] = new_slot(b);
+    k->const_value[k->n_consts] = value;
+    return k->const_slot[k->n_consts++];
+}
+
+static const struct { const char *name; ptx_sreg which; } sreg_names[] = {
+    {"%tid.x", SREG_TID_X}, {"%tid.y", SREG_TID_Y}, {"%tid.z", SREG_TID_Z},
+    {"%ntid.x", SREG_NTID_X}, {"%ntid.y", SREG_NTID_Y}, {"%ntid.z", SREG_NTID_Z},
+    {"%ctaid.x", SREG_CTAID_X}, {"%ctaid.y", SREG_CTAID_Y}, {"%ctaid.z", SREG_CTAID_Z},
+    {"%nctaid.x", SREG_NCTAID_X}, {"%nctaid.y", SREG_NCTAID_Y}, {"%nctaid.z", SREG_NCTAID_Z},
+    {"%laneid", SREG_LANEID}, {"%warpid", SREG_WARPID}, {"%nwarpid", SREG_NWARPID}, {"%smid", SREG_SMID},
+    {"%nsmid", SREG_NSMID}, {"%gridid", SREG_GRIDID}, {"%lanemask_eq", SREG_LANEMASK_EQ},
+    {"%lanemask_le", SREG_LANEMASK_LE}, {"%lanemask_lt", SREG_LANEMASK_LT}, {"%lanemask_ge", SREG_LANEMASK_GE},
+    {"%lanemask_gt", SREG_LANEMASK_GT}, {"%dynamic_smem_size", SREG_DYNAMIC_SMEM_SIZE},
+    {"%total_smem_size", SREG_TOTAL_SMEM_SIZE}, {"%clock", SREG_CLOCK}, {"%clock64", SREG_CLOCK64},
+    {"%globaltimer", SREG_GLOBALTIMER}};
+
+static int32_t sreg_slot(kbuild *b, const char *name, int len)
+{
+    for (size_t i = 0; i < sizeof sreg_names / sizeof sreg_names[0]; i++)
+        if ((int)strlen(sreg_names[i].name) == len && memcmp(sreg_names[i].name, name, (size_t)len) == 0) {
+            ptx_sreg which = sreg_names[i].which;
+            if (b->sreg_slot[which] < 0) {
+                ptx_kernel *k = b->k;
+                b->sreg_slot[which] = new_slot(b);
+                if (k->n_sregs == b->n_sregs_cap) {
+                    b->n_sregs_cap = b->n_sregs_cap ? 2 * b->n_sregs_cap : 16;
+                    k->sreg_slot = realloc(k->sreg_slot, (size_t)b->n_sregs_cap * sizeof *k->sreg_slot);
+                    k->sreg_which = realloc(k->sreg_which, (size_t)b->n_sregs_cap * sizeof *k->sreg_which);
+                }
+                k->sreg_slot[k->n_sregs] = b->sreg_slot[which];
+                k->sreg_which[k->n_sregs++] = (uint8_t)which;
+            }
+            return b->sreg_slot[which];
+        }
+    return -1;
+}
+
+/* A variable visible in the kernel by name: its own .shared/.local first, then the module's. */
+static ptx_var *find_var(kbuild *b, const char *name, int len)
+{
+    for (int i = 0; i < b->n_locals; i++)
+        if ((int)strlen(b->locals[i].name) == len && memcmp(b->locals[i].name, name, (size_t)len) == 0)
+            return &b->locals[i];
+    for (int i = 0; i < b->mod->n_vars; i++)
+        if ((int)strlen(b->mod->vars[i].name) == len && memcmp(b->mod->vars[i].name, name, (size_t)len) == 0)
+            return &b->mod->vars[i];
+    return NULL;
+}
+
+static ptx_param *find_param(kbuild *b, const char *name, int len)
+{
+    for (int i = 0; i < b->k->n_params; i++)
+        if ((int)strlen(b->k->params[i].name) == len && memcmp(b->k->params[i].name, name, (size_t)len) == 0)
+            return &b->k->params[i];
+    return NULL;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Operands                                                                                       */
+
+typedef enum { LIT_INT, LIT_F32, LIT_F64, LIT_REAL } lit_kind;
+
+typedef enum { O_SLOT, O_LIT, O_VEC, O_MEM, O_LABEL, O_SINK } operand_kind;
+
+typedef struct {
+    operand_kind kind;
+    int32_t slot;               /* O_SLOT (a register or special register), O_MEM base (-1: none) */
+    bool negated;               /* !%p */
+    lit_kind lit;               /* O_LIT */
+    uint64_t bits;              /* O_LIT: integer value or float bits; O_MEM: the constant offset */
+    double real;                /* O_LIT of kind LIT_REAL */
+    ptx_space sym_space;        /* O_SLOT/O_MEM from a symbol: its state space, SPACE_GENERIC otherwise */
+    int vec_first, vec_count;   /* O_VEC: elements in kbuild's scratch list */
+    char *label;                /* O_LABEL */
+    int line;
+} operand;
+
+#define MAX_OPERANDS 8
+#define MAX_VEC 64
+
+typedef struct {
+    operand op[MAX_OPERANDS];
+    int n;
+    operand vec[MAX_VEC];       /* the elements of vector operands */
+    int n_vec;
+} operand_list;
+
+static bool parse_number(lexer *lx, bool negative, operand *o)
+{
+    char buf[64];
+    int len = lx->tok.len < 63 ? lx->tok.len : 63;
+    memcpy(buf, lx->tok.start, (size_t)len);
+    buf[len] = 0;
+    o->kind = O_LIT;
+    char *end;
+    if ((buf[1] == 'f' || buf[1] == 'F') && buf[0] == '0') {
+        o->lit = LIT_F32;
+        o->bits = strtoull(buf + 2, &end, 16);
+    } else if ((buf[1] == 'd' || buf[1] == 'D') && buf[0] == '0') {
+        o->lit = LIT_F64;
+        o->bits = strtoull(buf + 2, &end, 16);
+    } else if (strchr(buf, '.') || ((strchr(buf, 'e') || strchr(buf, 'E')) && !(buf[1] == 'x' || buf[1] == 'X'))) {
+        o->lit = LIT_REAL;
+        o->real = strtod(buf, &end);
+        if (negative)
+            o->real = -o->real;
+        negative = false;
+    } else {
+        o->lit = LIT_INT;
+        int base = 10;
+        const char *digits = buf;
+        if (buf[0] == '0' && (buf[1] == 'x' || buf[1] == 'X'))
+            base = 16, digits = buf + 2;
+        else if (buf[0] == '0' && (buf[1] == 'b' || buf[1] == 'B'))
+            base = 2, digits = buf + 2;
+        else if (buf[0] == '0' && buf[1])
+            base = 8, digits = buf + 1;
+        o->bits = strtoull(digits, &end, base);
+        if (*end == 'U' || *end == 'u')
+            end++;
+    }
+    if (*end)
+        return failf(lx, lx->tok.line, "malformed number '%s'", buf);
+    if (negative) {
+        if (o->lit == LIT_F32)
+            o->bits ^= 0x80000000u;
+        else if (o->lit == LIT_F64)
+            o->bits ^= 0x8000000000000000ull;
+        else
+            o->bits = (uint64_t)-(int64_t)o->bits;
+    }
+    advance(lx);
+    return true;
+}
+
+/* A name in an operand: register, special register, or symbol (variable or parameter). */
+static bool parse_name(kbuild *b, operand *o)
+{
+    lexer *lx = b->lx;
+    const char *name = lx->tok.start;
+    int len = lx->tok.len;
+    o->line = lx->tok.line;
+    o->sym_space = SPACE_GENERIC;
+    if (len == 1 && name[0] == '_') {
+        o->kind = O_SINK;
+        advance(lx);
+        return true;
+    }
+    int32_t slot = reg_lookup(&b->regs, name, len);
+    if (slot < 0 && name[0] == '%')
+        slot = sreg_slot(b, name, len);
+    if (slot >= 0) {
+        o->kind = O_SLOT;
+        o->slot = slot;
+        advance(lx);
+        return true;
+    }
+    ptx_var *var = find_var(b, name, len);
+    ptx_param *param = var ? NULL : find_param(b, name, len);
+    if (var || param) {
+        uint64_t address = param ? param->offset
+                           : var->space == SPACE_SHARED || var->space == SPACE_LOCAL ? var->offset
+                                                                                      : (uint64_t)(uintptr_t)var->storage;
+        o->kind = O_LIT;
+        o->lit = LIT_INT;
+        o->bits = address;
+        o->sym_space = param ? SPACE_PARAM : var->space;
+        advance(lx);
+        if (is(lx, "+") || is(lx, "-")) { /* sym+offset */
+            bool minus = is(lx, "-");
+            advance(lx);
+            if (is(lx, "-"))
+                minus = !minus, advance(lx);
+            operand off = {0};
+            if (lx->tok.kind != TOK_NUMBER || !parse_number(lx, minus, &off) || off.lit != LIT_INT)
+                return failf(lx, o->line, "malformed address offset after '%.*s'", len, name);
+            o->bits += off.bits;
+        }
+        return true;
+    }
+    if (name[0] == '%')
+        return failf(lx, o->line, "undeclared register '%.*s'", len, name);
+    o->kind = O_LABEL; /* a branch target (checked when the body ends) */
+    o->label = tok_dup(&lx->tok);
+    advance(lx);
+    return true;
+}
+
+static bool parse_operand(kbuild *b, operand_list *list, operand *o);
+
+static bool parse_vector(kbuild *b, operand_list *list, operand *o)
+{
+    lexer *lx = b->lx;
+    advance(lx); /* { */
+    o->kind = O_VEC;
+    o->vec_first = list->n_vec;
+    o->vec_count = 0;
+    while (!is(lx, "}")) {
+        if (list->n_vec == MAX_VEC)
+            return failf(lx, lx->tok.line, "vector operand too long");
+        operand *e = &list->vec[list->n_vec++];
+        memset(e, 0, sizeof *e);
+        if (!parse_operand(b, list, e))
+            return false;
+        if (e->kind == O_VEC || e->kind == O_MEM)
+            return failf(lx, e->line, "nested vector or address in a vector operand");
+        o->vec_count++;
+        if (is(lx, ","))
+            advance(lx);
+        else if (!is(lx, "}"))
+            return failf(lx, lx->tok.line, "expected ',' or '}' in a vector operand");
+    }
+    advance(lx);
+    return true;
+}
+
+static bool parse_address(kbuild *b, operand *o)
+{
+    lexer *lx = b->lx;
+    advance(lx); /* [ */
+    o->kind = O_MEM;
+    o->slot = -1;
+    o->bits = 0;
+    o->sym_space = SPACE_GENERIC;
+    bool minus = false;
+    if (is(lx, "-"))
+        minus = true, advance(lx);
+    if (lx->tok.kind == TOK_NUMBER) {
+        operand lit = {0};
+        if (!parse_number(lx, minus, &lit) || lit.lit != LIT_INT)
+            return failf(lx, o->line, "malformed address");
+        o->bits = lit.bits;
+    } else {
+        operand base = {0};
+        if (!parse_name(b, &base))
+            return false;
+        if (base.kind == O_SLOT)
+            o->slot = base.slot;
+        else if (base.kind == O_LIT)
+            o->bits = base.bits, o->sym_space = base.sym_space;
+        else
+            return failf(lx, o->line, "unknown name in an address");
+        while (is(lx, "+") || is(lx, "-")) {
+            bool neg = is(lx, "-");
+            advance(lx);
+            if (is(lx, "-"))
+                neg = !neg, advance(lx);
+            operand off = {0};
+            if (lx->tok.kind != TOK_NUMBER || !parse_number(lx, neg, &off) || off.lit != LIT_INT)
+                return failf(lx, o->line, "malformed address offset");
+            o->bits += off.bits;
+        }
+    }
+    return expect(lx, "]");
+}
+
+static bool parse_operand(kbuild *b, operand_list *list, operand *o)
+{
+    lexer *lx = b->lx;
+    o->line = lx->tok.line;
+    if (is(lx, "{"))
+        return parse_vector(b, list, o);
+    if (is(lx, "["))
+        return parse_address(b, o);
+    if (is(lx, "!")) {
+        advance(lx);
+        if (!parse_name(b, o))
+            return false;
+        if (o->kind != O_SLOT)
+            return failf(lx, o->line, "'!' applies only to a predicate register");
+        o->negated = true;
+        return true;
+    }
+    if (is(lx, "-")) {
+        advance(lx);
+        if (lx->tok.kind != TOK_NUMBER)
+            return failf(lx, o->line, "expected a number after '-'");
+        return parse_number(lx, true, o);
+    }
+    if (lx->tok.kind == TOK_NUMBER)
+        return parse_number(lx, false, o);
+    if (lx->tok.kind == TOK_IDENT)
+        return parse_name(b, o);
+    return failf(lx, o->line, "unexpected '%.*s' in an operand", lx->tok.len, lx->tok.start);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Decoding: opcode text + operands -> insn                                                       */
+
+/* The bits a literal stands for in an operand of the given type. */
+static uint64_t literal_bits(const operand *o, ptx_type type)
+{
+    if (type == T_F32) {
+        float f;
+        switch (o->lit) {
+        case LIT_F32: return o->bits;
+        case LIT_F64: { double d; memcpy(&d, &o->bits, 8); f = (float)d; break; }
+        case LIT_REAL: f = (float)o->real; break;
+        default: f = (float)(int64_t)o->bits; break;
+        }
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    if (type == T_F64) {
+        double d;
+        switch (o->lit) {
+        case LIT_F64: return o->bits;
+        case LIT_F32: { uint32_t u = (uint32_t)o->bits; float f; memcpy(&f, &u, 4); d = f; break; }
+        case LIT_REAL: d = o->real; break;
+        default: d = (double)(int64_t)o->bits; break;
+        }
+        uint64_t u;
+        memcpy(&u, &d, 8);
+        return u;
+    }
+    return o->bits; /* integers and bit patterns: the low bits are the value */
+}
+
+typedef struct {
+    kbuild *b;
+    insn *in;
+    operand_list *ops;
+    const char *text;  /* the opcode as written, for messages */
+} decoder;
+
+/* Appends one operand (of the given type, for literals) to the instruction's slot list. */
+static bool add_slot(decoder *d, const operand *o, ptx_type type)
+{
+    kbuild *b = d->b;
+    int32_t slot;
+    if (o->kind == O_SLOT) {
+        slot = o->slot;
+        if (o->negated)
+            return failf(b->lx, o->line, "'!%%p' is not supported as an operand of %s", d->text);
+    } else if (o->kind == O_LIT) {
+        slot = const_slot(b, literal_bits(o, type));
+    } else if (o->kind == O_SINK) {
+        slot = new_slot(b); /* a write nobody reads */
+    } else {
+        return failf(b->lx, o->line, "operand of %s must be a register or a constant", d->text);
+    }
+    PUSH(b->k->slots_of, b->n_slots_of, b->n_slots_of_cap, slot);
+    return true;
+}
+
+/* A scalar or vector operand: vectors add each element. Returns the number of slots added. */
+static int add_value(decoder *d, const operand *o, ptx_type type)
+{
+    if (o->kind == O_VEC) {
+        for (int i = 0; i < o->vec_count; i++)
+            if (!add_slot(d, &d->ops->vec[o->vec_first + i], type))
+                return -1;
+        return o->vec_count;
+    }
+    return add_slot(d, o, type) ? 1 : -1;
+}
+
+static bool set_address(decoder *d, const operand *o)
+{
+    if (o->kind == O_MEM) {
+        d->in->addr_base = o->slot;
+        d->in->addr_offset = (int64_t)o->bits;
+        if (o->sym_space != SPACE_GENERIC && d->in->space == SPACE_GENERIC)
+            d->in->space = (uint8_t)o->sym_space; /* [param_name] in a generic ld: that space */
+        return true;
+    }
+    if (o->kind == O_SLOT) { /* some forms take the address as a plain register */
+        d->in->addr_base = o->slot;
+        d->in->addr_offset = 0;
+        return true;
+    }
+    return failf(d->b->lx, o->line, "%s needs an address operand [..]", d->text);
+}
+
+/* The modifiers of an opcode: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" -> parts. */
+typedef struct {
+    char parts[24][24];
+    int n;
+    bool used[24];
+} modifiers;
+
+static void split_opcode(const char *text, modifiers *m)
+{
+    m->n = 0;
+    memset(m->used, 0, sizeof m->used);
+    const char *p = text;
+    while (*p && m->n < 24) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (len > 23)
+            len = 23;
+        memcpy(m->parts[m->n], p, len);
+        m->parts[m->n][len] = 0;
+        m->n++;
+        if (!dot)
+            break;
+        p = dot + 1;
+    }
+}
+
+static bool take(modifiers *m, const char *s)
+{
+    for (int i = 1; i < m->n; i++)
+        if (!m->used[i] && strcmp(m->parts[i], s) == 0)
+            return m->used[i] = true;
+    return false;
+}
+
+/* Takes the next unused type modifier, T_NONE if none is left. */
+static ptx_type take_type(modifiers *m)
+{
+    for (int i = 1; i < m->n; i++)
+        if (!m->used[i]) {
+            ptx_type t = type_of(m->parts[i]);
+            if (t != T_NONE) {
+                m->used[i] = true;
+                return t;
+            }
+        }
+    return T_NONE;
+}
+
+
+static ptx_type wide_type(ptx_type t)
+{
+    switch (t) {
+    case T_S16: return T_S32;
+    case T_S32: return T_S64;
+    case T_U16: return T_U32;
+    case T_U32: return T_U64;
+    default: return T_NONE;
+    }
+}
+
+static ptx_space take_space(modifiers *m)
+{
+    static const struct { const char *name; ptx_space space; } spaces[] = {
+        {"global", SPACE_GLOBAL}, {"shared", SPACE_SHARED}, {"shared::cta", SPACE_SHARED},
+        {"local", SPACE_LOCAL}, {"param", SPACE_PARAM}, {"param::entry", SPACE_PARAM}, {"const", SPACE_CONST}};
+    for (size_t i = 0; i < sizeof spaces / sizeof spaces[0]; i++)
+        if (take(m, spaces[i].name))
+            return spaces[i].space;
+    return SPACE_GENERIC;
+}
+
+static void take_rounding(modifiers *m, insn *in)
+{
+    static const char *const names[] = {"", "rn", "rz", "rm", "rp", "rni", "rzi", "rmi", "rpi", "rna"};
+    for (int r = 1; r < 10; r++)
+        if (take(m, names[r]))
+            in->rounding = (uint8_t)r;
+}
+
+/* Modifiers that change nothing an emulator can observe: caching and eviction hints, memory-order
+ * scopes and the .sync/.aligned spellings checked elsewhere. */
+static void take_hints(modifiers *m)
+{
+    static const char *const hints[] = {"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "L1::no_allocate",
+                                        "L1::evict_last", "L1::evict_first", "L1::evict_normal",
+                                        "L1::evict_unchanged", "L2::evict_last", "L2::evict_first",
+                                        "L2::evict_normal", "L2::64B", "L2::128B", "L2::256B", "L2::cache_hint",
+                                        "weak", "relaxed", "acquire", "release", "acq_rel", "volatile", "cta", "gpu",
+                                        "sys", "shared::cluster"};
+    for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
+        while (take(m, hints[i]))
+            ;
+}
+
+static bool finish_modifiers(decoder *d, modifiers *m)
+{
+    for (int i = 1; i < m->n; i++)
+        if (!m->used[i])
+            return failf(d->b->lx, d->in->ptx_line, "unsupported modifier '.%s' in '%s'", m->parts[i], d->text);
+    return true;
+}
+
+static bool need_operands(decoder *d, int n)
+{
+    if (d->ops->n != n)
+        return failf(d->b->lx, d->in->ptx_line, "'%s' takes %d operands, found %d", d->text, n, d->ops->n);
+    return true;
+}
+
+/* Destination then sources, all of the instruction's type. */
+static bool plain(decoder *d, int n_src, ptx_type src_type)
+{
+    if (!need_operands(d, 1 + n_src))
+        return false;
+    if (add_value(d, &d->ops->op[0], d->in->type) != 1)
+        return false;
+    for (int i = 1; i <= n_src; i++)
+        if (add_value(d, &d->ops->op[i], src_type) != 1)
+            return false;
+    d->in->n_dst = 1;
+    d->in->n_src = (uint8_t)n_src;
+    return true;
+}
+
+static bool unsupported(decoder *d)
+{
+    return failf(d->b->lx, d->in->ptx_line, "instruction '%s' is not supported by the emulator", d->text);
+}
+
+static bool decode(decoder *d)
+{
+    insn *in = d->in;
+    modifiers m;
+    split_opcode(d->text, &m);
+    const char *base = m.parts[0];
+    operand_list *ops = d->ops;
+    in->addr_base = -1;
+    in->target = -1;
+    take_hints(&m);
+    take(&m, "sync"); /* the warp-synchronous forms are the only ones this emulator knows */
+    if (take(&m, "aligned"))
+        in->flags |= F_ALIGNED;
+
+    /* Arithmetic and logic: [op].[mods].type d, a[, b[, c]] */
+    static const struct { const char *name; ptx_op op; int n_src; } alu[] = {
+        {"add", OP_ADD, 2}, {"sub", OP_SUB, 2}, {"mul", OP_MUL, 2}, {"mad", OP_MAD, 3}, {"fma", OP_FMA, 3},
+        {"div", OP_DIV, 2}, {"rem", OP_REM, 2}, {"abs", OP_ABS, 1}, {"neg", OP_NEG, 1}, {"min", OP_MIN, 2},
+        {"max", OP_MAX, 2}, {"and", OP_AND, 2}, {"or", OP_OR, 2}, {"xor", OP_XOR, 2}, {"not", OP_NOT, 1},
+        {"cnot", OP_CNOT, 1}, {"popc", OP_POPC, 1}, {"clz", OP_CLZ, 1}, {"brev", OP_BREV, 1},
+        {"sad", OP_SAD, 3}, {"mul24", OP_MUL24, 2}, {"mad24", OP_MAD24, 3}, {"copysign", OP_COPYSIGN, 2},
+        {"rcp", OP_RCP, 1}, {"sqrt", OP_SQRT, 1}, {"rsqrt", OP_RSQRT, 1}, {"ex2", OP_EX2, 1}, {"lg2", OP_LG2, 1},
+        {"sin", OP_SIN, 1}, {"cos", OP_COS, 1}, {"tanh", OP_TANH, 1}};
+    for (size_t i = 0; i < sizeof alu / sizeof alu[0]; i++) {
+        if (strcmp(base, alu[i].name) != 0)
+            continue;
+        in->op = (uint16_t)alu[i].op;
+        take_rounding(&m, in);
+        if (take(&m, "sat")) in->flags |= F_SAT;
+        if (take(&m, "ftz")) in->flags |= F_FTZ;
+        if (take(&m, "approx")) in->flags |= F_APPROX;
+        if (take(&m, "full")) in->flags |= F_FULL;
+        if (take(&m, "hi")) in->flags |= F_HI;
+        if (take(&m, "lo")) in->flags |= F_LO;
+        if (take(&m, "wide")) in->flags |= F_WIDE;
+        if (take(&m, "cc")) in->flags |= F_CC;
+        if (take(&m, "NaN")) in->flags |= F_NAN;
+        if (take(&m, "xorsign")) in->flags |= F_XORSIGN;
+        if (take(&m, "abs")) in->flags |= F_ABS;
+        in->type = (uint8_t)take_type(&m);
+        if (in->type == T_NONE)
+            return failf(d->b->lx, in->ptx_line, "'%s' has no type", d->text);
+        if (!finish_modifiers(d, &m))
+            return false;
+        if (in->flags & F_CC)
+            return unsupported(d); /* carry chains: not generated for this project's kernels */
+        ptx_type src = (ptx_type)in->type;
+        if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & F_WIDE)) {
+            in->stype = (uint8_t)src;
+            ptx_type wide = wide_type(src);
+            if (wide == T_NONE)
+                return failf(d->b->lx, in->ptx_line, "'%s': .wide needs a 16- or 32-bit integer type", d->text);
+            if (!need_operands(d, 1 + alu[i].n_src) || add_value(d, &ops->op[0], wide) != 1 ||
+                add_value(d, &ops->op[1], src) != 1 || add_value(d, &ops->op[2], src) != 1)
+                return false;
+            if (in->op == OP_MAD && add_value(d, &ops->op[3], wide) != 1)
+                return false;
+            in->n_dst = 1;
+            in->n_src = (uint8_t)alu[i].n_src;
+            return true;
+        }
+        if (in->op == OP_POPC || in->op == OP_CLZ) { /* d is .u32 whatever the source width */
+            if (!need_operands(d, 2) || add_value(d, &ops->op[0], T_U32) != 1 || add_value(d, &ops->op[1], src) != 1)
+                return false;
+            in->n_dst = 1, in->n_src = 1;
+            return true;
+        }
+        if ((in->op == OP_MIN || in->op == OP_MAX) && ops->n == 4)
+            return plain(d, 3, src); /* three-input min/max */
+        return plain(d, alu[i].n_src, src);
+    }
+
+    if (strcmp(base, "shl") == 0 || strcmp(base, "shr") == 0) {
+        in->op = base[2] == 'l' ? OP_SHL : OP_SHR;
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, 3))
+            return false;
+        if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+            add_value(d, &ops->op[2], T_U32) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 2;
+        return true;
+    }
+    if (strcmp(base, "shf") == 0) {
+        in->op = OP_SHF;
+        if (take(&m, "l")) in->flags |= F_SHIFT_LEFT;
+        else if (!take(&m, "r")) return failf(d->b->lx, in->ptx_line, "'%s' needs .l or .r", d->text);
+        if (take(&m, "clamp")) in->flags |= F_SHIFT_CLAMP;
+        else if (!take(&m, "wrap")) return failf(d->b->lx, in->ptx_line, "'%s' needs .clamp or .wrap", d->text);
+        in->type = (uint8_t)take_type(&m);
+        return finish_modifiers(d, &m) && plain(d, 3, T_B32);
+    }
+    if (strcmp(base, "lop3") == 0) {
+        in->op = OP_LOP3;
+        in->type = (uint8_t)take_type(&m);
+        return finish_modifiers(d, &m) && plain(d, 4, T_B32);
+    }
+    if (strcmp(base, "bfe") == 0 || strcmp(base, "bfi") == 0) {
+        bool insert = base[2] == 'i';
+        in->op = insert ? OP_BFI : OP_BFE;
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, insert ? 5 : 4))
+            return false;
+        int n_typed = insert ? 3 : 2; /* d, a (and b for bfi) are of the type; pos, len are u32 */
+        for (int i = 0; i < ops->n; i++)
+            if (add_value(d, &ops->op[i], i < n_typed ? (ptx_type)in->type : T_U32) != 1)
+                return false;
+        in->n_dst = 1, in->n_src = (uint8_t)(ops->n - 1);
+        return true;
+    }
+    if (strcmp(base, "prmt") == 0) {
+        in->op = OP_PRMT;
+        static const char *const modes[] = {"", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
+        for (int i = 1; i < 7; i++)
+            if (take(&m, modes[i]))
+                in->mode = (uint8_t)i;
+        in->type = (uint8_t)take_type(&m);
+        return finish_modifiers(d, &m) && plain(d, 3, T_B32);
+    }
+    if (strcmp(base, "testp") == 0) {
+        static const char *const modes[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
+        in->op = OP_TESTP;
+        bool found = false;
+        for (int i = 0; i < 6; i++)
+            if (take(&m, modes[i]))
+                in->mode = (uint8_t)i, found = true;
+        in->type = (uint8_t)take_type(&m);
+        if (!found || !finish_modifiers(d, &m) || !need_operands(d, 2))
+            return found ? false : unsupported(d);
+        if (add_value(d, &ops->op[0], T_PRED) != 1 || add_value(d, &ops->op[1], in->type) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 1;
+        return true;
+    }
+
+    if (strcmp(base, "setp") == 0 || strcmp(base, "set") == 0) {
+        static const char *const cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+                                           "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+        bool setp = base[3] == 'p';
+        in->op = setp ? OP_SETP : OP_SET;
+        bool found = false;
+        for (int i = 0; i < 18 && !found; i++)
+            if (take(&m, cmps[i]))
+                in->mode = (uint8_t)i, found = true;
+        if (!found)
+            return failf(d->b->lx, in->ptx_line, "'%s' has no comparison operator", d->text);
+        if (take(&m, "and")) in->combine = 1;
+        else if (take(&m, "or")) in->combine = 2;
+        else if (take(&m, "xor")) in->combine = 3;
+        if (take(&m, "ftz")) in->flags |= F_FTZ;
+        ptx_type dtype = setp ? T_PRED : take_type(&m);
+        in->type = (uint8_t)take_type(&m);
+        if (!setp) { /* set.CmpOp.dtype.stype: the first type is the destination's */
+            in->stype = (uint8_t)in->type;
+            in->type = (uint8_t)dtype;
+        }
+        if (!finish_modifiers(d, &m))
+            return false;
+        ptx_type cmp_type = setp ? (ptx_type)in->type : (ptx_type)in->stype;
+        /* setp.CmpOp.type p[|q], a, b[, {!}c] ; the parser reads "p|q" as p, then q as its own operand */
+        int n = ops->n;
+        const operand *c = NULL;
+        if (in->combine) {
+            c = &ops->op[n - 1];
+            n--;
+        }
+        if (n < 3 || n > 4)
+            return need_operands(d, 3);
+        int n_dst = n - 2;
+        for (int i = 0; i < n_dst; i++)
+            if (add_value(d, &ops->op[i], setp ? T_PRED : dtype) != 1)
+                return false;
+        if (add_value(d, &ops->op[n_dst], cmp_type) != 1 || add_value(d, &ops->op[n_dst + 1], cmp_type) != 1)
+            return false;
+        if (c) {
+            if (c->kind != O_SLOT)
+                return failf(d->b->lx, c->line, "'%s': the combining operand must be a predicate", d->text);
+            PUSH(d->b->k->slots_of, d->b->n_slots_of, d->b->n_slots_of_cap, c->slot);
+            if (c->negated)
+                in->flags |= F_NEG_PRED;
+        }
+        in->n_dst = (uint8_t)n_dst;
+        in->n_src = (uint8_t)(2 + (c != NULL));
+        return true;
+    }
+    if (strcmp(base, "selp") == 0) {
+        in->op = OP_SELP;
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, 4))
+            return false;
+        if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+            add_value(d, &ops->op[2], in->type) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 3;
+        return true;
+    }
+    if (strcmp(base, "slct") == 0) {
+        in->op = OP_SLCT;
+        if (take(&m, "ftz")) in->flags |= F_FTZ;
+        in->type = (uint8_t)take_type(&m);
+        in->stype = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, 4))
+            return false;
+        if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+            add_value(d, &ops->op[2], in->type) != 1 || add_value(d, &ops->op[3], in->stype) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 3;
+        return true;
+    }
+
+    if (strcmp(base, "mov") == 0) {
+        in->op = OP_MOV;
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, 2))
+            return false;
+        const operand *dst = &ops->op[0], *src = &ops->op[1];
+        int bits = ptx_type_bits(in->type);
+        /* mov.b32 {a, b}, x (unpack) and mov.b32 x, {a, b} (pack): elements are bits / count wide */
+        int nd = dst->kind == O_VEC ? dst->vec_count : 1, ns = src->kind == O_VEC ? src->vec_count : 1;
+        if (nd > 1 && ns > 1)
+            return failf(d->b->lx, in->ptx_line, "'%s' with vectors on both sides", d->text);
+        ptx_type part = T_NONE;
+        int parts = nd > 1 ? nd : ns;
+        if (parts > 1) {
+            int part_bits = bits / parts;
+            part = part_bits == 8 ? T_B8 : part_bits == 16 ? T_B16 : part_bits == 32 ? T_B32 : T_NONE;
+            if (part == T_NONE || part_bits * parts != bits)
+                return failf(d->b->lx, in->ptx_line, "'%s': %d parts do not divide %d bits", d->text, parts, bits);
+        }
+        if (add_value(d, dst, nd > 1 ? part : (ptx_type)in->type) != nd ||
+            add_value(d, src, ns > 1 ? part : (ptx_type)in->type) != ns)
+            return false;
+        in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)ns;
+        return true;
+    }
+
+    if (strcmp(base, "cvt") == 0) {
+        in->op = OP_CVT;
+        take_rounding(&m, in);
+        if (take(&m, "sat")) in->flags |= F_SAT;
+        if (take(&m, "ftz")) in->flags |= F_FTZ;
+        if (take(&m, "relu"))
+            return unsupported(d);
+        in->type = (uint8_t)take_type(&m);
+        in->stype = (uint8_t)take_type(&m);
+        if (in->type == T_NONE || in->stype == T_NONE || !finish_modifiers(d, &m))
+            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "'%s' needs two types", d->text);
+        /* cvt.rn.f16x2.f32 d, a, b: two sources (a goes to the upper half) */
+        int n_src = (in->type == T_F16X2 || in->type == T_BF16X2) ? 2 : 1;
+        return plain(d, n_src, (ptx_type)in->stype);
+    }
+    if (strcmp(base, "cvta") == 0 || strcmp(base, "isspacep") == 0) {
+        in->op = base[0] == 'c' ? OP_CVTA : OP_ISSPACEP;
+        bool to = take(&m, "to");
+        in->space = (uint8_t)take_space(&m);
+        in->type = (uint8_t)take_type(&m);
+        if (to)
+            in->flags |= F_LO; /* cvta.to: generic -> the space; plain cvta: the space -> generic */
+        if (!finish_modifiers(d, &m) || !need_operands(d, 2))
+            return false;
+        if (add_value(d, &ops->op[0], in->op == OP_ISSPACEP ? T_PRED : (ptx_type)in->type) != 1)
+            return false;
+        if (add_value(d, &ops->op[1], in->op == OP_ISSPACEP ? T_U64 : (ptx_type)in->type) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 1;
+        return true;
+    }
+
+    if (strcmp(base, "ld") == 0 || strcmp(base, "st") == 0) {
+        bool load = base[0] == 'l';
+        in->op = load ? OP_LD : OP_ST;
+        in->space = (uint8_t)take_space(&m);
+        in->vec = 1;
+        if (take(&m, "v2")) in->vec = 2;
+        else if (take(&m, "v4")) in->vec = 4;
+        else if (take(&m, "v8")) in->vec = 8;
+        in->type = (uint8_t)take_type(&m);
+        if (in->type == T_NONE || !finish_modifiers(d, &m) || !need_operands(d, 2))
+            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "'%s' needs a type", d->text);
+        const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
+        int n = add_value(d, value, (ptx_type)in->type);
+        if (n < 0)
+            return false;
+        if (n != in->vec)
+            return failf(d->b->lx, in->ptx_line, "'%s' moves %d values but names %d", d->text, in->vec, n);
+        if (load)
+            in->n_dst = (uint8_t)n;
+        else
+            in->n_src = (uint8_t)n;
+        return set_address(d, address);
+    }
+    if (strcmp(base, "atom") == 0 || strcmp(base, "red") == 0) {
+        static const char *const ops_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
+        in->op = base[0] == 'a' ? OP_ATOM : OP_RED;
+        in->space = (uint8_t)take_space(&m);
+        bool found = false;
+        for (int i = 0; i < 10; i++)
+            if (take(&m, ops_names[i]))
+                in->mode = (uint8_t)i, found = true;
+        if (!found)
+            return failf(d->b->lx, in->ptx_line, "'%s' has no operation", d->text);
+        take(&m, "noftz");
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m))
+            return false;
+        if (in->type == T_F16 || in->type == T_F16X2 || in->type == T_BF16 || in->type == T_BF16X2 ||
+            in->type == T_B128)
+            return unsupported(d);
+        int first = 0;
+        if (in->op == OP_ATOM) {
+            if (add_value(d, &ops->op[0], in->type) != 1)
+                return false;
+            in->n_dst = 1;
+            first = 1;
+        }
+        if (!set_address(d, &ops->op[first]))
+            return false;
+        int n_src = in->mode == ATOM_CAS ? 2 : 1;
+        if (ops->n != first + 1 + n_src)
+            return need_operands(d, first + 1 + n_src);
+        for (int i = 0; i < n_src; i++)
+            if (add_value(d, &ops->op[first + 1 + i], in->type) != 1)
+                return false;
+        in->n_src = (uint8_t)n_src;
+        return true;
+    }
+    if (strcmp(base, "prefetch") == 0 || strcmp(base, "prefetchu") == 0) {
+        in->op = OP_PREFETCH;
+        in->space = (uint8_t)take_space(&m);
+        take(&m, "L1"), take(&m, "L2");
+        return finish_modifiers(d, &m) && need_operands(d, 1) && set_address(d, &ops->op[0]);
+    }
+
+    if (strcmp(base, "bra") == 0) {
+        in->op = OP_BRA;
+        if (take(&m, "uni"))
+            in->flags |= F_UNI;
+        if (!finish_modifiers(d, &m) || !need_operands(d, 1))
+            return false;
+        if (ops->op[0].kind != O_LABEL)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs a label (indirect branches are not supported)", d->text);
+        label_use use = {ops->op[0].label, (int32_t)d->b->k->n_code, in->ptx_line};
+        ops->op[0].label = NULL;
+        PUSH(d->b->uses, d->b->n_uses, d->b->uses_cap, use);
+        return true;
+    }
+    if (strcmp(base, "ret") == 0 || strcmp(base, "exit") == 0 || strcmp(base, "trap") == 0) {
+        in->op = base[0] == 'r' ? OP_RET : base[0] == 'e' ? OP_EXIT : OP_TRAP;
+        take(&m, "uni");
+        return finish_modifiers(d, &m) && need_operands(d, 0);
+    }
+    if (strcmp(base, "membar") == 0 || strcmp(base, "fence") == 0) {
+        in->op = OP_MEMBAR; /* one block runs at a time per worker and memory is coherent: ordering is free */
+        take(&m, "sc"), take(&m, "cta"), take(&m, "gl"), take(&m, "sys");
+        return finish_modifiers(d, &m);
+    }
+    if (strcmp(base, "nanosleep") == 0 || strcmp(base, "pmevent") == 0) {
+        in->op = OP_NOP;
+        take_type(&m);
+        return finish_modifiers(d, &m);
+    }
+
+    if (strcmp(base, "bar") == 0 || strcmp(base, "barrier") == 0) {
+        /* bar.sync == barrier.sync.aligned; bar.warp.sync is the warp barrier (PTX ISA, "bar, barrier") */
+        if (strcmp(base, "bar") == 0 && take(&m, "warp")) {
+            in->op = OP_BAR_WARP;
+            if (!finish_modifiers(d, &m) || !need_operands(d, 1))
+                return false;
+            if (add_value(d, &ops->op[0], T_B32) != 1)
+                return false;
+            in->n_src = 1;
+            return true;
+        }
+        take(&m, "cta");
+        bool red = false;
+        if (take(&m, "arrive"))
+            in->op = OP_BAR_ARRIVE;
+        else if (take(&m, "red"))
+            in->op = OP_BAR_RED, red = true;
+        else
+            in->op = OP_BAR, take(&m, "sync");
+        if (strcmp(base, "bar") == 0)
+            in->flags |= F_ALIGNED; /* "bar{.cta}.sync is equivalent to barrier{.cta}.sync.aligned" */
+        if (red) {
+            if (take(&m, "popc")) in->mode = ATOM_POPC;
+            else if (take(&m, "and")) in->mode = ATOM_AND;
+            else if (take(&m, "or")) in->mode = ATOM_OR;
+            in->type = (uint8_t)take_type(&m);
+        }
+        if (!finish_modifiers(d, &m))
+            return false;
+        int first = 0;
+        if (red) {
+            if (add_value(d, &ops->op[0], in->type) != 1)
+                return false;
+            in->n_dst = 1;
+            first = 1;
+        }
+        int n = ops->n - first;
+        if (n < 1 || n > (red ? 3 : 2))
+            return failf(d->b->lx, in->ptx_line, "'%s': wrong number of operands", d->text);
+        for (int i = 0; i < n; i++) {
+            bool is_pred = red && i == n - 1;
+            const operand *o = &ops->op[first + i];
+            if (is_pred && o->negated) {
+                in->flags |= F_NEG_PRED;
+                operand plain_o = *o;
+                plain_o.negated = false;
+                if (add_value(d, &plain_o, T_PRED) != 1)
+                    return false;
+            } else if (add_value(d, o, is_pred ? T_PRED : T_U32) != 1) {
+                return false;
+            }
+        }
+        if (n == (red ? 3 : 2))
+            in->flags |= F_HAS_COUNT;
+        in->n_src = (uint8_t)n;
+        return true;
+    }
+
+    if (strcmp(base, "cp") == 0 && take(&m, "async")) {
+        d->b->k->uses_cp_async = true;
+        if (take(&m, "commit_group")) {
+            in->op = OP_CP_ASYNC_COMMIT;
+            return finish_modifiers(d, &m) && need_operands(d, 0);
+        }
+        if (take(&m, "wait_group")) {
+            in->op = OP_CP_ASYNC_WAIT;
+            if (!finish_modifiers(d, &m) || !need_operands(d, 1))
+                return false;
+            if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
+                return failf(d->b->lx, in->ptx_line, "'%s' needs a constant group count", d->text);
+            in->addr_offset = (int64_t)ops->op[0].bits;
+            return true;
+        }
+        if (take(&m, "wait_all")) {
+            in->op = OP_CP_ASYNC_WAIT_ALL;
+            return finish_modifiers(d, &m) && need_operands(d, 0);
+        }
+        if (take(&m, "bulk") || take(&m, "mbarrier"))
+            return unsupported(d);
+        in->op = OP_CP_ASYNC;
+        /* cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size | , ignore-src} */
+        bool shared = take(&m, "shared") || take(&m, "shared::cta");
+        bool global = take(&m, "global");
+        if (!shared || !global || !finish_modifiers(d, &m))
+            return d->b->lx->failed ? false : unsupported(d);
+        if (ops->n < 3 || ops->n > 4)
+            return failf(d->b->lx, in->ptx_line, "'%s': wrong number of operands", d->text);
+        if (ops->op[2].kind != O_LIT || ops->op[2].lit != LIT_INT)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs a constant copy size", d->text);
+        in->size = (uint8_t)ops->op[2].bits;
+        if (in->size != 4 && in->size != 8 && in->size != 16)
+            return failf(d->b->lx, in->ptx_line, "'%s': copy size %d is not 4, 8 or 16", d->text, in->size);
+        /* sources: the dst address and the src address as slots, then src-size or ignore-src */
+        if (ops->op[0].kind != O_MEM || ops->op[1].kind != O_MEM)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs [dst], [src]", d->text);
+        operand dst_base = {.kind = O_SLOT, .slot = ops->op[0].slot};
+        if (ops->op[0].slot < 0)
+            dst_base = (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+        if (add_slot(d, &dst_base, T_U32) != true)
+            return false;
+        in->addr_offset = (int64_t)ops->op[0].bits; /* dst offset; the src offset is folded below */
+        in->addr_base = ops->op[1].slot;
+        in->target = (int32_t)ops->op[1].bits; /* src constant offset (small) */
+        in->n_src = 1;
+        if (ops->n == 4) {
+            const operand *extra = &ops->op[3];
+            if (extra->kind == O_SLOT && extra->negated)
+                return unsupported(d);
+            /* a predicate register: ignore-src; otherwise a size */
+            bool pred = false;
+            if (extra->kind == O_SLOT)
+                for (int i = 0; i < d->b->regs.n; i++)
+                    if (d->b->regs.entries[i].slot == extra->slot && d->b->regs.entries[i].name[1] == 'p')
+                        pred = true;
+            if (pred)
+                in->flags |= F_IGNORE_SRC;
+            if (add_value(d, extra, pred ? T_PRED : T_U32) != 1)
+                return false;
+            in->n_src = 2;
+        }
+        return true;
+    }
+
+    if (strcmp(base, "ldmatrix") == 0) {
+        in->op = OP_LDMATRIX;
+        if (!take(&m, "m8n8"))
+            return unsupported(d);
+        if (take(&m, "x1")) in->vec = 1;
+        else if (take(&m, "x2")) in->vec = 2;
+        else if (take(&m, "x4")) in->vec = 4;
+        else return unsupported(d);
+        if (take(&m, "trans"))
+            in->flags |= F_TRANS;
+        in->space = (uint8_t)take_space(&m);
+        in->type = (uint8_t)take_type(&m);
+        if (in->type != T_B16 || !finish_modifiers(d, &m) || !need_operands(d, 2))
+            return d->b->lx->failed ? false : unsupported(d);
+        if (add_value(d, &ops->op[0], T_B32) != in->vec)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs %d destination registers", d->text, in->vec);
+        in->n_dst = in->vec;
+        d->b->k->uses_tensor_cores = true;
+        return set_address(d, &ops->op[1]);
+    }
+
+    if (strcmp(base, "mma") == 0) {
+        /* mma.sync.aligned.m16n8k16.row.col.dtype.f16.f16.ctype (and bf16) */
+        in->op = OP_MMA;
+        if (!take(&m, "m16n8k16") || !take(&m, "row") || !take(&m, "col"))
+            return unsupported(d);
+        in->type = (uint8_t)take_type(&m);   /* D */
+        ptx_type a = take_type(&m), b = take_type(&m);
+        in->stype = (uint8_t)a;              /* A and B */
+        ptx_type c = take_type(&m);
+        if (!finish_modifiers(d, &m))
+            return false;
+        if (a != b || (a != T_F16 && a != T_BF16) || (in->type != T_F32 && in->type != T_F16) ||
+            (c != T_F32 && c != T_F16) || (a == T_BF16 && (in->type != T_F32 || c != T_F32)))
+            return unsupported(d);
+        in->mode = (uint8_t)c;
+        int nd = in->type == T_F32 ? 4 : 2, nc = c == T_F32 ? 4 : 2;
+        if (!need_operands(d, 4) || add_value(d, &ops->op[0], in->type == T_F32 ? T_F32 : T_B32) != nd ||
+            add_value(d, &ops->op[1], T_B32) != 4 || add_value(d, &ops->op[2], T_B32) != 2 ||
+            add_value(d, &ops->op[3], c == T_F32 ? T_F32 : T_B32) != nc)
+            return d->b->lx->failed ? false
+                                    : failf(d->b->lx, in->ptx_line, "'%s': wrong fragment sizes", d->text);
+        in->n_dst = (uint8_t)nd;
+        in->n_src = (uint8_t)(4 + 2 + nc);
+        d->b->k->uses_tensor_cores = true;
+        return true;
+    }
+
+    if (strcmp(base, "wmma") == 0) {
+        d->b->k->uses_tensor_cores = true;
+        bool load = take(&m, "load"), store = !load && take(&m, "store"), mma = !load && !store && take(&m, "mma");
+        if (!load && !store && !mma)
+            return unsupported(d);
+        if (!take(&m, "m16n16k16"))
+            return unsupported(d);
+        if (mma) {
+            /* wmma.mma.sync.aligned.alayout.blayout.m16n16k16.dtype.ctype d, a, b, c (f16 inputs) */
+            in->op = OP_WMMA_MMA;
+            if (take(&m, "row")) in->flags |= F_ROW_A;
+            else if (!take(&m, "col")) return unsupported(d);
+            if (take(&m, "row")) in->flags |= F_ROW_B;
+            else if (!take(&m, "col")) return unsupported(d);
+            in->type = (uint8_t)take_type(&m);
+            ptx_type c = take_type(&m);
+            in->mode = (uint8_t)c;
+            if (!finish_modifiers(d, &m) || !need_operands(d, 4))
+                return false;
+            if ((in->type != T_F32 && in->type != T_F16) || (c != T_F32 && c != T_F16))
+                return unsupported(d);
+            int nd = in->type == T_F32 ? 8 : 4, nc = c == T_F32 ? 8 : 4;
+            if (add_value(d, &ops->op[0], in->type) != nd || add_value(d, &ops->op[1], T_B32) != 8 ||
+                add_value(d, &ops->op[2], T_B32) != 8 || add_value(d, &ops->op[3], c) != nc)
+                return d->b->lx->failed ? false
+                                        : failf(d->b->lx, in->ptx_line, "'%s': wrong fragment sizes", d->text);
+            in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)(16 + nc);
+            return true;
+        }
+        /* wmma.load.{a,b,c}.sync.aligned.layout.m16n16k16{.space}.type r, [p]{, stride}
+           wmma.store.d.sync.aligned.layout.m16n16k16{.space}.type [p], r{, stride} */
+        in->op = load ? OP_WMMA_LOAD : OP_WMMA_STORE;
+        if (take(&m, "a")) in->mode = WMMA_A;
+        else if (take(&m, "b")) in->mode = WMMA_B;
+        else if (take(&m, "c")) in->mode = WMMA_C;
+        else if (take(&m, "d")) in->mode = WMMA_D;
+        else return unsupported(d);
+        if (take(&m, "row")) in->flags |= F_ROW_A;
+        else if (!take(&m, "col")) return unsupported(d);
+        in->space = (uint8_t)take_space(&m);
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m))
+            return false;
+        if (in->type != T_F16 && in->type != T_F32)
+            return unsupported(d);
+        bool matrix_ab = in->mode == WMMA_A || in->mode == WMMA_B;
+        int n = matrix_ab ? 8 : in->type == T_F32 ? 8 : 4;
+        const operand *frag = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
+        if (ops->n < 2 || ops->n > 3)
+            return need_operands(d, 3);
+        if (add_value(d, frag, in->type == T_F32 ? T_F32 : T_B32) != n)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs %d fragment registers", d->text, n);
+        if (load)
+            in->n_dst = (uint8_t)n;
+        else
+            in->n_src = (uint8_t)n;
+        /* the stride (elements), 16 when not given: one more source after the fragment */
+        operand stride = {.kind = O_LIT, .lit = LIT_INT, .bits = 16};
+        if (add_value(d, ops->n == 3 ? &ops->op[2] : &stride, T_U32) != 1)
+            return false;
+        in->n_src++;
+        return set_address(d, address);
+    }
+
+    if (strcmp(base, "shfl") == 0) {
+        in->op = OP_SHFL;
+        static const char *const modes[] = {"up", "down", "bfly", "idx"};
+        bool found = false;
+        for (int i = 0; i < 4; i++)
+            if (take(&m, modes[i]))
+                in->mode = (uint8_t)i, found = true;
+        in->type = (uint8_t)take_type(&m);
+        if (!found || !finish_modifiers(d, &m))
+            return d->b->lx->failed ? false : unsupported(d);
+        /* shfl.sync.mode.b32 d[|p], a, b, c, membermask */
+        int n = ops->n, n_dst = n - 4;
+        if (n_dst < 1 || n_dst > 2)
+            return need_operands(d, 5);
+        if (add_value(d, &ops->op[0], T_B32) != 1 || (n_dst == 2 && add_value(d, &ops->op[1], T_PRED) != 1))
+            return false;
+        for (int i = n_dst; i < n; i++)
+            if (add_value(d, &ops->op[i], T_B32) != 1)
+                return false;
+        in->n_dst = (uint8_t)n_dst, in->n_src = 4;
+        return true;
+    }
+    if (strcmp(base, "vote") == 0) {
+        in->op = OP_VOTE;
+        static const char *const modes[] = {"all", "any", "uni", "ballot"};
+        bool found = false;
+        for (int i = 0; i < 4; i++)
+            if (take(&m, modes[i]))
+                in->mode = (uint8_t)i, found = true;
+        in->type = (uint8_t)take_type(&m);
+        if (!found || !finish_modifiers(d, &m) || !need_operands(d, 3))
+            return d->b->lx->failed ? false : unsupported(d);
+        const operand *pred = &ops->op[1];
+        if (pred->negated)
+            in->flags |= F_NEG_PRED;
+        operand p = *pred;
+        p.negated = false;
+        if (add_value(d, &ops->op[0], in->mode == VOTE_BALLOT ? T_B32 : T_PRED) != 1 ||
+            add_value(d, &p, T_PRED) != 1 || add_value(d, &ops->op[2], T_B32) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 2;
+        return true;
+    }
+    if (strcmp(base, "activemask") == 0) {
+        in->op = OP_ACTIVEMASK;
+        in->type = (uint8_t)take_type(&m);
+        return finish_modifiers(d, &m) && plain(d, 0, T_B32);
+    }
+    if (strcmp(base, "redux") == 0) {
+        static const char *const ops_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
+        in->op = OP_REDUX;
+        bool found = false;
+        for (int i = 0; i < 8; i++)
+            if (take(&m, ops_names[i]))
+                in->mode = (uint8_t)i, found = true;
+        in->type = (uint8_t)take_type(&m);
+        if (!found || (in->type != T_U32 && in->type != T_S32 && in->type != T_B32) || !finish_modifiers(d, &m))
+            return d->b->lx->failed ? false : unsupported(d);
+        return plain(d, 2, (ptx_type)in->type);
+    }
+    if (strcmp(base, "match") == 0) {
+        in->op = OP_MATCH;
+        if (!take(&m, "any"))
+            return unsupported(d); /* match.all: not needed yet */
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, 3))
+            return false;
+        if (add_value(d, &ops->op[0], T_B32) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+            add_value(d, &ops->op[2], T_B32) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 2;
+        return true;
+    }
+    return unsupported(d);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Declarations                                                                                   */
+
+/* ".align N .type name[size] [= {...}]" after the state space; returns the variable. */
+static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *var)
+{
+    memset(var, 0, sizeof *var);
+    var->space = space;
+    var->is_extern = is_extern;
+    var->align = 0;
+    ptx_type type = T_NONE;
+    int vec = 1;
+    while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
+        if (is(lx, ".align")) {
+            advance(lx);
+            var->align = strtoull(lx->tok.start, NULL, 0);
+            advance(lx);
+        } else if (is(lx, ".v2") || is(lx, ".v4")) {
+            vec = lx->tok.start[2] - '0';
+            advance(lx);
+        } else {
+            char name[16];
+            snprintf(name, sizeof name, "%.*s", lx->tok.len - 1, lx->tok.start + 1);
+            type = type_of(name);
+            if (type == T_NONE)
+                return failf(lx, lx->tok.line, "unsupported variable attribute '%.*s'", lx->tok.len, lx->tok.start);
+            advance(lx);
+        }
+    }
+    if (lx->tok.kind != TOK_IDENT)
+        return failf(lx, lx->tok.line, "expected a variable name");
+    var->name = tok_dup(&lx->tok);
+    advance(lx);
+    uint64_t elem = (uint64_t)(ptx_type_bits(type) / 8) * (uint64_t)vec, count = 1;
+    if (!elem)
+        elem = 1;
+    while (is(lx, "[")) {
+        advance(lx);
+        if (is(lx, "]")) {
+            count = 0; /* unsized: .extern .shared x[] */
+        } else {
+            count *= strtoull(lx->tok.start, NULL, 0);
+            advance(lx);
+        }
+        if (!expect(lx, "]"))
+            return false;
+    }
+    var->size = elem * count;
+    if (!var->align)
+        var->align = elem;
+    if (is(lx, "=")) {
+        advance(lx);
+        var->init = calloc(1, var->size ? var->size : 1);
+        uint64_t at = 0;
+        bool braces = is(lx, "{");
+        if (braces)
+            advance(lx);
+        while (!is(lx, ";") && lx->tok.kind != TOK_END) {
+            if (is(lx, ",") || is(lx, "{") || is(lx, "}")) {
+                advance(lx);
+                continue;
+            }
+            bool neg = false;
+            if (is(lx, "-"))
+                neg = true, advance(lx);
+            operand lit = {0};
+            if (lx->tok.kind != TOK_NUMBER || !parse_number(lx, neg, &lit))
+                return failf(lx, lx->tok.line, "unsupported initializer for '%s'", var->name);
+            uint64_t bits = literal_bits(&lit, type);
+            if (at + elem / (uint64_t)vec <= var->size)
+                memcpy(var->init + at, &bits, elem / (uint64_t)vec);
+            at += elem / (uint64_t)vec;
+        }
+    }
+    return expect(lx, ";");
+}
+
+static uint64_t align_up(uint64_t x, uint64_t a) { return a ? (x + a - 1) / a * a : x; }
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Kernels                                                                                        */
+
+/* Lays out the shared variables a kernel names (its own, and the module's it uses) before decoding. */
+static void layout_shared(kbuild *b, const char *body_start, const char *body_end)
+{
+    ptx_kernel *k = b->k;
+    uint64_t offset = 0, dynamic_align = 16;
+    /* module variables are named in the body; the kernel's own are all its */
+    ptx_var *all[2] = {b->mod->vars, b->locals};
+    int counts[2] = {b->mod->n_vars, b->n_locals};
+    for (int set = 0; set < 2; set++)
+        for (int i = 0; i < counts[set]; i++) {
+            ptx_var *v = &all[set][i];
+            if (v->space != SPACE_SHARED)
+                continue;
+            bool used = set == 1;
+            size_t len = strlen(v->name);
+            for (const char *p = body_start; !used && (p = strstr(p, v->name)) && p < body_end; p += len)
+                used = !ident_char(p[len]) && (p == body_start || !ident_char(p[-1]));
+            if (!used)
+                continue;
+            if (v->is_extern && v->size == 0) {
+                if (v->align > dynamic_align)
+                    dynamic_align = v->align;
+                continue;
+            }
+            offset = align_up(offset, v->align);
+            v->offset = offset;
+            offset += v->size;
+        }
+    k->static_smem = offset;
+    k->dynamic_smem_align = dynamic_align;
+    /* dynamic shared memory starts after the static part, aligned (every extern array shares it) */
+    uint64_t dynamic_at = align_up(offset, dynamic_align);
+    for (int set = 0; set < 2; set++)
+        for (int i = 0; i < counts[set]; i++)
+            if (all[set][i].space == SPACE_SHARED && all[set][i].is_extern && all[set][i].size == 0)
+                all[set][i].offset = dynamic_at;
+}
+
+static bool parse_params(kbuild *b)
+{
+    lexer *lx = b->lx;
+    ptx_kernel *k = b->k;
+    int cap = 0;
+    if (!expect(lx, "("))
+        return false;
+    uint64_t offset = 0;
+    while (!is(lx, ")")) {
+        if (!is(lx, ".param"))
+            return failf(lx, lx->tok.line, "expected .param in the parameter list");
+        advance(lx);
+        ptx_var v;
+        /* reuse the variable parser without its ';' */
+        ptx_param p = {0};
+        uint64_t align = 0;
+        ptx_type type = T_NONE;
+        uint64_t count = 1;
+        while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
+            if (is(lx, ".align")) {
+                advance(lx);
+                align = strtoull(lx->tok.start, NULL, 0);
+                advance(lx);
+            } else if (is(lx, ".ptr") || is(lx, ".global") || is(lx, ".shared") || is(lx, ".const") ||
+                       is(lx, ".local")) {
+                advance(lx);
+            } else {
+                char name[16];
+                snprintf(name, sizeof name, "%.*s", lx->tok.len - 1, lx->tok.start + 1);
+                type = type_of(name);
+                if (type == T_NONE)
+                    return failf(lx, lx->tok.line, "unsupported parameter attribute '%.*s'", lx->tok.len,
+                                 lx->tok.start);
+                advance(lx);
+            }
+        }
+        (void)v;
+        p.name = tok_dup(&lx->tok);
+        advance(lx);
+        if (is(lx, "[")) {
+            advance(lx);
+            count = strtoull(lx->tok.start, NULL, 0);
+            advance(lx);
+            if (!expect(lx, "]"))
+                return false;
+        }
+        uint64_t elem = (uint64_t)ptx_type_bits(type) / 8;
+        p.type = type;
+        p.size = elem * count;
+        p.align = align ? align : elem;
+        p.offset = offset = align_up(offset, p.align);
+        offset += p.size;
+        PUSH(k->params, k->n_params, cap, p);
+        if (is(lx, ","))
+            advance(lx);
+    }
+    k->param_bytes = offset;
+    advance(lx);
+    return true;
+}
+
+static bool parse_reg_decl(kbuild *b)
+{
+    lexer *lx = b->lx;
+    advance(lx); /* .reg */
+    while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.')
+        advance(lx); /* .b32, .pred, .v2 ... */
+    for (;;) {
+        if (lx->tok.kind != TOK_IDENT)
+            return failf(lx, lx->tok.line, "expected a register name");
+        char *name = tok_dup(&lx->tok);
+        advance(lx);
+        if (is(lx, "<")) { /* %r<93>: %r0 .. %r92 */
+            advance(lx);
+            long count = strtol(lx->tok.start, NULL, 10);
+            advance(lx);
+            if (!expect(lx, ">"))
+                return false;
+            for (long i = 0; i < count; i++) {
+                char *each = malloc(strlen(name) + 24);
+                sprintf(each, "%s%ld", name, i);
+                reg_define(&b->regs, each, new_slot(b), b->depth);
+            }
+            free(name);
+        } else {
+            reg_define(&b->regs, name, new_slot(b), b->depth);
+        }
+        if (is(lx, ","))
+            advance(lx);
+        else
+            break;
+    }
+    return expect(lx, ";");
+}
+
+/* .loc FILE LINE COL[, function_name ..., inlined_at ...]: the source line of what follows. With
+ * inlining, the first numbers are the inlined function's own line, which is what a reader wants. */
+static void parse_loc(kbuild *b)
+{
+    lexer *lx = b->lx;
+    const char *p = lx->p;
+    b->cur_file = (int)strtol(p, (char **)&p, 10);
+    b->cur_line = (int)strtol(p, (char **)&p, 10);
+    skip_line(lx);
+}
+
+static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
+{
+    lexer *lx = b->lx;
+    ptx_kernel *k = b->k;
+    char text[160];
+    snprintf(text, sizeof text, "%.*s", lx->tok.len, lx->tok.start);
+    int line = lx->tok.line;
+    advance(lx);
+    operand_list *ops = calloc(1, sizeof *ops);
+    while (!is(lx, ";")) {
+        if (lx->tok.kind == TOK_END) {
+            free(ops);
+            return failf(lx, line, "missing ';' after '%s'", text);
+        }
+        if (ops->n == MAX_OPERANDS) {
+            free(ops);
+            return failf(lx, line, "too many operands for '%s'", text);
+        }
+        operand *o = &ops->op[ops->n++];
+        memset(o, 0, sizeof *o);
+        if (!parse_operand(b, ops, o)) {
+            free(ops);
+            return false;
+        }
+        if (is(lx, ",") || is(lx, "|"))
+            advance(lx);
+    }
+    advance(lx);
+    insn in = {0};
+    in.guard = guard;
+    if (guard_neg)
+        in.flags |= F_NEG_PRED << 8; /* placeholder, replaced below */
+    in.flags = 0;
+    in.ptx_line = line;
+    in.src_file = b->cur_file;
+    in.src_line = b->cur_line;
+    in.operands = (uint32_t)b->n_slots_of;
+    decoder d = {b, &in, ops, text};
+    bool ok = decode(&d);
+    for (int i = 0; i < ops->n; i++)
+        free(ops->op[i].label);
+    free(ops);
+    if (!ok)
+        return false;
+    if (guard_neg)
+        in.flags |= 1u << 31; /* the guard is @!p */
+    if (k->n_code == b->n_code_cap) {
+        b->n_code_cap = b->n_code_cap ? 2 * b->n_code_cap : 256;
+        k->code = realloc(k->code, (size_t)b->n_code_cap * sizeof *k->code);
+    }
+    k->code[k->n_code++] = in;
+    return true;
+}
+
+static bool parse_body(kbuild *b)
+{
+    lexer *lx = b->lx;
+    ptx_kernel *k = b->k;
+    /* first the body's extent and its own `.shared` variables ("demoted" statics): shared memory is
+     * laid out before any instruction is decoded */
+    const char *body_start = lx->tok.start;
+    {
+        lexer scan = *lx;
+        int depth = 0;
+        do {
+            if (is(&scan, "{"))
+                depth++;
+            else if (is(&scan, "}"))
+                depth--;
+            if (is(&scan, ".shared")) {
+                advance(&scan);
+                ptx_var v;
+                if (!parse_var_decl(&scan, SPACE_SHARED, false, &v)) {
+                    lx->failed = true; /* scan wrote the message into the same buffer */
+                    return false;
+                }
+                PUSH(b->locals, b->n_locals, b->locals_cap, v);
+                continue;
+            }
+            if (is(&scan, ".loc") || is(&scan, ".file"))
+                skip_line(&scan);
+            else
+                advance(&scan);
+        } while (depth > 0 && scan.tok.kind != TOK_END);
+        layout_shared(b, body_start, scan.tok.start);
+    }
+    if (!expect(lx, "{"))
+        return false;
+    b->depth = 1;
+    for (;;) {
+        if (lx->tok.kind == TOK_END)
+            return failf(lx, lx->tok.line, "kernel '%s' has no closing '}'", k->name);
+        if (is(lx, "}")) {
+            reg_close_scope(&b->regs, --b->depth);
+            advance(lx);
+            if (b->depth == 0)
+                break;
+            continue;
+        }
+        if (is(lx, "{")) {
+            b->depth++;
+            advance(lx);
+            continue;
+        }
+        if (is(lx, ".reg")) {
+            if (!parse_reg_decl(b))
+                return false;
+            continue;
+        }
+        if (is(lx, ".loc")) {
+            parse_loc(b);
+            continue;
+        }
+        if (is(lx, ".pragma")) {
+            while (!is(lx, ";") && lx->tok.kind != TOK_END)
+                advance(lx);
+            advance(lx);
+            continue;
+        }
+        if (is(lx, ".shared")) { /* laid out already, above */
+            while (!is(lx, ";") && lx->tok.kind != TOK_END)
+                advance(lx);
+            advance(lx);
+            continue;
+        }
+        if (is(lx, ".local")) { /* per-thread memory: the local depot grows */
+            advance(lx);
+            ptx_var v;
+            if (!parse_var_decl(lx, SPACE_LOCAL, false, &v))
+                return false;
+            k->local_bytes = align_up(k->local_bytes, v.align);
+            v.offset = k->local_bytes;
+            k->local_bytes += v.size;
+            PUSH(b->locals, b->n_locals, b->locals_cap, v);
+            continue;
+        }
+        if (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.')
+            return failf(lx, lx->tok.line, "unsupported directive '%.*s' in a kernel body", lx->tok.len,
+                         lx->tok.start);
+        /* a label? */
+        if (lx->tok.kind == TOK_IDENT && lx->p[0] == ':') {
+            label_def def = {tok_dup(&lx->tok), (int32_t)k->n_code};
+            PUSH(b->labels, b->n_labels, b->labels_cap, def);
+            advance(lx);
+            advance(lx);
+            continue;
+        }
+        int32_t guard = -1;
+        bool guard_neg = false;
+        if (is(lx, "@")) {
+            advance(lx);
+            if (is(lx, "!"))
+                guard_neg = true, advance(lx);
+            guard = reg_lookup(&b->regs, lx->tok.start, lx->tok.len);
+            if (guard < 0)
+                return failf(lx, lx->tok.line, "unknown guard predicate '%.*s'", lx->tok.len, lx->tok.start);
+            advance(lx);
+        }
+        if (lx->tok.kind != TOK_IDENT)
+            return failf(lx, lx->tok.line, "expected an instruction, found '%.*s'", lx->tok.len, lx->tok.start);
+        if (!parse_instruction(b, guard, guard_neg))
+            return false;
+    }
+    /* branch targets */
+    for (int i = 0; i < b->n_uses; i++) {
+        int32_t target = -1;
+        for (int j = 0; j < b->n_labels && target < 0; j++)
+            if (strcmp(b->labels[j].name, b->uses[i].name) == 0)
+                target = b->labels[j].index;
+        if (target < 0)
+            return failf(lx, b->uses[i].line, "branch to unknown label '%s'", b->uses[i].name);
+        k->code[b->uses[i].insn].target = target;
+    }
+    /* falling off the end is a return */
+    insn ret = {.op = OP_RET, .guard = -1, .addr_base = -1, .target = -1, .ptx_line = lx->tok.line};
+    if (k->n_code == b->n_code_cap) {
+        b->n_code_cap += 1;
+        k->code = realloc(k->code, (size_t)b->n_code_cap * sizeof *k->code);
+    }
+    k->code[k->n_code++] = ret;
+    return true;
+}
+
+static void kbuild_free(kbuild *b)
+{
+    reg_free(&b->regs);
+    for (int i = 0; i < b->n_labels; i++)
+        free(b->labels[i].name);
+    for (int i = 0; i < b->n_uses; i++)
+        free(b->uses[i].name);
+    for (int i = 0; i < b->n_locals; i++)
+        free(b->locals[i].name), free(b->locals[i].init);
+    free(b->labels);
+    free(b->uses);
+    free(b->locals);
+}
+
+static bool parse_entry(lexer *lx, ptx_module *mod, bool is_func)
+{
+    if (is_func)
+        return failf(lx, lx->tok.line, ".func (device functions the compiler did not inline) is not supported yet");
+    advance(lx); /* .entry */
+    ptx_kernel k = {0};
+    k.name = tok_dup(&lx->tok);
+    k.first_line = lx->tok.line;
+    advance(lx);
+    kbuild b = {.lx = lx, .mod = mod, .k = &k};
+    for (int i = 0; i < SREG_COUNT; i++)
+        b.sreg_slot[i] = -1;
+    bool ok = parse_params(&b);
+    /* performance directives */
+    while (ok && lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
+        bool maxntid = is(lx, ".maxntid"), reqntid = is(lx, ".reqntid");
+        advance(lx);
+        int dims[3] = {1, 1, 1}, n = 0;
+        while (lx->tok.kind == TOK_NUMBER) {
+            if (n < 3)
+                dims[n++] = (int)strtol(lx->tok.start, NULL, 0);
+            advance(lx);
+            if (is(lx, ","))
+                advance(lx);
+        }
+        if (maxntid)
+            k.max_threads = dims[0] * dims[1] * dims[2];
+        if (reqntid)
+            memcpy(k.req_threads, dims, sizeof dims);
+    }
+    ok = ok && parse_body(&b);
+    kbuild_free(&b);
+    if (!ok) {
+        free(k.name);
+        return false;
+    }
+    mod->kernels = realloc(mod->kernels, (size_t)(mod->n_kernels + 1) * sizeof *mod->kernels);
+    mod->kernels[mod->n_kernels++] = k;
+    return true;
+}
+
+ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_len)
+{
+    lexer lx = {.text = text, .p = text, .path = path, .line = 1, .err = err, .err_len = err_len};
+    ptx_module *mod = calloc(1, sizeof *mod);
+    mod->path = strdup(path);
+    int vars_cap = 0;
+    advance(&lx);
+    while (lx.tok.kind != TOK_END && !lx.failed) {
+        if (is(&lx, ".version") || is(&lx, ".target") || is(&lx, ".address_size")) {
+            skip_line(&lx);
+        } else if (is(&lx, ".file")) {
+            const char *p = lx.p;
+            int index = (int)strtol(p, (char **)&p, 10);
+            const char *q1 = strchr(p, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
+            if (index > 0 && q2) {
+                if (index >= mod->n_files) {
+                    mod->files = realloc(mod->files, (size_t)(index + 1) * sizeof *mod->files);
+                    for (int i = mod->n_files; i <= index; i++)
+                        mod->files[i] = NULL;
+                    mod->n_files = index + 1;
+                }
+                free(mod->files[index]);
+                mod->files[index] = strndup(q1 + 1, (size_t)(q2 - q1 - 1));
+            }
+            skip_line(&lx);
+        } else if (is(&lx, ".section")) {
+            advance(&lx);
+            advance(&lx); /* its name */
+            skip_braces(&lx);
+        } else if (is(&lx, ".visible") || is(&lx, ".weak")) {
+            advance(&lx);
+        } else if (is(&lx, ".entry")) {
+            parse_entry(&lx, mod, false);
+        } else if (is(&lx, ".func")) {
+            parse_entry(&lx, mod, true);
+        } else if (is(&lx, ".extern") || is(&lx, ".shared") || is(&lx, ".global") || is(&lx, ".const")) {
+            bool is_extern = is(&lx, ".extern");
+            if (is_extern)
+                advance(&lx);
+            if (is(&lx, ".func")) {
+                parse_entry(&lx, mod, true);
+                continue;
+            }
+            ptx_space space = is(&lx, ".shared") ? SPACE_SHARED : is(&lx, ".global") ? SPACE_GLOBAL : SPACE_CONST;
+            advance(&lx);
+            ptx_var v;
+            if (!parse_var_decl(&lx, space, is_extern, &v))
+                break;
+            if (space != SPACE_SHARED) {
+                /* module globals live in host memory for as long as the module does */
+                v.storage = calloc(1, v.size ? v.size : 1);
+                if (v.init)
+                    memcpy(v.storage, v.init, v.size);
+            }
+            PUSH(mod->vars, mod->n_vars, vars_cap, v);
+        } else {
+            failf(&lx, lx.tok.line, "unsupported top-level statement '%.*s'", lx.tok.len, lx.tok.start);
+        }
+    }
+    if (lx.failed) {
+        ptx_free(mod);
+        return NULL;
+    }
+    return mod;
+}
+
+void ptx_free(ptx_module *mod)
+{
+    if (!mod)
+        return;
+    for (int i = 0; i < mod->n_kernels; i++) {
+        ptx_kernel *k = &mod->kernels[i];
+        free(k->name);
+        for (int j = 0; j < k->n_params; j++)
+            free(k->params[j].name);
+        free(k->params);
+        free(k->code);
+        free(k->slots_of);
+        free(k->const_slot);
+        free(k->const_value);
+        free(k->sreg_slot);
+        free(k->sreg_which);
+    }
+    for (int i = 0; i < mod->n_vars; i++)
+        free(mod->vars[i].name), free(mod->vars[i].init), free(mod->vars[i].storage);
+    for (int i = 0; i < mod->n_files; i++)
+        free(mod->files[i]);
+    free(mod->files);
+    free(mod->vars);
+    free(mod->kernels);
+    free(mod->path);
+    free(mod);
+}
+
+const ptx_kernel *ptx_find_kernel(const ptx_module *mod, const char *name)
+{
+    for (int i = 0; i < mod->n_kernels; i++)
+        if (strcmp(mod->kernels[i].name, name) == 0)
+            return &mod->kernels[i];
+    return NULL;
+}

@@ -1,0 +1,173 @@
+/* ptx.h: a PTX program as the emulator holds it, after parsing and before running.
+ *
+ * The parser (parse.c) reads PTX text once and decodes every instruction into an `insn`: an opcode,
+ * its types and modifiers, and its operands as *slots*. A slot is one 64-bit value per thread. Every
+ * operand becomes a slot, so the interpreter (exec.c) never looks at text again and never asks "is
+ * this operand a register or a constant?":
+ *
+ *   a register       %r7, %rd2, %f1, %p3, ... one slot each (scoped `{ .reg ... }` blocks get their own)
+ *   a constant       -1, 0f3F800000, 16 ...   a slot filled with that value when a warp starts
+ *   a special reg    %tid.x, %laneid, ...      a slot filled per thread when a warp starts
+ *   a symbol         a shared array, a param   a slot holding its address in that state space
+ *
+ * A memory operand [base+offset] is a base slot plus a constant byte offset.
+ */
+#ifndef EMU_PTX_H
+#define EMU_PTX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Fundamental types (PTX ISA, "Fundamental Types"). The enum order groups them by kind. */
+typedef enum {
+    T_NONE,
+    T_PRED,
+    T_B8, T_B16, T_B32, T_B64, T_B128,
+    T_U8, T_U16, T_U32, T_U64,
+    T_S8, T_S16, T_S32, T_S64,
+    T_F16, T_F16X2, T_BF16, T_BF16X2, T_F32, T_F64, T_TF32,
+    T_COUNT
+} ptx_type;
+
+/* The instruction families the emulator implements. Anything else is refused when the PTX is loaded. */
+typedef enum {
+    OP_MOV, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_ABS, OP_NEG, OP_MIN, OP_MAX,
+    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_CNOT, OP_SHL, OP_SHR, OP_SHF, OP_LOP3, OP_POPC, OP_CLZ, OP_BREV,
+    OP_BFE, OP_BFI, OP_PRMT, OP_SAD, OP_MUL24, OP_MAD24, OP_COPYSIGN, OP_TESTP,
+    OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH,
+    OP_SETP, OP_SET, OP_SELP, OP_SLCT, OP_CVT, OP_CVTA, OP_ISSPACEP,
+    OP_LD, OP_ST, OP_ATOM, OP_RED, OP_PREFETCH,
+    OP_BRA, OP_RET, OP_EXIT, OP_TRAP,
+    OP_BAR, OP_BAR_ARRIVE, OP_BAR_RED, OP_BAR_WARP, OP_MEMBAR, OP_NOP,
+    OP_CP_ASYNC, OP_CP_ASYNC_COMMIT, OP_CP_ASYNC_WAIT, OP_CP_ASYNC_WAIT_ALL,
+    OP_LDMATRIX, OP_MMA, OP_WMMA_LOAD, OP_WMMA_STORE, OP_WMMA_MMA,
+    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_REDUX, OP_MATCH,
+    OP_COUNT
+} ptx_op;
+
+typedef enum { SPACE_GENERIC, SPACE_GLOBAL, SPACE_SHARED, SPACE_LOCAL, SPACE_PARAM, SPACE_CONST } ptx_space;
+
+/* Comparison operators of setp/set (PTX ISA, "Comparison and Selection Instructions"). The u-forms
+ * are the "unordered" float comparisons that are true when either operand is NaN. */
+typedef enum {
+    CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE, CMP_LO, CMP_LS, CMP_HI, CMP_HS,
+    CMP_EQU, CMP_NEU, CMP_LTU, CMP_LEU, CMP_GTU, CMP_GEU, CMP_NUM, CMP_NAN
+} ptx_cmp;
+
+/* Rounding: none given, the four float roundings, the four float-to-integer roundings. */
+typedef enum { RND_NONE, RND_RN, RND_RZ, RND_RM, RND_RP, RND_RNI, RND_RZI, RND_RMI, RND_RPI, RND_RNA } ptx_rounding;
+
+/* Modifier flags. */
+enum {
+    F_SAT = 1 << 0, F_FTZ = 1 << 1, F_APPROX = 1 << 2, F_HI = 1 << 3, F_LO = 1 << 4, F_WIDE = 1 << 5,
+    F_UNI = 1 << 6, F_TRANS = 1 << 7, F_ALIGNED = 1 << 8, F_CC = 1 << 9, F_NAN = 1 << 10, F_SHIFT_CLAMP = 1 << 11,
+    F_SHIFT_LEFT = 1 << 12, F_ROW_A = 1 << 13, F_ROW_B = 1 << 14, F_NEG_PRED = 1 << 15, F_HAS_COUNT = 1 << 16,
+    F_FULL = 1 << 17, F_XORSIGN = 1 << 18, F_ABS = 1 << 19, F_IGNORE_SRC = 1 << 20
+};
+
+/* Sub-modes shared by several families (the meaning depends on the opcode). */
+enum {
+    /* shfl */ SHFL_UP, SHFL_DOWN, SHFL_BFLY, SHFL_IDX,
+    /* vote */ VOTE_ALL = 0, VOTE_ANY, VOTE_UNI, VOTE_BALLOT,
+    /* atom / red / redux / bar.red */
+    ATOM_ADD = 0, ATOM_MIN, ATOM_MAX, ATOM_INC, ATOM_DEC, ATOM_AND, ATOM_OR, ATOM_XOR, ATOM_EXCH, ATOM_CAS,
+    ATOM_POPC,
+    /* prmt */ PRMT_DEFAULT = 0, PRMT_F4E, PRMT_B4E, PRMT_RC8, PRMT_ECL, PRMT_ECR, PRMT_RC16,
+    /* wmma matrix */ WMMA_A = 0, WMMA_B, WMMA_C, WMMA_D,
+    /* testp */ TESTP_FINITE = 0, TESTP_INFINITE, TESTP_NUMBER, TESTP_NOTANUMBER, TESTP_NORMAL, TESTP_SUBNORMAL,
+};
+
+/* Where a special register's per-thread value comes from (filled when a warp starts). */
+typedef enum {
+    SREG_TID_X, SREG_TID_Y, SREG_TID_Z, SREG_NTID_X, SREG_NTID_Y, SREG_NTID_Z,
+    SREG_CTAID_X, SREG_CTAID_Y, SREG_CTAID_Z, SREG_NCTAID_X, SREG_NCTAID_Y, SREG_NCTAID_Z,
+    SREG_LANEID, SREG_WARPID, SREG_NWARPID, SREG_SMID, SREG_NSMID, SREG_GRIDID,
+    SREG_LANEMASK_EQ, SREG_LANEMASK_LE, SREG_LANEMASK_LT, SREG_LANEMASK_GE, SREG_LANEMASK_GT,
+    SREG_DYNAMIC_SMEM_SIZE, SREG_TOTAL_SMEM_SIZE, SREG_CLOCK, SREG_CLOCK64, SREG_GLOBALTIMER,
+    SREG_COUNT
+} ptx_sreg;
+
+typedef struct {
+    uint16_t op;           /* ptx_op */
+    uint8_t type;          /* the instruction's type (the destination's, for cvt) */
+    uint8_t stype;         /* cvt's source type; setp's compared type is `type` */
+    uint8_t space;         /* ptx_space of a memory operand */
+    uint8_t mode;          /* cmp (setp/set), the sub-mode of shfl/vote/atom/prmt/wmma, ... */
+    uint8_t rounding;      /* ptx_rounding */
+    uint8_t vec;           /* elements per memory access (1, 2, 4), ldmatrix's matrices, wmma's fragment */
+    uint8_t combine;       /* setp's optional .and/.or/.xor with a predicate: 0, 1 = and, 2 = or, 3 = xor */
+    uint8_t n_dst, n_src;  /* operand counts: destinations first, then sources */
+    uint8_t size;          /* bytes of a cp.async copy; the shape of an mma/wmma */
+    uint32_t flags;        /* F_* */
+    int32_t guard;         /* predicate slot guarding the instruction, -1 if none (F_NEG_PRED: @!p) */
+    uint32_t operands;     /* index of the first operand slot in kernel->slots_of */
+    int32_t addr_base;     /* memory operand: base slot (-1: the constant offset alone) */
+    int64_t addr_offset;   /* memory operand: constant byte offset */
+    int32_t target;        /* bra: the instruction index jumped to */
+    int32_t ptx_line;      /* where the instruction stands in the PTX text */
+    int32_t src_file, src_line; /* the CUDA source line it came from (.loc), 0 if unknown */
+} insn;
+
+/* A variable in a state space the kernel uses (a shared array, the local depot, a module global). */
+typedef struct {
+    char *name;
+    ptx_space space;
+    uint64_t size, align;
+    uint64_t offset;       /* shared/local: byte offset in the block's/thread's memory */
+    bool is_extern;        /* `.extern .shared` with no size: dynamic shared memory */
+    uint8_t *init;         /* module .global/.const: initial bytes (NULL: zeros) */
+    void *storage;         /* module .global/.const: where it lives while the module is loaded */
+} ptx_var;
+
+typedef struct {
+    char *name;
+    ptx_type type;
+    uint64_t size, align, offset; /* in the kernel's parameter buffer */
+} ptx_param;
+
+typedef struct {
+    char *name;            /* the mangled name, as cudaLaunchKernel's registration knows it */
+    int first_line;
+    ptx_param *params;
+    int n_params;
+    uint64_t param_bytes;
+    insn *code;
+    int n_code;
+    int32_t *slots_of;     /* operand slot lists, indexed by insn.operands */
+    int n_slots;           /* registers + constants + special registers + symbols */
+    /* slots filled when a warp starts: constants (one value for every thread), special registers */
+    int32_t *const_slot;
+    uint64_t *const_value;
+    int n_consts;
+    int32_t *sreg_slot;
+    uint8_t *sreg_which;   /* ptx_sreg */
+    int n_sregs;
+    uint64_t static_smem;  /* bytes of `.shared` variables the kernel uses */
+    uint64_t dynamic_smem_align;
+    uint64_t local_bytes;  /* `.local` bytes per thread */
+    int max_threads;       /* .maxntid (product), 0 if none */
+    int req_threads[3];    /* .reqntid, 0 if none */
+    bool uses_cp_async, uses_tensor_cores;
+} ptx_kernel;
+
+typedef struct {
+    char *path;            /* where the text came from, for messages */
+    char **files;          /* .file N "path" -> files[N] */
+    int n_files;
+    ptx_kernel *kernels;
+    int n_kernels;
+    ptx_var *vars;         /* module-scope variables */
+    int n_vars;
+} ptx_module;
+
+/* Parses PTX text. On failure returns NULL and writes one line ("PATH:LINE: what") to err. */
+ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_len);
+void ptx_free(ptx_module *module);
+const ptx_kernel *ptx_find_kernel(const ptx_module *module, const char *name);
+
+const char *ptx_type_name(ptx_type type);
+int ptx_type_bits(ptx_type type);
+const char *ptx_op_name(ptx_op op);
+
+#endif

@@ -1,0 +1,654 @@
+/* runtime.c: the CUDA runtime API, as far as this project calls it, answered by the emulator.
+ *
+ * nvcc turns `kernel<<<grid, block, smem>>>(args)` into host code that calls a few entry points of
+ * libcudart (see `nm -u` of any object nvcc built): at start-up __cudaRegisterFatBinary and
+ * __cudaRegisterFunction tell the runtime which kernels exist (by mangled name), and each launch
+ * calls __cudaPushCallConfiguration, __cudaPopCallConfiguration and __cudaLaunchKernel. This file
+ * defines those and the cuda* calls the harness makes, so a program built against libcudart.so runs
+ * unchanged with this library loaded in its place (`conv --emulate` does that with LD_PRELOAD, the
+ * way GPGPU-Sim stands in for libcudart).
+ *
+ * The device: an H100's limits (emu.h), memory in host RAM (memory.c), kernels run by exec.c on the
+ * PTX the build wrote for each CUDA source (the folder EMU_PTX_DIR, or $EMU_PTX_PATH). A kernel is
+ * found by the mangled name registration gives; when two PTX files define it, the module whose
+ * kernels are exactly those registered with the same fat binary is the one.
+ *
+ * Every launch is synchronous: streams are queues that are always empty, events are markers in an
+ * order that is always already done. An emulated run has no times to give: cudaEventElapsedTime
+ * says so instead of making one up.
+ */
+#include <cuda_runtime_api.h>
+#include <dirent.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "emu.h"
+
+#ifndef EMU_PTX_DIR
+#define EMU_PTX_DIR "."
+#endif
+
+#define EXPORT __attribute__((visibility("default")))
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Errors                                                                                         */
+
+static cudaError_t last_error = cudaSuccess;   /* what cudaGetLastError returns (and clears) */
+static cudaError_t sticky_error = cudaSuccess; /* a kernel fault: every later call returns it, as on a GPU */
+static char detail[1024];                      /* the emulator's one line about the last failure */
+static cudaError_t detail_code = cudaSuccess;
+
+static cudaError_t fail(cudaError_t code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(detail, sizeof detail, fmt, ap);
+    va_end(ap);
+    detail_code = code;
+    last_error = code;
+    return code;
+}
+
+#define STICKY()                          \
+    do {                                  \
+        if (sticky_error != cudaSuccess)  \
+            return sticky_error;          \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------------- */
+/* PTX modules                                                                                    */
+
+typedef struct {
+    char *path;
+    char *text;            /* until parsed */
+    char **entries;        /* .entry names found by a quick scan */
+    int n_entries;
+    ptx_module *module;    /* parsed on first use */
+    char *error;           /* why it could not be parsed */
+} ptx_file;
+
+static ptx_file *files;
+static int n_files;
+static bool scanned;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n + 1);
+    if (fread(text, 1, (size_t)n, f) != (size_t)n) {
+        fclose(f);
+        free(text);
+        return NULL;
+    }
+    text[n] = 0;
+    fclose(f);
+    return text;
+}
+
+static void scan_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".ptx") != 0)
+            continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        char *text = read_text(path);
+        if (!text)
+            continue;
+        ptx_file f = {.path = strdup(path), .text = text};
+        for (const char *p = text; (p = strstr(p, ".entry ")); p += 7) {
+            const char *name = p + 7, *end = name;
+            while (*end && *end != '(' && *end != ' ' && *end != '\n')
+                end++;
+            f.entries = realloc(f.entries, (size_t)(f.n_entries + 1) * sizeof *f.entries);
+            f.entries[f.n_entries++] = strndup(name, (size_t)(end - name));
+        }
+        files = realloc(files, (size_t)(n_files + 1) * sizeof *files);
+        files[n_files++] = f;
+    }
+    closedir(d);
+}
+
+static void scan_ptx(void)
+{
+    if (scanned)
+        return;
+    scanned = true;
+    const char *path = getenv("EMU_PTX_PATH");
+    char *copy = strdup(path && *path ? path : EMU_PTX_DIR);
+    for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
+        scan_dir(dir);
+    free(copy);
+}
+
+static bool file_defines(const ptx_file *f, const char *name)
+{
+    for (int i = 0; i < f->n_entries; i++)
+        if (strcmp(f->entries[i], name) == 0)
+            return true;
+    return false;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Registered kernels                                                                             */
+
+typedef struct fatbin fatbin;
+
+typedef struct {
+    const void *host_fun;      /* the host stub's address: what <<<>>> and cudaFuncSetAttribute pass */
+    char *name;                /* mangled */
+    fatbin *owner;
+    const ptx_kernel *kernel;  /* resolved on first use */
+    const ptx_module *module;
+    int max_dynamic_smem;      /* cudaFuncAttributeMaxDynamicSharedMemorySize */
+} function;
+
+struct fatbin {
+    int id;
+};
+
+static function *functions;
+static int n_functions;
+static int n_fatbins;
+
+static function *function_of(const void *host_fun)
+{
+    for (int i = 0; i < n_functions; i++)
+        if (functions[i].host_fun == host_fun)
+            return &functions[i];
+    return NULL;
+}
+
+/* Finds the PTX module for a registered function (see the file comment), parsing it if needed. */
+static cudaError_t resolve(function *fn)
+{
+    if (fn->kernel)
+        return cudaSuccess;
+    pthread_mutex_lock(&lock);
+    scan_ptx();
+    ptx_file *best = NULL;
+    int candidates = 0;
+    for (int i = 0; i < n_files; i++) {
+        if (!file_defines(&files[i], fn->name))
+            continue;
+        candidates++;
+        bool all_siblings = true; /* does it define every kernel registered with the same fat binary? */
+        for (int j = 0; j < n_functions && all_siblings; j++)
+            if (functions[j].owner == fn->owner && !file_defines(&files[i], functions[j].name))
+                all_siblings = false;
+        if (all_siblings && (!best || files[i].n_entries < best->n_entries))
+            best = &files[i];
+    }
+    if (!best) {
+        pthread_mutex_unlock(&lock);
+        const char *dirs = getenv("EMU_PTX_PATH");
+        return fail(cudaErrorNoKernelImageForDevice,
+                    candidates ? "kernel %s: the PTX files that define it do not match the kernels registered with it"
+                               : "kernel %s: no PTX defines it in %s (the emulator runs the PTX the build writes there)",
+                    fn->name, dirs && *dirs ? dirs : EMU_PTX_DIR);
+    }
+    if (!best->module && !best->error) {
+        char err[1024];
+        best->module = ptx_parse(best->text, best->path, err, sizeof err);
+        if (!best->module)
+            best->error = strdup(err);
+        free(best->text);
+        best->text = NULL;
+        for (int v = 0; best->module && v < best->module->n_vars; v++) {
+            ptx_var *var = &best->module->vars[v];
+            if (var->storage)
+                emu_alloc_add((uint64_t)(uintptr_t)var->storage, var->size ? var->size : 1, var->name);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    if (best->error)
+        return fail(cudaErrorNoKernelImageForDevice, "kernel %s is not supported by the emulator yet: %s", fn->name,
+                    best->error);
+    fn->module = best->module;
+    fn->kernel = ptx_find_kernel(best->module, fn->name);
+    return fn->kernel ? cudaSuccess
+                      : fail(cudaErrorNoKernelImageForDevice, "kernel %s: not found in %s", fn->name, best->path);
+}
+
+EXPORT void **__cudaRegisterFatBinary(void *fat_cubin)
+{
+    (void)fat_cubin; /* the machine code inside is for GPUs; the emulator reads the build's PTX instead */
+    fatbin *handle = malloc(sizeof *handle);
+    handle->id = n_fatbins++;
+    return (void **)handle;
+}
+
+EXPORT void __cudaRegisterFatBinaryEnd(void **handle) { (void)handle; }
+
+EXPORT void __cudaUnregisterFatBinary(void **handle) { (void)handle; /* kernels stay until exit */ }
+
+EXPORT char __cudaInitModule(void **handle)
+{
+    (void)handle;
+    return 1;
+}
+
+EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *device_fun, const char *device_name,
+                                   int thread_limit, uint3 *tid, uint3 *bid, dim3 *block_dim, dim3 *grid_dim,
+                                   int *warp_size)
+{
+    (void)device_fun, (void)thread_limit, (void)tid, (void)bid, (void)block_dim, (void)grid_dim, (void)warp_size;
+    functions = realloc(functions, (size_t)(n_functions + 1) * sizeof *functions);
+    functions[n_functions++] = (function){.host_fun = host_fun, .name = strdup(device_name), .owner = (fatbin *)handle};
+}
+
+EXPORT void __cudaRegisterVar(void **handle, char *host_var, char *device_address, const char *device_name, int ext,
+                              size_t size, int constant, int global)
+{
+    (void)handle, (void)host_var, (void)device_address, (void)ext, (void)size, (void)constant, (void)global;
+    fprintf(stderr, "emu: __device__ variable %s: device variables are not supported by the emulator yet\n",
+            device_name);
+    exit(1);
+}
+
+/* The launch configuration <<<grid, block, smem, stream>>> travels from push to pop. */
+static struct {
+    dim3 grid, block;
+    size_t smem;
+    void *stream;
+} pending_config;
+
+EXPORT unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t smem, void *stream)
+{
+    pending_config.grid = grid, pending_config.block = block, pending_config.smem = smem;
+    pending_config.stream = stream;
+    return 0;
+}
+
+EXPORT cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *smem, void *stream)
+{
+    *grid = pending_config.grid, *block = pending_config.block, *smem = pending_config.smem;
+    *(void **)stream = pending_config.stream;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *host_fun)
+{
+    *kernel = (cudaKernel_t)function_of(host_fun);
+    return *kernel ? cudaSuccess : cudaErrorInvalidDeviceFunction;
+}
+
+static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size_t smem)
+{
+    STICKY();
+    if (!fn)
+        return fail(cudaErrorInvalidDeviceFunction, "launch of a function that is not a registered kernel");
+    cudaError_t err = resolve(fn);
+    if (err != cudaSuccess) {
+        fprintf(stderr, "emu: %s\n", detail);
+        return err;
+    }
+    const ptx_kernel *k = fn->kernel;
+    uint8_t *params = calloc(1, k->param_bytes ? k->param_bytes : 1);
+    for (int i = 0; i < k->n_params; i++)
+        memcpy(params + k->params[i].offset, args[i], k->params[i].size);
+    emu_launch_desc desc = {.module = fn->module, .kernel = k, .grid = {grid.x, grid.y, grid.z},
+                            .block = {block.x, block.y, block.z}, .dynamic_smem = smem,
+                            .max_dynamic_smem = (uint64_t)fn->max_dynamic_smem, .params = params};
+    char message[1024];
+    emu_status status = emu_launch(&desc, message, sizeof message);
+    free(params);
+    switch (status) {
+    case EMU_OK:
+        return cudaSuccess;
+    case EMU_ERR_LAUNCH: /* like a GPU: a bad configuration is reported at once and is not sticky */
+        fprintf(stderr, "emu: %s\n", message);
+        return fail(cudaErrorInvalidConfiguration, "%s", message);
+    default:
+        fprintf(stderr, "emu: %s\n", message);
+        sticky_error = status == EMU_ERR_ADDRESS      ? cudaErrorIllegalAddress
+                       : status == EMU_ERR_MISALIGNED ? cudaErrorMisalignedAddress
+                       : status == EMU_ERR_TRAP       ? cudaErrorAssert
+                                                      : cudaErrorLaunchFailure;
+        fail(sticky_error, "%s", message);
+        return sticky_error;
+    }
+}
+
+EXPORT cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t smem,
+                                      cudaStream_t stream)
+{
+    (void)stream;
+    return launch((function *)kernel, grid, block, args, smem);
+}
+
+EXPORT cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t smem,
+                                           cudaStream_t stream)
+{
+    return __cudaLaunchKernel(kernel, grid, block, args, smem, stream);
+}
+
+EXPORT cudaError_t cudaLaunchKernel(const void *func, dim3 grid, dim3 block, void **args, size_t smem,
+                                    cudaStream_t stream)
+{
+    (void)stream;
+    return launch(function_of(func), grid, block, args, smem);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Device                                                                                         */
+
+EXPORT cudaError_t cudaGetDeviceCount(int *count)
+{
+    *count = 1;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaGetDevice(int *device)
+{
+    *device = 0;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice, "device %d", device); }
+
+static const size_t device_memory = 80ull << 30; /* an H100 SXM's HBM3 */
+
+EXPORT cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *p, int device)
+{
+    if (device != 0)
+        return fail(cudaErrorInvalidDevice, "device %d: the emulator has one device, 0", device);
+    memset(p, 0, sizeof *p);
+    snprintf(p->name, sizeof p->name, "%s", EMU_DEVICE_NAME);
+    p->major = 9, p->minor = 0;
+    p->totalGlobalMem = device_memory;
+    p->sharedMemPerBlock = EMU_SMEM_PER_BLOCK;
+    p->sharedMemPerBlockOptin = EMU_SMEM_PER_BLOCK_OPTIN;
+    p->sharedMemPerMultiprocessor = EMU_SMEM_PER_SM;
+    p->regsPerBlock = EMU_REGS_PER_BLOCK;
+    p->regsPerMultiprocessor = EMU_REGS_PER_BLOCK;
+    p->warpSize = EMU_WARP_SIZE;
+    p->maxThreadsPerBlock = EMU_MAX_THREADS_PER_BLOCK;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxThreadsDim[0] = 1024, p->maxThreadsDim[1] = 1024, p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 0x7fffffff, p->maxGridSize[1] = 65535, p->maxGridSize[2] = 65535;
+    p->multiProcessorCount = EMU_SM_COUNT;
+    p->l2CacheSize = 50 << 20;
+    p->memoryBusWidth = 5120;
+    p->totalConstMem = 64 << 10;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->concurrentKernels = 1;
+    p->unifiedAddressing = 1;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    if (device != 0)
+        return fail(cudaErrorInvalidDevice, "device %d: the emulator has one device, 0", device);
+    switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = EMU_SM_COUNT; return cudaSuccess;
+    case cudaDevAttrL2CacheSize: *value = 50 << 20; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = EMU_SMEM_PER_BLOCK_OPTIN; return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = EMU_SMEM_PER_BLOCK; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock: *value = EMU_MAX_THREADS_PER_BLOCK; return cudaSuccess;
+    case cudaDevAttrWarpSize: *value = EMU_WARP_SIZE; return cudaSuccess;
+    default: return fail(cudaErrorNotSupported, "the emulator does not know device attribute %d", (int)attr);
+    }
+}
+
+EXPORT cudaError_t cudaRuntimeGetVersion(int *version)
+{
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDriverGetVersion(int *version)
+{
+    *version = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaDeviceSynchronize(void)
+{
+    STICKY();
+    return cudaSuccess; /* every launch finished before it returned */
+}
+
+EXPORT cudaError_t cudaDeviceReset(void) { return cudaSuccess; }
+
+EXPORT cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+    function *fn = function_of(func);
+    if (!fn)
+        return fail(cudaErrorInvalidDeviceFunction, "cudaFuncSetAttribute on a function that is not a kernel");
+    if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+        if (value < 0 || value > EMU_SMEM_PER_BLOCK_OPTIN)
+            return fail(cudaErrorInvalidValue, "%d bytes of dynamic shared memory: the device allows %d", value,
+                        EMU_SMEM_PER_BLOCK_OPTIN);
+        fn->max_dynamic_smem = value;
+    }
+    return cudaSuccess; /* the carve-out preference and the like change nothing an emulator shows */
+}
+
+/* Whether the emulator can run the kernel: this is where an unsupported instruction shows up, as "no
+ * kernel image for the device", before any launch. */
+EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    function *fn = function_of(func);
+    if (!fn)
+        return fail(cudaErrorInvalidDeviceFunction, "cudaFuncGetAttributes on a function that is not a kernel");
+    cudaError_t err = resolve(fn);
+    if (err != cudaSuccess)
+        return err;
+    memset(attr, 0, sizeof *attr);
+    attr->sharedSizeBytes = fn->kernel->static_smem;
+    attr->localSizeBytes = fn->kernel->local_bytes;
+    attr->maxThreadsPerBlock = fn->kernel->max_threads ? fn->kernel->max_threads : EMU_MAX_THREADS_PER_BLOCK;
+    attr->maxDynamicSharedSizeBytes = fn->max_dynamic_smem ? fn->max_dynamic_smem
+                                                           : EMU_SMEM_PER_BLOCK - (int)fn->kernel->static_smem;
+    attr->ptxVersion = 90;
+    attr->binaryVersion = 90;
+    return cudaSuccess;
+}
+
+/* The driver's entry points: none yet (the tensor-map encoder comes with the Hopper instructions). */
+EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version,
+                                                    unsigned long long flags,
+                                                    enum cudaDriverEntryPointQueryResult *status)
+{
+    (void)version, (void)flags;
+    *fn = NULL;
+    if (status)
+        *status = cudaDriverEntryPointSymbolNotFound;
+    (void)symbol;
+    return cudaSuccess;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Memory                                                                                         */
+
+EXPORT cudaError_t cudaMalloc(void **ptr, size_t bytes)
+{
+    STICKY();
+    *ptr = NULL;
+    if (bytes == 0)
+        return cudaSuccess;
+    size_t rounded = (bytes + 255) / 256 * 256; /* "allocated memory is suitably aligned": 256 bytes */
+    if (emu_alloc_total() + rounded > device_memory)
+        return fail(cudaErrorMemoryAllocation, "out of the emulated device's %zu bytes", device_memory);
+    void *p = aligned_alloc(256, rounded);
+    if (!p)
+        return fail(cudaErrorMemoryAllocation, "the host has no %zu bytes for the emulated device", rounded);
+    memset(p, 0xff, rounded); /* fresh device memory is garbage on a GPU; here it is NaN / -1 */
+    emu_alloc_add((uint64_t)(uintptr_t)p, bytes, "cudaMalloc allocation");
+    *ptr = p;
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaFree(void *ptr)
+{
+    STICKY();
+    if (!ptr)
+        return cudaSuccess;
+    if (!emu_alloc_remove((uint64_t)(uintptr_t)ptr))
+        return fail(cudaErrorInvalidValue, "cudaFree of %p, which cudaMalloc did not return", ptr);
+    free(ptr);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
+{
+    STICKY();
+    size_t used = emu_alloc_total();
+    size_t host_free = (size_t)sysconf(_SC_AVPHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    *total = device_memory;
+    *free_bytes = device_memory - used < host_free ? device_memory - used : host_free;
+    return cudaSuccess;
+}
+
+static cudaError_t check_device_range(const void *p, size_t bytes, const char *what)
+{
+    if (bytes && !emu_alloc_find((uint64_t)(uintptr_t)p, bytes)) {
+        char where[256];
+        emu_alloc_describe((uint64_t)(uintptr_t)p, bytes, where, sizeof where);
+        return fail(cudaErrorInvalidValue, "%s: %zu bytes at %p are not device memory (%s)", what, bytes, p, where);
+    }
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind)
+{
+    STICKY();
+    cudaError_t err = cudaSuccess;
+    if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice)
+        err = check_device_range(src, bytes, "cudaMemcpy source");
+    if (err == cudaSuccess && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice))
+        err = check_device_range(dst, bytes, "cudaMemcpy destination");
+    if (err != cudaSuccess)
+        return err;
+    if (bytes)
+        memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enum cudaMemcpyKind kind,
+                                   cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy(dst, src, bytes, kind);
+}
+
+EXPORT cudaError_t cudaMemset(void *dst, int value, size_t bytes)
+{
+    STICKY();
+    cudaError_t err = check_device_range(dst, bytes, "cudaMemset");
+    if (err != cudaSuccess)
+        return err;
+    memset(dst, value, bytes);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaMemsetAsync(void *dst, int value, size_t bytes, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemset(dst, value, bytes);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Streams and events                                                                             */
+
+EXPORT cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    (void)stream;
+    STICKY();
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventCreate(cudaEvent_t *event)
+{
+    *event = (cudaEvent_t)malloc(1);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventDestroy(cudaEvent_t event)
+{
+    free(event);
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    (void)event, (void)stream;
+    STICKY();
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventSynchronize(cudaEvent_t event)
+{
+    (void)event;
+    STICKY();
+    return cudaSuccess;
+}
+
+EXPORT cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    (void)start, (void)end;
+    *ms = 0.0f;
+    return fail(cudaErrorNotSupported, "the emulator does not time kernels: an emulated run has no times to give");
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Error reporting                                                                                */
+
+EXPORT cudaError_t cudaGetLastError(void)
+{
+    cudaError_t e = last_error;
+    last_error = sticky_error;
+    return e;
+}
+
+EXPORT cudaError_t cudaPeekAtLastError(void) { return last_error; }
+
+EXPORT const char *cudaGetErrorName(cudaError_t e)
+{
+    switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidDeviceFunction: return "cudaErrorInvalidDeviceFunction";
+    case cudaErrorNoKernelImageForDevice: return "cudaErrorNoKernelImageForDevice";
+    case cudaErrorIllegalAddress: return "cudaErrorIllegalAddress";
+    case cudaErrorMisalignedAddress: return "cudaErrorMisalignedAddress";
+    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
+    case cudaErrorAssert: return "cudaErrorAssert";
+    case cudaErrorNotSupported: return "cudaErrorNotSupported";
+    default: return "cudaErrorUnknown";
+    }
+}
+
+/* The emulator's own line for the failure it last reported (it names the kernel, instruction, thread
+ * and address), else the error's name. */
+EXPORT const char *cudaGetErrorString(cudaError_t e)
+{
+    if (e == cudaSuccess)
+        return "no error";
+    if (e == detail_code && detail[0])
+        return detail;
+    return cudaGetErrorName(e);
+}
