@@ -128,6 +128,7 @@ static void load_input(const char *dir, const char *name, int ndim, const int *d
         case NPY_F16: dst[i] = half_to_float(((const uint16_t *)array.data)[i]); break;
         case NPY_F32: dst[i] = ((const float *)array.data)[i]; break;
         case NPY_F64: dst[i] = (float)((const double *)array.data)[i]; break;
+        default: fail("%s: not a float array", path); /* npy_read returns floats only */
         }
     }
     free(array.data);

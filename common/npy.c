@@ -14,6 +14,14 @@
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 
+/* Each npy_type's dtype string and size; the float types come first. */
+static const struct { const char *descr; size_t size; } types[] = {
+    [NPY_F16] = {"<f2", 2}, [NPY_F32] = {"<f4", 4}, [NPY_F64] = {"<f8", 8}, [NPY_U32] = {"<u4", 4},
+    [NPY_S32] = {"<i4", 4}, [NPY_U64] = {"<u8", 8}, [NPY_S64] = {"<i8", 8}};
+enum { NPY_FLOAT_TYPES = 3, NPY_TYPES = 7 };
+
+size_t npy_type_size(npy_type type) { return types[type].size; }
+
 int64_t npy_count(const npy_array *array)
 {
     int64_t count = 1;
@@ -48,7 +56,7 @@ static const char *find_value(const char *header, const char *key)
     return at;
 }
 
-bool npy_read(const char *path, npy_array *out, char *why, size_t why_len)
+static bool read_npy(const char *path, npy_array *out, bool integers, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     char *header = NULL;
@@ -88,14 +96,14 @@ bool npy_read(const char *path, npy_array *out, char *why, size_t why_len)
     const char *descr = find_value(header, "descr");
     if (!descr)
         REJECT("header has no 'descr'");
-    if (strncmp(descr, "'<f2'", 5) == 0)
-        out->type = NPY_F16;
-    else if (strncmp(descr, "'<f4'", 5) == 0)
-        out->type = NPY_F32;
-    else if (strncmp(descr, "'<f8'", 5) == 0)
-        out->type = NPY_F64;
-    else
-        REJECT("unsupported dtype %.8s (need little-endian float16, float32 or float64)", descr);
+    int found = -1;
+    for (int t = 0; t < (integers ? NPY_TYPES : NPY_FLOAT_TYPES) && found < 0; t++)
+        if (strncmp(descr + 1, types[t].descr, 3) == 0 && descr[4] == '\'')
+            found = t;
+    if (found < 0)
+        REJECT("unsupported dtype %.8s (need little-endian float16, float32 or float64%s)", descr,
+               integers ? ", uint32, int32, uint64 or int64" : "");
+    out->type = (npy_type)found;
 
     const char *order = find_value(header, "fortran_order");
     if (!order)
@@ -128,7 +136,7 @@ bool npy_read(const char *path, npy_array *out, char *why, size_t why_len)
     }
 
     int64_t count = npy_count(out);
-    size_t bytes = (size_t)count * out->type;
+    size_t bytes = (size_t)count * npy_type_size(out->type);
     out->data = malloc(bytes ? bytes : 1);
     if (!out->data)
         REJECT("out of memory for %lld elements", (long long)count);
@@ -148,11 +156,21 @@ fail:
     return false;
 }
 
+bool npy_read(const char *path, npy_array *out, char *why, size_t why_len)
+{
+    return read_npy(path, out, false, why, why_len);
+}
+
+bool npy_read_numeric(const char *path, npy_array *out, char *why, size_t why_len)
+{
+    return read_npy(path, out, true, why, why_len);
+}
+
 bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, const void *data, char *why,
                size_t why_len)
 {
     char dict[256];
-    int len = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': False, 'shape': (", (int)type);
+    int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", types[type].descr);
     int64_t count = 1;
     for (int i = 0; i < ndim; i++) {
         len += snprintf(dict + len, sizeof dict - len, "%lld,%s", (long long)shape[i], i + 1 < ndim ? " " : "");
@@ -176,7 +194,7 @@ bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, 
         snprintf(why, why_len, "%s: cannot create: %s", path, strerror(errno));
         return false;
     }
-    size_t bytes = (size_t)count * type;
+    size_t bytes = (size_t)count * npy_type_size(type);
     bool ok = fwrite(header, 1, (size_t)padded, file) == (size_t)padded && fwrite(data, 1, bytes, file) == bytes;
     ok = (fclose(file) == 0) && ok;
     if (!ok)

@@ -17,7 +17,10 @@ extern "C" {
 
 #define NPY_MAX_DIMS 8
 
-typedef enum { NPY_F16 = 2, NPY_F32 = 4, NPY_F64 = 8 } npy_type; /* the value is the element size */
+/* Element types. The tensors are floats; the integer types are for ptxrun's kernel arguments. */
+typedef enum { NPY_F16, NPY_F32, NPY_F64, NPY_U32, NPY_S32, NPY_U64, NPY_S64 } npy_type;
+
+size_t npy_type_size(npy_type type);
 
 typedef struct {
     npy_type type;
@@ -28,8 +31,12 @@ typedef struct {
 
 int64_t npy_count(const npy_array *array);
 
-/* Reads path into out. On failure returns false with why = "<path>: <what is wrong>". */
+/* Reads path into out: float16, float32 or float64. On failure returns false with
+ * why = "<path>: <what is wrong>". */
 bool npy_read(const char *path, npy_array *out, char *why, size_t why_len);
+
+/* The same, also accepting little-endian uint32, int32, uint64 and int64. */
+bool npy_read_numeric(const char *path, npy_array *out, char *why, size_t why_len);
 
 /* Writes data (count = product of shape) to path. On failure returns false with why. */
 bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, const void *data, char *why,

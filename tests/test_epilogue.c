@@ -69,7 +69,7 @@ static void plain_cpu(const conv_problem *prob, void *x, void *w, void *y, void 
 
 static const conv_kernel fused_kernel = {"t1", "test: fused epilogue on the CPU", "tests/test_epilogue.c",
                                          PASS_FPROP, DTYPE_F32, LAYOUT_NCHW, ON_CPU, NULL, NULL, plain_cpu,
-                                         NULL, NULL, fused_cpu};
+                                         NULL, NULL, fused_cpu, NULL};
 
 static bool run_with(epilogue_ops ops, const conv_problem *prob)
 {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
+#include "emulate.h"
 #include "harness.h"
 #include "reference.h"
 #include "tensor.h"
@@ -66,8 +67,9 @@ static void check_problem(const conv_problem *prob, uint64_t seed)
     free(x), free(w), free(dy), free(y), free(dx), free(dw);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+    emulate_if_asked(argc, argv); /* without a GPU the gpu suite runs this on the emulator */
     char why[256];
     if (!gpu_available(why, sizeof why)) {
         printf("skip: %s\n", why);

@@ -31,6 +31,7 @@
 #include "check.h"
 #include "cli.h"
 #include "cudnn_conv.h"
+#include "emulate.h"
 #include "epilogue.h"
 #include "harness.h"
 #include "registry.h"
@@ -64,6 +65,7 @@ static const char usage[] =
     "  --blocks LIST     comma-separated block names, e.g. conv3_1,conv5_x (bench; default all)\n"
     "  --quick           conv2_x, conv3_1 and conv5_1 only, 10 timed runs instead of 20 (bench)\n"
     "  --csv FILE        where to merge the rows (bench; default bench/results/<gpu>.csv)\n"
+    "  --emulate         run the kernels on the PTX emulator (emu/) instead of a GPU (check; cuDNN is n/a there)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input, 77 no GPU.\n";
 
@@ -198,7 +200,7 @@ static options parse_options(int argc, char **argv)
     static const struct { const char *flag; bool bench_only, check_only, takes_value; } flags[] = {
         {"--kernel", false, false, true}, {"--seed", false, false, true}, {"--random", false, true, true},
         {"--n", true, false, true}, {"--blocks", true, false, true}, {"--csv", true, false, true},
-        {"--quick", true, false, false}};
+        {"--quick", true, false, false}, {"--emulate", false, true, false}};
     for (int at = 2; at < argc; at++) {
         const char *flag = argv[at];
         if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
@@ -217,7 +219,7 @@ static options parse_options(int argc, char **argv)
             exit(2);
         }
         if (!flags[which].takes_value) {
-            opts.quick = true;
+            opts.quick |= strcmp(flag, "--quick") == 0; /* --emulate acted before parsing (emulate_if_asked) */
             continue;
         }
         if (at + 1 >= argc)
@@ -474,8 +476,11 @@ static bool block_run_make(block_run *run, const block_params *params, const con
             run->ep[impl][CONV2].residual = out->sc;
     }
 
-    /* cuDNN's plans, found on these buffers (Find writes the outputs: before anything is verified) */
-    run->cudnn_ready = true;
+    /* cuDNN's plans, found on these buffers (Find writes the outputs: before anything is verified). On
+     * the emulator cuDNN is n/a: its machine code has no PTX to run. */
+    run->cudnn_ready = !on_emulator();
+    if (!run->cudnn_ready)
+        snprintf(run->cudnn_why, sizeof run->cudnn_why, "cuDNN's machine code cannot run in the emulator");
     for (int stage = 0; stage < STAGES && run->cudnn_ready; stage++) {
         if (stage == SHORTCUT && !params->projection)
             continue;
@@ -749,6 +754,10 @@ static int command_bench(const options *opts)
         printf("bench: %s; the ResNet block runs on the GPU only, nothing measured\n", why);
         return 77;
     }
+    if (on_emulator()) {
+        printf("bench: on the emulator nothing is timed; `resnet_block check --emulate` verifies the block\n");
+        return 77;
+    }
     const conv_kernel *kernel = kernel_or_exit(opts->kernel_id);
     char csv[4096];
     if (opts->csv)
@@ -866,6 +875,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     cli_set_program("resnet_block");
+    emulate_if_asked(argc, argv);
     options opts = parse_options(argc, argv);
     return strcmp(opts.command, "check") == 0 ? command_check(&opts) : command_bench(&opts);
 }

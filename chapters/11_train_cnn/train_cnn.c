@@ -39,6 +39,7 @@
 #include "cli.h"
 #include "cudnn_conv.h"
 #include "data.h"
+#include "emulate.h"
 #include "harness.h"
 #include "layers_gpu.h"
 #include "net.h"
@@ -60,6 +61,7 @@
 
 typedef struct {
     const char *backend;
+    const char *partner;     /* with --compare: the backend ours is compared with (cudnn, or cpu) */
     bool compare, emulate_fp16;
     int steps, batch, size, log_every, test;
     float lr, loss_scale, target;
@@ -77,6 +79,9 @@ static void usage(FILE *out)
             "                    cudnn: the same convolutions through cuDNN; cpu: the fp64 references\n"
             "  --compare         train ours and cudnn side by side; fail if their losses differ by more\n"
             "                    than %.3g at any logged step\n"
+            "  --compare-with B  the same, ours against B: cudnn, or cpu (fp16 storage emulated), which\n"
+            "                    needs no cuDNN and so also runs on the PTX emulator (--emulate)\n"
+            "  --emulate         run our kernels on the PTX emulator (emu/) instead of a GPU: not timed\n"
             "  --steps N         training steps (default 300)\n"
             "  --batch N         images per step (default 32)\n"
             "  --size N          image side in pixels, 8..256 (default 32)\n"
@@ -107,7 +112,7 @@ static float parse_float(const char *flag, const char *text, double min, bool mi
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {"ours", false, false, 300, 32, 32, 10, 512, 0.05f, 1024.0f, 0.9f, 1, NULL};
+    options o = {"ours", "cudnn", false, false, 300, 32, 32, 10, 512, 0.05f, 1024.0f, 0.9f, 1, NULL};
     bool backend_given = false;
     for (int i = 1; i < argc; i++) {
         const char *flag = argv[i];
@@ -123,7 +128,9 @@ static options parse_options(int argc, char **argv)
             o.emulate_fp16 = true;
             continue;
         }
-        static const char *const valued[] = {"--backend", "--steps", "--batch", "--size", "--lr", "--loss-scale",
+        if (is_emulate_flag(flag)) /* acted on before parsing (emulate_if_asked) */
+            continue;
+        static const char *const valued[] = {"--backend", "--compare-with", "--steps", "--batch", "--size", "--lr", "--loss-scale",
                                              "--log-every", "--log", "--test", "--target", "--seed"};
         bool known = false;
         for (size_t j = 0; j < sizeof valued / sizeof valued[0]; j++)
@@ -133,7 +140,12 @@ static options parse_options(int argc, char **argv)
         if (i + 1 >= argc)
             cli_error("%s needs a value", flag);
         const char *value = argv[++i];
-        if (!strcmp(flag, "--backend")) {
+        if (!strcmp(flag, "--compare-with")) {
+            if (strcmp(value, "cudnn") && strcmp(value, "cpu"))
+                cli_error("--compare-with takes cudnn or cpu, not '%s'", value);
+            o.partner = value;
+            o.compare = true;
+        } else if (!strcmp(flag, "--backend")) {
             if (strcmp(value, "ours") && strcmp(value, "cudnn") && strcmp(value, "cpu"))
                 cli_error("unknown backend '%s' (ours, cudnn or cpu)", value);
             o.backend = value;
@@ -165,7 +177,8 @@ static options parse_options(int argc, char **argv)
     if (o.compare && backend_given)
         cli_error("--compare trains both GPU backends; it takes no --backend");
     if (o.emulate_fp16 && (o.compare || strcmp(o.backend, "cpu")))
-        cli_error("--emulate-fp16 is for --backend cpu (the GPU backends store fp16 already)");
+        cli_error("--emulate-fp16 is for --backend cpu (the GPU backends store fp16 already; --compare-with cpu "
+                  "emulates it)");
     return o;
 }
 
@@ -404,6 +417,7 @@ static bool gpu_overflowed(const gpu_net *g)
 typedef struct {
     const char *name;
     bool on_gpu;
+    bool timed;        /* false on the emulator, which has no times to give */
     net_cpu cpu;
     gpu_net gpu;
     double *step_ms;   /* per step: device time (CUDA events) or wall time (cpu) */
@@ -432,14 +446,18 @@ static double backend_step(backend *be, const float *images, const int *labels, 
     }
     gpu_net *g = &be->gpu;
     gpu_upload(g, images, labels);
-    CUDA_CHECK(cudaEventRecord(g->start, 0));
+    if (be->timed)
+        CUDA_CHECK(cudaEventRecord(g->start, 0));
     gpu_forward(g);
     gpu_backward_and_update(g, lr);
-    CUDA_CHECK(cudaEventRecord(g->stop, 0));
-    CUDA_CHECK(cudaEventSynchronize(g->stop));
-    float ms = 0.0f;
-    CUDA_CHECK(cudaEventElapsedTime(&ms, g->start, g->stop));
-    be->step_ms[step] = ms;
+    be->step_ms[step] = NAN;
+    if (be->timed) {
+        CUDA_CHECK(cudaEventRecord(g->stop, 0));
+        CUDA_CHECK(cudaEventSynchronize(g->stop));
+        float ms = 0.0f;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, g->start, g->stop));
+        be->step_ms[step] = ms;
+    }
     if (!want_loss)
         return NAN;
     if (gpu_overflowed(g))
@@ -484,6 +502,7 @@ static void backend_free(backend *be)
 int main(int argc, char **argv)
 {
     cli_set_program("train_cnn");
+    emulate_if_asked(argc, argv);
     const options o = parse_options(argc, argv);
     net_shape shape;
     char why[512];
@@ -497,8 +516,13 @@ int main(int argc, char **argv)
         printf("skip: %s\n", why);
         return 77;
     }
-    if (o.compare && strcmp(cudnn_version_string(), "n/a") == 0) {
+    const bool with_cudnn = o.compare && !strcmp(o.partner, "cudnn");
+    if (with_cudnn && strcmp(cudnn_version_string(), "n/a") == 0) {
         printf("skip: --compare needs cuDNN, and this build has none\n");
+        return 77;
+    }
+    if (with_cudnn && on_emulator()) {
+        printf("skip: cuDNN's machine code cannot run in the emulator (--compare-with cpu can)\n");
         return 77;
     }
     FILE *log = NULL;
@@ -511,12 +535,13 @@ int main(int argc, char **argv)
     memset(be, 0, sizeof be);
     const int count = o.compare ? 2 : 1;
     for (int n = 0; n < count; n++) {
-        be[n].name = o.compare ? (n == 0 ? "ours" : "cudnn") : o.backend;
+        be[n].name = o.compare ? (n == 0 ? "ours" : o.partner) : o.backend;
         be[n].on_gpu = strcmp(be[n].name, "cpu") != 0;
+        be[n].timed = !be[n].on_gpu || !on_emulator();
         be[n].step_ms = xmalloc((size_t)o.steps * sizeof(double));
         be[n].scratch = xmalloc((size_t)shape.batch * shape.fc.out * sizeof(float));
         if (!be[n].on_gpu)
-            net_cpu_init(&be[n].cpu, &shape, &initial, o.loss_scale, o.emulate_fp16);
+            net_cpu_init(&be[n].cpu, &shape, &initial, o.loss_scale, o.emulate_fp16 || o.compare);
         else if (!gpu_net_init(&be[n].gpu, be[n].name, !strcmp(be[n].name, "cudnn"), &shape, &initial, o.loss_scale,
                                why, sizeof why))
             fail("%s", why); /* a comparison cuDNN cannot run is a failure, not a skip */
@@ -528,7 +553,7 @@ int main(int argc, char **argv)
     for (int n = 0; n < count; n++) {
         if (!be[n].on_gpu)
             printf("  %s: fp64 reference convolutions on fp32 NCHW%s\n", be[n].name,
-                   o.emulate_fp16 ? ", fp16 storage emulated" : "");
+                   o.emulate_fp16 || o.compare ? ", fp16 storage emulated" : "");
         else if (be[n].gpu.use_cudnn)
             for (int i = 0; i < NET_CONVS; i++)
                 printf("  %s: cuDNN fp16 NHWC, conv%d: fprop %s, dgrad %s, wgrad %s\n", be[n].name, i + 1,
@@ -565,7 +590,7 @@ int main(int argc, char **argv)
                 worst_gap = gap;
                 worst_step = step;
             }
-            printf("step %5d  loss ours %.4f  cudnn %.4f  |diff| %.2e%s\n", step, loss[0], loss[1], gap,
+            printf("step %5d  loss ours %.4f  %s %.4f  |diff| %.2e%s\n", step, loss[0], o.partner, loss[1], gap,
                    gap > COMPARE_TOLERANCE ? "  > tolerance" : "");
         } else {
             printf("step %5d  loss %.4f\n", step, loss[0]);
@@ -585,14 +610,18 @@ int main(int argc, char **argv)
         const double accuracy = backend_accuracy(&be[n], o.seed + TEST_SEED_OFFSET, test_count, &shape, images, labels);
         const bool reached = accuracy >= o.target;
         ok &= reached;
-        printf("%s: test accuracy %.4f on %d held-out images (target %.2f: %s); median time per step %.3f ms (%s)\n",
-               be[n].name, accuracy, test_count, o.target, reached ? "reached" : "NOT reached", ms,
-               be[n].on_gpu ? "CUDA events: forward, backward and update on the device" : "wall clock, one core");
+        printf("%s: test accuracy %.4f on %d held-out images (target %.2f: %s); ", be[n].name, accuracy, test_count,
+               o.target, reached ? "reached" : "NOT reached");
+        if (be[n].timed)
+            printf("median time per step %.3f ms (%s)\n", ms,
+                   be[n].on_gpu ? "CUDA events: forward, backward and update on the device" : "wall clock, one core");
+        else
+            printf("emulated, not timed\n");
     }
     if (o.compare) {
         const bool agree = worst_gap <= COMPARE_TOLERANCE;
         ok &= agree;
-        printf("compare: largest |loss_ours - loss_cudnn| %.3e at step %d, tolerance %.3g: %s\n", worst_gap,
+        printf("compare: largest |loss_ours - loss_%s| %.3e at step %d, tolerance %.3g: %s\n", o.partner, worst_gap,
                worst_step, COMPARE_TOLERANCE, agree ? "agree" : "DISAGREE");
     }
     free(images);

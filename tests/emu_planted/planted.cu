@@ -1,0 +1,205 @@
+// Planted bugs for the PTX emulator: each kernel comes as a correct version and a broken twin.
+// tests/test_emu_planted.py compiles this file to PTX, runs both under ptxrun and checks that the
+// correct one gives the right answer and the broken one is caught (an error line, or a wrong answer).
+// A line marked "BUG:" is where the broken twin goes wrong; the test looks for the marker to check
+// the source line the emulator names.
+
+// a. Block sum of 64 floats (two warps) through shared memory.
+//    missing_sync: no barrier between every thread's store and warp 0 reading warp 1's element.
+extern "C" __global__ void reduce_ok(const float* in, float* out)
+{
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * 64 + t];
+    for (unsigned stride = 32; stride > 0; stride /= 2) {
+        __syncthreads();
+        if (t < stride)
+            s[t] += s[t + stride];
+    }
+    if (t == 0)
+        out[blockIdx.x] = s[0];
+}
+
+extern "C" __global__ void reduce_missing_sync(const float* in, float* out)
+{
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    s[t] = in[blockIdx.x * 64 + t];
+    // BUG: missing_sync -- warp 0 reads s[t + 32] before warp 1 has stored it
+    if (t < 32)
+        s[t] += s[t + 32];
+    for (unsigned stride = 16; stride > 0; stride /= 2) {
+        __syncthreads();
+        if (t < stride)
+            s[t] += s[t + stride];
+    }
+    if (t == 0)
+        out[blockIdx.x] = s[0];
+}
+
+// b. cp.async: 64 threads each copy 16 bytes (4 floats) global->shared, then every thread reads
+//    the four floats another warp copied. out[4t + k] = 2 * in[4 * ((t + 32) % 64) + k].
+//    missing_wait: commit_group without cp.async.wait_group before the barrier.
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    size_t g = __cvta_generic_to_global(gmem);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(g) : "memory");
+}
+
+extern "C" __global__ void cp_async_ok(const float* in, float* out)
+{
+    __shared__ __align__(16) float s[256];
+    unsigned t = threadIdx.x;
+    cp_async16(&s[4 * t], &in[4 * t]);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    __syncthreads();
+    unsigned src = (t + 32) % 64;
+    for (int k = 0; k < 4; k++)
+        out[4 * t + k] = 2.0f * s[4 * src + k];
+}
+
+extern "C" __global__ void cp_async_missing_wait(const float* in, float* out)
+{
+    __shared__ __align__(16) float s[256];
+    unsigned t = threadIdx.x;
+    cp_async16(&s[4 * t], &in[4 * t]);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    // BUG: missing_wait -- no cp.async.wait_group 0: the copies may not have landed
+    __syncthreads();
+    unsigned src = (t + 32) % 64;
+    for (int k = 0; k < 4; k++)
+        out[4 * t + k] = 2.0f * s[4 * src + k];
+}
+
+// c. Guarded copy of n floats; oob_store uses <= and writes one element past out.
+extern "C" __global__ void copy_ok(const float* in, float* out, unsigned n)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = in[i] + 1.0f;
+}
+
+extern "C" __global__ void copy_oob_store(const float* in, float* out, unsigned n)
+{
+    unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n)
+        out[i] = (i < n ? in[i] : 0.0f) + 1.0f; // BUG: oob_store -- i == n is one past the end
+}
+
+// d. Transpose a 16x16 b16 tile (row-major, 32 bytes a row) with one ldmatrix.x4: the four 8x8
+//    matrices are (rows 0-7, cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15),
+//    (rows 8-15, cols 8-15). With .trans, register j of lane l holds M_j^T[l/4][2(l%4) .. +1],
+//    which is out[l/4 + 8(j>>1)][2(l%4) + 8(j&1) .. +1] of out = in^T.
+//    wrong_trans: the same stores after ldmatrix without .trans.
+__device__ __forceinline__ void stage_tile(const unsigned short* in, unsigned short* s)
+{
+    unsigned t = threadIdx.x; // 32 threads x 8 b16 = 256
+    reinterpret_cast<uint4*>(s)[t] = reinterpret_cast<const uint4*>(in)[t];
+    __syncthreads();
+}
+
+__device__ __forceinline__ void store_transposed(unsigned* out, const unsigned r[4])
+{
+    unsigned l = threadIdx.x;
+    for (int j = 0; j < 4; j++) {
+        unsigned row = l / 4 + 8 * (j >> 1);
+        unsigned col = 2 * (l % 4) + 8 * (j & 1);
+        out[(row * 16 + col) / 2] = r[j];
+    }
+}
+
+__device__ __forceinline__ unsigned ldmatrix_row_addr(const unsigned short* s)
+{
+    unsigned l = threadIdx.x, j = l / 8, r = l % 8;
+    return (unsigned)__cvta_generic_to_shared(&s[(r + 8 * (j & 1)) * 16 + 8 * (j >> 1)]);
+}
+
+extern "C" __global__ void ldmatrix_ok(const unsigned short* in, unsigned* out)
+{
+    __shared__ __align__(16) unsigned short s[256];
+    stage_tile(in, s);
+    unsigned r[4];
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ldmatrix_row_addr(s)));
+    store_transposed(out, r);
+}
+
+extern "C" __global__ void ldmatrix_wrong_trans(const unsigned short* in, unsigned* out)
+{
+    __shared__ __align__(16) unsigned short s[256];
+    stage_tile(in, s);
+    unsigned r[4];
+    // BUG: wrong_trans -- no .trans, so the fragments are of in, not in^T
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ldmatrix_row_addr(s)));
+    store_transposed(out, r);
+}
+
+// e. Swap neighbours through shared memory (one warp): out[t] = in[t ^ 1].
+//    divergent_barrier: the barrier sits in a branch only the even lanes take.
+extern "C" __global__ void swap_ok(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncthreads();
+    out[t] = s[t ^ 1];
+}
+
+extern "C" __global__ void swap_divergent_barrier(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    if ((t & 1) == 0)
+        __syncthreads(); // BUG: divergent_barrier -- only the even lanes of the warp get here
+    out[t] = s[t ^ 1];
+}
+
+// f. float4 loads: out[4i + k] = in[4 + 4i + k] (aligned) / in[1 + 4i + k] (misaligned: 4-byte
+//    aligned address read as a 16-byte vector).
+extern "C" __global__ void vec_load_ok(const float* in, float* out)
+{
+    unsigned i = threadIdx.x;
+    reinterpret_cast<float4*>(out)[i] = reinterpret_cast<const float4*>(in + 4)[i];
+}
+
+extern "C" __global__ void vec_load_misaligned(const float* in, float* out)
+{
+    unsigned i = threadIdx.x;
+    // (load and store on one line: nvcc gives the vector load the store's line)
+    reinterpret_cast<float4*>(out)[i] = reinterpret_cast<const float4*>(in + 1)[i]; // BUG: misaligned -- in + 1 is not 16-byte aligned
+}
+
+// g. Producer/consumer with a named barrier (64 threads, two warps): warp 0 stores, both warps
+//    meet at named barrier 1 (64 threads), warp 1 reads. out[t] = 3 * in[t] for t < 32.
+//    deadlock: warp 1 waits at named barrier 2 instead, so neither barrier ever gets 64 threads.
+extern "C" __global__ void named_barrier_ok(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    if (t < 32) {
+        s[t] = 3.0f * in[t];
+        asm volatile("bar.sync 1, 64;\n" ::: "memory");
+    } else {
+        asm volatile("bar.sync 1, 64;\n" ::: "memory");
+        out[t - 32] = s[t - 32];
+    }
+}
+
+extern "C" __global__ void named_barrier_deadlock(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    if (t < 32) {
+        s[t] = 3.0f * in[t];
+        asm volatile("bar.sync 1, 64;\n" ::: "memory");
+    } else {
+        asm volatile("bar.sync 2, 64;\n" ::: "memory"); // BUG: deadlock -- warp 0 waits at barrier 1
+        out[t - 32] = s[t - 32];
+    }
+}

@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Planted bugs: does the PTX emulator catch them?
+
+usage: test_emu_planted.py PTXRUN NVCC PLANTED_CU WORK_DIR
+
+Compiles PLANTED_CU (tests/emu_planted/planted.cu) to PTX for compute_90 with -lineinfo, then for
+each pair runs the correct kernel under ptxrun (it must exit 0 with the answer numpy gives) and its
+broken twin (it must be caught: an error line with the expected words and exit 1, or -- for bugs
+that only corrupt data -- an answer that differs from the right one). One line per check; exit 0
+only if every correct kernel passes and every bug is caught.
+"""
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+
+RUN_TIMEOUT = 60  # seconds for one ptxrun; a hang is a failure, not a pass
+
+# "ptxrun: kernel K, PTX line N (file.cu:L), block (x,y,z) thread (x,y,z): <what> ..."
+ERROR_RE = re.compile(r"ptxrun: kernel (?P<kernel>\w+), PTX line (?P<ptx>\d+)"
+                      r"(?: \((?P<file>[^():]+):(?P<line>\d+)\))?"
+                      r"(?:, block \((?P<block>[\d, ]+)\))?(?: thread \((?P<thread>[\d, ]+)\))?: (?P<what>.*)")
+
+
+def marker_lines(cu_path):
+    """Source line of each 'BUG: name' marker in planted.cu."""
+    lines = {}
+    with open(cu_path) as f:
+        for number, text in enumerate(f, 1):
+            m = re.search(r"BUG: (\w+)", text)
+            if m:
+                lines[m.group(1)] = number
+    return lines
+
+
+class Runner:
+    def __init__(self, ptxrun, ptx, work):
+        self.ptxrun, self.ptx, self.work = ptxrun, ptx, work
+        self.failures = 0
+        self.checks = 0
+
+    def report(self, ok, name, detail):
+        self.checks += 1
+        if not ok:
+            self.failures += 1
+        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+
+    def run(self, kernel, grid, block, inputs, outputs, scalars=()):
+        """inputs: list of arrays; outputs: list of (dtype, count); scalars: list of 'u32:V' etc.
+        Returns (rc, stderr text, list of output arrays or None, command)."""
+        args = []
+        for i, a in enumerate(inputs):
+            path = os.path.join(self.work, f"{kernel}_in{i}.npy")
+            np.save(path, a)
+            args.append(f"in:{path}")
+        out_paths = []
+        for i, (dtype, count) in enumerate(outputs):
+            path = os.path.join(self.work, f"{kernel}_out{i}.npy")
+            if os.path.exists(path):
+                os.remove(path)
+            out_paths.append(path)
+            args.append(f"out:{path}:{dtype}:{count}")
+        args += list(scalars)
+        cmd = [self.ptxrun, self.ptx, kernel, "--grid", ",".join(map(str, grid)),
+               "--block", ",".join(map(str, block))] + args
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            return None, f"timed out after {RUN_TIMEOUT} s", None, cmd
+        results = None
+        if p.returncode == 0:
+            try:
+                results = [np.load(path) for path in out_paths]
+            except (OSError, ValueError) as e:
+                return p.returncode, p.stderr + f"\n(cannot read the outputs: {e})", None, cmd
+        return p.returncode, p.stderr, results, cmd
+
+    @staticmethod
+    def cmdline(cmd):
+        return " ".join(cmd)
+
+    def expect_correct(self, name, kernel, grid, block, inputs, outputs, expected, scalars=()):
+        rc, err, results, cmd = self.run(kernel, grid, block, inputs, outputs, scalars)
+        if rc != 0:
+            self.report(False, name, f"{kernel} should run cleanly but rc={rc}: {err.strip()} [{self.cmdline(cmd)}]")
+            return
+        got = results[0].reshape(expected.shape)
+        if got.dtype != expected.dtype or not np.array_equal(got, expected):
+            bad = np.argwhere(~(got == expected))
+            first = tuple(bad[0]) if len(bad) else None
+            self.report(False, name, f"{kernel} gives a wrong answer: {len(bad)} of {expected.size} elements differ, "
+                        f"first at {first}: got {got[first] if first is not None else '?'} want "
+                        f"{expected[first] if first is not None else '?'} [{self.cmdline(cmd)}]")
+            return
+        self.report(True, name, f"{kernel} exit 0, all {expected.size} elements right")
+
+    def expect_wrong(self, name, kernel, grid, block, inputs, outputs, expected, scalars=()):
+        """A data-corrupting bug: caught if the answer differs from the right one (or the emulator
+        stops the kernel with an error line)."""
+        rc, err, results, cmd = self.run(kernel, grid, block, inputs, outputs, scalars)
+        if rc is None:
+            self.report(False, name, f"{kernel}: {err} [{self.cmdline(cmd)}]")
+            return
+        if rc != 0:
+            m = ERROR_RE.search(err)
+            if rc == 1 and m and m.group("kernel") == kernel:
+                self.report(True, name, f"{kernel} caught by an error line: {m.group(0).strip()}")
+            else:
+                self.report(False, name, f"{kernel} rc={rc} without a proper error line: {err.strip()} "
+                            f"[{self.cmdline(cmd)}]")
+            return
+        got = results[0].reshape(expected.shape)
+        differ = int(np.count_nonzero(~(got == expected)))
+        if differ == 0:
+            self.report(False, name, f"{kernel} NOT caught: exit 0 and the right answer [{self.cmdline(cmd)}]")
+            return
+        nan = int(np.count_nonzero(np.isnan(got))) if got.dtype.kind == "f" else 0
+        self.report(True, name, f"{kernel} caught as a wrong answer: {differ} of {expected.size} elements differ"
+                    + (f" ({nan} NaN, i.e. poison)" if nan else ""))
+
+    def expect_error(self, name, kernel, grid, block, inputs, outputs, words, line=None, where=None, scalars=()):
+        """Caught if ptxrun exits 1 with an error line for this kernel containing `words`, naming
+        planted.cu:`line` (when given) and block/thread `where` (when given)."""
+        rc, err, _, cmd = self.run(kernel, grid, block, inputs, outputs, scalars)
+        if rc is None:
+            self.report(False, name, f"{kernel}: {err} [{self.cmdline(cmd)}]")
+            return
+        if rc == 0:
+            self.report(False, name, f"{kernel} NOT caught: exit 0 [{self.cmdline(cmd)}]")
+            return
+        m = ERROR_RE.search(err)
+        problems = []
+        if rc != 1:
+            problems.append(f"rc={rc}, want 1")
+        if not m:
+            problems.append("no 'ptxrun: kernel K, PTX line N (...)...: what' error line")
+        else:
+            if m.group("kernel") != kernel:
+                problems.append(f"names kernel {m.group('kernel')}")
+            if words.lower() not in m.group("what").lower():
+                problems.append(f"does not say '{words}'")
+            if line is not None:
+                if m.group("file") is None or os.path.basename(m.group("file")) != "planted.cu":
+                    problems.append("names no planted.cu source line")
+                elif int(m.group("line")) not in (line if isinstance(line, (tuple, list)) else (line,)):
+                    problems.append(f"names planted.cu:{m.group('line')}, want planted.cu:{line}")
+            if where is not None:
+                blk, thr = where
+                if m.group("block") is None or m.group("block").replace(" ", "") != blk:
+                    problems.append(f"names block ({m.group('block')}), want ({blk})")
+                if m.group("thread") is None or m.group("thread").replace(" ", "") != thr:
+                    problems.append(f"names thread ({m.group('thread')}), want ({thr})")
+        if problems:
+            self.report(False, name, f"{kernel}: {'; '.join(problems)}: {err.strip()} [{self.cmdline(cmd)}]")
+        else:
+            self.report(True, name, f"{kernel} caught: {m.group(0).strip()}")
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        return 2
+    ptxrun, nvcc, cu, work = sys.argv[1:]
+    os.makedirs(work, exist_ok=True)
+    ptx = os.path.join(work, "planted.ptx")
+    c = subprocess.run([nvcc, "-ptx", "-arch=compute_90", "-lineinfo", cu, "-o", ptx], capture_output=True, text=True)
+    if c.returncode != 0:
+        print(f"FAIL compile: {nvcc} -ptx failed:\n{c.stdout}{c.stderr}")
+        return 1
+    bug_line = marker_lines(cu)
+    r = Runner(ptxrun, ptx, work)
+    rng = np.random.default_rng(1234)
+
+    # a. shared-memory block sum, with and without the barrier before reading another warp's data
+    x = rng.integers(-8, 9, size=256).astype(np.float32)
+    want = x.reshape(4, 64).sum(axis=1, dtype=np.float32)
+    r.expect_correct("a.reduce ok", "reduce_ok", (4,), (64,), [x], [("f32", 4)], want)
+    r.expect_wrong("a.reduce missing_sync", "reduce_missing_sync", (4,), (64,), [x], [("f32", 4)], want)
+
+    # b. cp.async global->shared, with and without cp.async.wait_group
+    x = rng.integers(-100, 100, size=256).astype(np.float32)
+    t = np.arange(64)
+    want = (2.0 * x.reshape(64, 4)[(t + 32) % 64]).astype(np.float32).reshape(256)
+    r.expect_correct("b.cp_async ok", "cp_async_ok", (1,), (64,), [x], [("f32", 256)], want)
+    r.expect_wrong("b.cp_async missing_wait", "cp_async_missing_wait", (1,), (64,), [x], [("f32", 256)], want)
+
+    # c. guarded copy; the broken guard writes out[n], one element past the buffer (thread 100 = block 1, thread 36)
+    n = 100
+    x = rng.standard_normal(n).astype(np.float32)
+    want = x + np.float32(1.0)
+    r.expect_correct("c.copy ok", "copy_ok", (2,), (64,), [x], [("f32", n)], want, scalars=[f"u32:{n}"])
+    r.expect_error("c.copy oob_store", "copy_oob_store", (2,), (64,), [x], [("f32", n)], "out-of-bounds",
+                   line=bug_line["oob_store"], where=("1,0,0", "36,0,0"), scalars=[f"u32:{n}"])
+
+    # d. ldmatrix.x4 transpose of a 16x16 b16 tile, with .trans and without
+    x = (rng.permutation(256).astype(np.float16) / np.float16(4)).astype(np.float16)  # distinct values
+    want = x.reshape(16, 16).T.copy()
+    r.expect_correct("d.ldmatrix ok", "ldmatrix_ok", (1,), (32,), [x], [("f16", 256)], want)
+    r.expect_wrong("d.ldmatrix wrong_trans", "ldmatrix_wrong_trans", (1,), (32,), [x], [("f16", 256)], want)
+
+    # e. neighbour swap through shared memory; the broken one has __syncthreads in a branch of the even lanes
+    x = rng.integers(1, 1000, size=32).astype(np.float32)
+    want = x[np.arange(32) ^ 1]
+    r.expect_correct("e.swap ok", "swap_ok", (1,), (32,), [x], [("f32", 32)], want)
+    r.expect_error("e.swap divergent_barrier", "swap_divergent_barrier", (1,), (32,), [x], [("f32", 32)], "barrier",
+                   line=bug_line["divergent_barrier"])
+
+    # f. float4 loads from in + 4 (aligned) and in + 1 (misaligned)
+    x = rng.standard_normal(4 * 32 + 8).astype(np.float32)
+    r.expect_correct("f.vec_load ok", "vec_load_ok", (1,), (32,), [x], [("f32", 128)], x[4:132].copy())
+    r.expect_error("f.vec_load misaligned", "vec_load_misaligned", (1,), (32,), [x], [("f32", 128)], "misaligned",
+                   line=bug_line["misaligned"])
+
+    # g. producer/consumer through named barrier 1; the broken consumer warp waits at barrier 2
+    x = rng.integers(-50, 50, size=32).astype(np.float32)
+    want = (np.float32(3.0) * x).astype(np.float32)
+    r.expect_correct("g.named_barrier ok", "named_barrier_ok", (1,), (64,), [x], [("f32", 32)], want)
+    r.expect_error("g.named_barrier deadlock", "named_barrier_deadlock", (1,), (64,), [x], [("f32", 32)], "deadlock")
+
+    print(f"{r.checks - r.failures} of {r.checks} checks passed")
+    return 1 if r.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
