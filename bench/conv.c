@@ -311,10 +311,12 @@ static int command_run(const options *opts)
     return outcome.status == RUN_PASS ? 0 : outcome.status == RUN_FAIL ? 1 : 2;
 }
 
-/* Verifies one kernel on the fixed shapes and random ones; returns the number of failures. */
+/* Verifies one kernel on the fixed shapes and random ones; returns the number of failures, or -1 when
+ * the kernel ran on none of them because the emulator cannot run it (n/a, said in one line). */
 static int check_kernel(const conv_kernel *kernel, const options *opts)
 {
     int passed = 0, failed = 0, unsupported = 0;
+    char first_reason[512] = "";
     uint64_t state = opts->seed;
     int total = check_fixed_count() + opts->random_count;
     for (int i = 0; i < total; i++) {
@@ -327,12 +329,17 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         if (outcome.status == RUN_PASS) {
             passed++;
         } else if (outcome.status == RUN_UNSUPPORTED) {
-            unsupported++;
+            if (!unsupported++)
+                snprintf(first_reason, sizeof first_reason, "%s", outcome.why);
         } else {
             failed++;
             printf("FAIL ");
             print_outcome(kernel, &prob, request.seed, NULL, request.epilogue, &outcome);
         }
+    }
+    if (passed == 0 && failed == 0 && kernel->device == ON_GPU && on_emulator()) {
+        printf("%-4s n/a on the emulator: %s\n", kernel->id, first_reason);
+        return -1;
     }
     printf("%-4s %d shapes (%d fixed, %d random from seed %llu): %d pass, %d fail, %d unsupported\n", kernel->id,
            total, check_fixed_count(), opts->random_count, (unsigned long long)opts->seed, passed, failed,
@@ -346,7 +353,7 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
 
 static int command_check(const options *opts)
 {
-    int matched = 0, failures = 0, skipped = 0;
+    int matched = 0, checked = 0, failures = 0, skipped = 0, not_applicable = 0;
     char why[256];
     bool have_gpu = gpu_available(why, sizeof why);
     for (int i = 0; i < registry_count(); i++) {
@@ -354,16 +361,24 @@ static int command_check(const options *opts)
         if (!registry_matches(kernel, opts->target))
             continue;
         matched++;
-        if (epilogue_any(opts->epilogue) && !kernel->launch_fused)
+        if (epilogue_any(opts->epilogue) && !kernel->launch_fused) {
             printf("%-4s has no fused epilogue: not checked with --epilogue\n", kernel->id);
-        else if (!epilogue_any(opts->epilogue) && !kernel->launch)
+        } else if (!epilogue_any(opts->epilogue) && !kernel->launch) {
             printf("%-4s runs only with an epilogue: checked with --epilogue\n", kernel->id);
-        else if (kernel->device == ON_GPU && !have_gpu)
+        } else if (kernel->device == ON_GPU && !have_gpu) {
             skipped++;
-        else if (kernel->library && kernel->device == ON_GPU && on_emulator())
-            printf("%-4s calls %s, whose machine code the emulator cannot run: n/a\n", kernel->id, kernel->library);
-        else
-            failures += check_kernel(kernel, opts);
+        } else if (kernel->library && kernel->device == ON_GPU && on_emulator()) {
+            printf("%-4s n/a: calls %s, whose machine code the emulator cannot run\n", kernel->id, kernel->library);
+            not_applicable++;
+        } else {
+            int failed = check_kernel(kernel, opts);
+            if (failed < 0) {
+                not_applicable++;
+            } else {
+                checked++;
+                failures += failed;
+            }
+        }
     }
     if (!matched) {
         fprintf(stderr, "conv: no kernel id starts with '%s' (see conv list)\n", opts->target);
@@ -373,6 +388,10 @@ static int command_check(const options *opts)
         return 1;
     if (skipped) { /* a check that could not run is not a pass */
         printf("skip: %d GPU kernel%s not checked: %s\n", skipped, skipped > 1 ? "s" : "", why);
+        return 77;
+    }
+    if (!checked && not_applicable) {
+        printf("skip: no kernel checked: the emulator cannot run %s\n", not_applicable > 1 ? "them" : "it");
         return 77;
     }
     return 0;

@@ -31,3 +31,14 @@ bool try_device_alloc(void **ptr, size_t bytes)
     CUDA_CHECK(err);
     return true;
 }
+
+bool kernel_image_available(const void *kernel, const char *id, char *why, size_t why_len)
+{
+    struct cudaFuncAttributes attributes;
+    cudaError_t err = cudaFuncGetAttributes(&attributes, kernel);
+    if (err == cudaSuccess)
+        return true;
+    (void)cudaGetLastError(); /* an answer, not a failed launch */
+    snprintf(why, why_len, "%s: no code this device can run: %s", id, cudaGetErrorString(err));
+    return false;
+}

@@ -30,6 +30,11 @@ void fail(const char *fmt, ...)
  * failure is fatal. Zero bytes: *ptr NULL, true. */
 bool try_device_alloc(void **ptr, size_t bytes);
 
+/* Whether the device has code it can run for this kernel (asked with cudaFuncGetAttributes): on a GPU,
+ * machine code or PTX for its architecture; on the PTX emulator, PTX whose instructions it implements.
+ * Otherwise false, with "ID: <the runtime's reason>" in why, and the error cleared. */
+bool kernel_image_available(const void *kernel, const char *id, char *why, size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif

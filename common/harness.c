@@ -386,8 +386,9 @@ run_outcome run_kernel(const run_request *request)
     if (kernel->device == ON_GPU && !have_gpu)
         fail("kernel %s needs a GPU: %s", kernel->id, outcome.why);
     outcome.why[0] = '\0';
-    /* On the emulator a run is verified, never timed, and has no cuDNN baseline (closed machine code) */
-    const bool emulated = kernel->device == ON_GPU && on_emulator();
+    /* On the emulator a run is verified, never timed, and has no cuDNN baseline (closed machine code);
+     * its references are the CPU's, which are faster there than the GPU reference emulated */
+    const bool emulator = have_gpu && on_emulator(), emulated = kernel->device == ON_GPU && emulator;
     if (emulated && kernel->library) {
         snprintf(outcome.why, sizeof outcome.why, "%s calls %s, whose machine code the emulator cannot run: n/a",
                  kernel->id, kernel->library);
@@ -396,7 +397,7 @@ run_outcome run_kernel(const run_request *request)
     }
     size_t workspace_bytes = kernel->workspace_bytes ? kernel->workspace_bytes(prob) : 0;
     outcome.workspace_bytes = workspace_bytes;
-    outcome.reference_on_gpu = have_gpu && problem_flops(prob) > CPU_REFERENCE_MAX_FLOPS;
+    outcome.reference_on_gpu = have_gpu && !emulator && problem_flops(prob) > CPU_REFERENCE_MAX_FLOPS;
     if (kernel->device == ON_GPU || outcome.reference_on_gpu) {
         size_t free_bytes, total_bytes;
         CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));

@@ -81,11 +81,13 @@ const emu_options *emu_get_options(void);
 /* Thread-instructions executed since the process started (the speed benchmark reads it). */
 uint64_t emu_thread_instructions(void);
 
-/* IEEE binary16 / bfloat16 conversions with round-to-nearest-even (half.c). */
-uint16_t emu_f32_to_f16(float f);
-float emu_f16_to_f32(uint16_t h);
+/* IEEE binary16 and bfloat16 (half.c): from any float with a rounding mode, to binary32 exactly. */
+typedef enum { EMU_ROUND_NEAREST, EMU_ROUND_ZERO, EMU_ROUND_DOWN, EMU_ROUND_UP } emu_rounding;
+uint16_t emu_to_f16(double x, emu_rounding mode);
+uint16_t emu_to_bf16(double x, emu_rounding mode);
+uint16_t emu_f32_to_f16(float f);   /* nearest-even */
 uint16_t emu_f32_to_bf16(float f);
+float emu_f16_to_f32(uint16_t h);
 float emu_bf16_to_f32(uint16_t h);
-uint16_t emu_f64_to_f16(double d);
 
 #endif

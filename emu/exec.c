@@ -229,6 +229,17 @@ static inline uint64_t half_out(float f, int type)
     return type == T_BF16 ? emu_f32_to_bf16(f) : emu_f32_to_f16(f);
 }
 
+/* A float rounding modifier as the 16-bit conversions take it (none given: nearest-even). */
+static emu_rounding rounding_of(int rounding)
+{
+    switch (rounding) {
+    case RND_RZ: return EMU_ROUND_ZERO;
+    case RND_RM: return EMU_ROUND_DOWN;
+    case RND_RP: return EMU_ROUND_UP;
+    default: return EMU_ROUND_NEAREST;
+    }
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Memory                                                                                         */
 
@@ -558,7 +569,7 @@ static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
             case OP_MUL: v = half_out(x * y, h); break;
             case OP_FMA: {
                 double exact = (double)x * (double)y + (double)z; /* exact: 22-bit product plus an f16 */
-                v = h == T_BF16 ? emu_f32_to_bf16((float)exact) : emu_f64_to_f16(exact);
+                v = h == T_BF16 ? emu_to_bf16(exact, EMU_ROUND_NEAREST) : emu_to_f16(exact, EMU_ROUND_NEAREST);
                 break;
             }
             case OP_NEG: v = (S(0)[l] >> shift ^ 0x8000) & 0xffff; break;
@@ -755,9 +766,9 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
     const int dbits = ptx_type_bits((ptx_type)dt), sbits = ptx_type_bits((ptx_type)st);
     const bool sat = in->flags & F_SAT, ftz = in->flags & F_FTZ;
     if (dt == T_F16X2 || dt == T_BF16X2) { /* "a goes to the upper half of d, b to the lower half" */
-        int h = dt == T_F16X2 ? T_F16 : T_BF16;
-        float hi = f32_of(a), lo = f32_of(b_for_pair);
-        return (half_out(hi, h) & 0xffff) << 16 | (half_out(lo, h) & 0xffff);
+        uint16_t (*to16)(double, emu_rounding) = dt == T_F16X2 ? emu_to_f16 : emu_to_bf16;
+        emu_rounding mode = rounding_of(in->rounding);
+        return (uint64_t)to16(f32_of(a), mode) << 16 | to16(f32_of(b_for_pair), mode);
     }
     if (!is_float(dt) && !is_float(st)) { /* integer <-> integer: extend by the source, chop to the dest */
         int64_t v = is_signed(st) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
@@ -767,11 +778,13 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
             bool below = is_signed(st) ? v < lo : false;
             bool above = is_signed(st) ? (v >= 0 && (uint64_t)v > hi) : (a & width_mask(sbits)) > hi;
             if (below)
-                return (uint64_t)lo & width_mask(dbits);
-            if (above)
-                return hi;
+                v = lo;
+            else if (above)
+                v = (int64_t)hi;
         }
-        return (uint64_t)v & width_mask(dbits);
+        /* chopped to the destination's width, then extended by its signedness to the register's width
+         * ("Scalar Conversions": cvt.s16.u32 into a 32-bit register sign-extends); slots are 64 bits */
+        return is_signed(dt) ? (uint64_t)sign_extend((uint64_t)v, dbits) : (uint64_t)v & width_mask(dbits);
     }
     /* the source as a double (exact for every type here except 64-bit integers beyond 2^53) */
     double x;
@@ -800,12 +813,9 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
             if (ftz)
                 v = ftz32(v);
             out = bits_f32(sat ? sat32(v) : v);
-        } else if (dt == T_F16) {
-            out = st == T_F32 ? emu_f32_to_f16((float)x) : emu_f64_to_f16(x);
-            if (sat)
-                out = emu_f32_to_f16(sat32(emu_f16_to_f32((uint16_t)out)));
-        } else { /* bf16 */
-            out = emu_f32_to_bf16((float)x);
+        } else { /* f16, bf16: rounded once from the exact source value */
+            uint16_t (*to16)(double, emu_rounding) = dt == T_F16 ? emu_to_f16 : emu_to_bf16;
+            out = to16(sat ? sat64(x) : x, rounding_of(in->rounding));
         }
         fesetround(saved);
         return out;
@@ -813,17 +823,19 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
     /* float -> integer: "clamped to the destination range by default"; NaN -> 0 (or the top bit for
      * an f64 source or a 64-bit destination) */
     if (isnan(x))
-        return (st == T_F64 || dbits == 64) ? 1ull << (dbits - 1) : 0;
+        return (st == T_F64 || dbits == 64) ? (is_signed(dt) ? (uint64_t)sign_extend(1ull << (dbits - 1), dbits)
+                                                             : 1ull << (dbits - 1))
+                                            : 0;
     fesetround(fe_mode(in->rounding));
     double rounded = nearbyint(x);
     fesetround(saved);
-    if (is_signed(dt)) {
+    if (is_signed(dt)) { /* clamped, and sign-extended to the register like the integer case */
         double lo = -ldexp(1.0, dbits - 1), hi = ldexp(1.0, dbits - 1);
         if (rounded < lo)
-            return (uint64_t)(int64_t)lo & width_mask(dbits);
+            return (uint64_t)(int64_t)lo;
         if (rounded >= hi)
-            return (width_mask(dbits) >> 1);
-        return (uint64_t)(int64_t)rounded & width_mask(dbits);
+            return width_mask(dbits) >> 1;
+        return (uint64_t)(int64_t)rounded;
     }
     double hi = ldexp(1.0, dbits);
     if (rounded <= 0.0)
@@ -1388,14 +1400,25 @@ static step exec_warp_collective(block *b, warp *w, const insn *in, uint64_t (*r
         return STEP_NEXT;
     }
     case OP_MATCH: {
-        uint32_t membermask = (uint32_t)r[o[2]][first];
+        /* "match.sync": .any: the lanes whose value equals mine; .all: every lane's mask if all agree
+         * (and p = 1), else 0 (p = 0) */
+        const int a = o[in->n_dst], msl = o[in->n_dst + 1];
+        uint32_t membermask = (uint32_t)r[msl][first];
         if (!collective_ready(b, w, in, active, membermask, first))
             return STEP_FAULT;
         uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
+        bool all_equal = true;
+        FOR_LANES(active, l) all_equal &= ((r[a][l] ^ r[a][first]) & mask) == 0;
         FOR_LANES(active, l) {
             uint32_t same = 0;
-            FOR_LANES(active, j) same |= (uint32_t)(((r[o[1]][j] ^ r[o[1]][l]) & mask) == 0) << j;
-            r[o[0]][l] = same;
+            FOR_LANES(active, j) same |= (uint32_t)(((r[a][j] ^ r[a][l]) & mask) == 0) << j;
+            if (in->mode == VOTE_ALL) {
+                r[o[0]][l] = all_equal ? active : 0;
+                if (in->n_dst == 2)
+                    r[o[1]][l] = all_equal;
+            } else {
+                r[o[0]][l] = same;
+            }
         }
         return STEP_NEXT;
     }
@@ -1723,8 +1746,12 @@ static void describe_deadlock(block *b)
             continue;
         int lane = __builtin_ctz(w->live);
         int32_t pc = w->converged ? w->wpc : w->pc[lane];
-        used += (size_t)snprintf(waits + used, sizeof waits - used, "%swarp %u at PTX line %d", used ? ", " : "", i,
-                                 b->k->code[pc].ptx_line);
+        if (w->bar_id != NO_BARRIER)
+            used += (size_t)snprintf(waits + used, sizeof waits - used, "%swarp %u at barrier %d (PTX line %d)",
+                                     used ? ", " : "", i, w->bar_id, b->k->code[pc].ptx_line);
+        else
+            used += (size_t)snprintf(waits + used, sizeof waits - used, "%swarp %u at PTX line %d", used ? ", " : "",
+                                     i, b->k->code[pc].ptx_line);
     }
     for (unsigned i = 0; i < b->n_warps; i++) {
         const warp *w = &b->warps[i];

@@ -1,67 +1,17 @@
-/* half.c: IEEE 754 binary16 and bfloat16 from and to binary32, round to nearest, ties to even (the
- * rounding `cvt.rn.f16.f32` names; PTX ISA, "cvt"). Written on bit patterns so the result does not
- * depend on the host compiler's own half type.
+/* half.c: IEEE 754 binary16 and bfloat16, to and from wider floats, with the rounding modes of
+ * `cvt.{rn,rz,rm,rp}.f16.f32` (PTX ISA, "cvt" and "Rounding Modifiers"). Written on the values
+ * themselves, so the result does not depend on the host compiler's own half type.
  */
 #include <math.h>
 #include <string.h>
 
 #include "emu.h"
 
-static uint32_t bits_of(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
 static float float_of(uint32_t u)
 {
     float f;
     memcpy(&f, &u, 4);
     return f;
-}
-
-/* Rounds the value `mantissa * 2^-shift` to an integer, nearest-even. */
-static uint32_t round_shift(uint32_t mantissa, int shift)
-{
-    if (shift <= 0)
-        return mantissa;
-    if (shift > 31)
-        return 0;
-    uint32_t kept = mantissa >> shift, rest = mantissa & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rest > half || (rest == half && (kept & 1)))
-        kept++;
-    return kept;
-}
-
-uint16_t emu_f32_to_f16(float f)
-{
-    uint32_t u = bits_of(f);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
-    int exp = (int)((u >> 23) & 0xff);
-    uint32_t man = u & 0x7fffff;
-    if (exp == 0xff) /* Inf stays Inf; NaN stays a (quiet) NaN with its top payload bits */
-        return (uint16_t)(sign | 0x7c00 | (man ? 0x200 | (man >> 13) : 0));
-    if (exp == 0 && man == 0)
-        return sign;
-    /* value = 1.man * 2^(exp-127) (normals) = (man | 1<<23) * 2^(exp-150) */
-    int e = exp - 127 + 15;
-    uint32_t full = exp ? man | 0x800000 : man;
-    if (e >= 1) { /* a normal half: 10 fraction bits, drop 13 */
-        uint32_t r = round_shift(full, 13);
-        /* r may have carried into bit 11 (mantissa overflow): the exponent grows by one */
-        uint32_t h = ((uint32_t)e << 10) + (r - 0x400);
-        if (r >= 0x800)
-            h = ((uint32_t)(e + 1) << 10);
-        if (h >= 0x7c00)
-            return (uint16_t)(sign | 0x7c00); /* overflow rounds to Inf */
-        return (uint16_t)(sign | h);
-    }
-    /* a subnormal half: the value in units of 2^-24, rounded; binary32 subnormals are far below it */
-    if (!exp)
-        return sign;
-    uint32_t r = round_shift(full, 126 - exp);
-    return (uint16_t)(sign | r); /* r == 0x400 becomes the smallest normal, which is right */
 }
 
 float emu_f16_to_f32(uint16_t h)
@@ -78,38 +28,56 @@ float emu_f16_to_f32(uint16_t h)
     return float_of(sign | ((uint32_t)(exp - 15 + 127) << 23) | (man << 13));
 }
 
-uint16_t emu_f64_to_f16(double d)
+/* A 16-bit float format: binary16 has 10 fraction and 5 exponent bits, bfloat16 7 and 8. */
+typedef struct { int fraction_bits, exponent_bits; } format16;
+static const format16 binary16 = {10, 5}, bfloat16 = {7, 8};
+
+/* x rounded to the format by `mode` (IEEE 754: nearest-even, toward zero, toward -inf, toward +inf;
+ * "Rounding Modifiers" in the PTX ISA), as its bit pattern. Every binary32 and binary64 value is
+ * rounded once, from its exact value: no double rounding. */
+static uint16_t round_to(double x, emu_rounding mode, format16 fmt)
 {
-    /* through binary32 could round twice; binary32 keeps 13 more bits than binary16, which decides
-     * every tie except values within 2^-24 relative of a half-ulp midpoint. Round directly instead. */
-    if (isnan(d))
-        return (uint16_t)(signbit(d) ? 0xfe00 : 0x7e00);
-    double a = fabs(d);
-    uint16_t sign = signbit(d) ? 0x8000 : 0;
-    if (a >= 65520.0)
-        return (uint16_t)(sign | 0x7c00);
-    if (a < 0x1p-14) { /* subnormal: multiples of 2^-24 */
-        double q = nearbyint(a * 0x1p24); /* default rounding mode: nearest-even */
-        return (uint16_t)(sign | (uint16_t)q);
-    }
+    const int bias = (1 << (fmt.exponent_bits - 1)) - 1, emin = 1 - bias;
+    const uint16_t sign = signbit(x) ? (uint16_t)(1u << 15) : 0;
+    const uint16_t inf = (uint16_t)(((1u << fmt.exponent_bits) - 1) << fmt.fraction_bits);
+    if (isnan(x)) /* a quiet NaN, sign kept */
+        return (uint16_t)(sign | inf | (1u << (fmt.fraction_bits - 1)));
+    double a = fabs(x);
+    if (isinf(x))
+        return (uint16_t)(sign | inf);
+    if (a == 0.0)
+        return sign;
+    /* the spacing of representable values around a: 2^(exponent - fraction_bits), fixed below 2^emin */
     int e;
-    double m = frexp(a, &e); /* a = m * 2^e, m in [0.5, 1) */
-    double q = nearbyint(m * 2048.0); /* 11 significant bits */
-    if (q >= 2048.0)
-        q /= 2.0, e++;
-    uint32_t h = ((uint32_t)(e - 1 + 15) << 10) | ((uint32_t)q & 0x3ff);
-    return (uint16_t)(sign | h);
+    frexp(a, &e); /* a = m * 2^e, m in [0.5, 1): the leading bit is 2^(e-1) */
+    int lead = e - 1 < emin ? emin : e - 1;
+    double units = ldexp(a, fmt.fraction_bits - lead); /* exact: a power-of-two scaling */
+    double whole = floor(units), rest = units - whole;
+    bool up;
+    switch (mode) {
+    case EMU_ROUND_ZERO: up = false; break;
+    case EMU_ROUND_DOWN: up = sign && rest > 0; break;  /* toward -inf: magnitudes of negatives grow */
+    case EMU_ROUND_UP: up = !sign && rest > 0; break;
+    default: up = rest > 0.5 || (rest == 0.5 && fmod(whole, 2.0) != 0.0); break;
+    }
+    double magnitude = ldexp(whole + (up ? 1.0 : 0.0), lead - fmt.fraction_bits);
+    double largest = ldexp(2.0 - ldexp(1.0, -fmt.fraction_bits), bias);
+    if (magnitude > largest) { /* overflow: Inf, or the largest finite value when rounding away from Inf */
+        bool to_inf = mode == EMU_ROUND_NEAREST || (mode == EMU_ROUND_UP && !sign) || (mode == EMU_ROUND_DOWN && sign);
+        return (uint16_t)(sign | (to_inf ? inf : inf - 1));
+    }
+    if (magnitude == 0.0) /* rounded away to zero */
+        return sign;
+    frexp(magnitude, &e);
+    if (e - 1 < emin) /* subnormal: the count of the smallest steps */
+        return (uint16_t)(sign | (uint16_t)ldexp(magnitude, fmt.fraction_bits - emin));
+    uint32_t fraction = (uint32_t)(ldexp(magnitude, fmt.fraction_bits - (e - 1)) - ldexp(1.0, fmt.fraction_bits));
+    return (uint16_t)(sign | (uint32_t)(e - 1 + bias) << fmt.fraction_bits | fraction);
 }
 
-uint16_t emu_f32_to_bf16(float f)
-{
-    uint32_t u = bits_of(f);
-    if ((u & 0x7fffffff) > 0x7f800000)
-        return (uint16_t)((u >> 16) | 0x40); /* NaN stays NaN */
-    uint32_t rest = u & 0xffff, kept = u >> 16;
-    if (rest > 0x8000 || (rest == 0x8000 && (kept & 1)))
-        kept++;
-    return (uint16_t)kept;
-}
+uint16_t emu_to_f16(double x, emu_rounding mode) { return round_to(x, mode, binary16); }
+uint16_t emu_to_bf16(double x, emu_rounding mode) { return round_to(x, mode, bfloat16); }
+uint16_t emu_f32_to_f16(float f) { return round_to(f, EMU_ROUND_NEAREST, binary16); }
+uint16_t emu_f32_to_bf16(float f) { return round_to(f, EMU_ROUND_NEAREST, bfloat16); }
 
 float emu_bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }

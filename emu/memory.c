@@ -69,6 +69,9 @@ void emu_alloc_describe(uint64_t addr, uint64_t size, char *out, size_t out_len)
     if (a && addr < a->base + a->size) /* starts inside, ends outside */
         snprintf(out, out_len, "%" PRIu64 " bytes at offset %" PRIu64 " run past the end of the %" PRIu64
                  "-byte %s at 0x%" PRIx64, size, addr - a->base, a->size, a->what, a->base);
+    else if (a && past == 0 && past <= before)
+        snprintf(out, out_len, "right after the end of the %" PRIu64 "-byte %s at 0x%" PRIx64, a->size, a->what,
+                 a->base);
     else if (a && past <= before)
         snprintf(out, out_len, "%" PRIu64 " bytes past the end of the %" PRIu64 "-byte %s at 0x%" PRIx64, past,
                  a->size, a->what, a->base);

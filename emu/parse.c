@@ -1533,16 +1533,24 @@ static bool decode(decoder *d)
         return plain(d, 2, (ptx_type)in->type);
     }
     if (strcmp(base, "match") == 0) {
+        /* match.any.sync.type d, a, membermask;  match.all.sync.type d[|p], a, membermask */
         in->op = OP_MATCH;
-        if (!take(&m, "any"))
-            return unsupported(d); /* match.all: not needed yet */
+        if (take(&m, "all"))
+            in->mode = VOTE_ALL;
+        else if (take(&m, "any"))
+            in->mode = VOTE_ANY;
+        else
+            return unsupported(d);
         in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, 3))
+        if (!finish_modifiers(d, &m))
             return false;
-        if (add_value(d, &ops->op[0], T_B32) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
-            add_value(d, &ops->op[2], T_B32) != 1)
+        int n_dst = ops->n - 2;
+        if (n_dst < 1 || n_dst > (in->mode == VOTE_ALL ? 2 : 1))
+            return need_operands(d, 3);
+        if (add_value(d, &ops->op[0], T_B32) != 1 || (n_dst == 2 && add_value(d, &ops->op[1], T_PRED) != 1) ||
+            add_value(d, &ops->op[n_dst], in->type) != 1 || add_value(d, &ops->op[n_dst + 1], T_B32) != 1)
             return false;
-        in->n_dst = 1, in->n_src = 2;
+        in->n_dst = (uint8_t)n_dst, in->n_src = 2;
         return true;
     }
     return unsupported(d);

@@ -557,9 +557,9 @@ hopper_ws_kernel(const conv_problem prob, const igemm_walk walk, const __grid_co
 
 /* ---- host side: supports(), launch ---------------------------------------------------------------- */
 
-/* The current device must be compute capability 9.0 (wgmma exists only in sm_90a code) and let a
- * block opt in to this kernel's shared memory. */
-static bool device_is_hopper(const char *id, size_t smem, char *why, size_t why_len)
+/* The current device must be compute capability 9.0 (wgmma exists only in sm_90a code), have code it
+ * can run for the kernel, and let a block opt in to its shared memory. */
+static bool device_is_hopper(const char *id, const void *kernel, size_t smem, char *why, size_t why_len)
 {
     int device = 0;
     cudaDeviceProp props;
@@ -577,6 +577,8 @@ static bool device_is_hopper(const char *id, size_t smem, char *why, size_t why_
                  "(%s) is %d.%d", id, device, props.name, props.major, props.minor);
         return false;
     }
+    if (!kernel_image_available(kernel, id, why, why_len))
+        return false;
     if (props.sharedMemPerBlockOptin < smem) {
         snprintf(why, why_len, "%s needs %zu bytes of shared memory per block; device %d allows %zu", id, smem,
                  device, (size_t)props.sharedMemPerBlockOptin);
@@ -611,7 +613,7 @@ static bool supports_08a_shape(const char *id, const conv_problem *prob, char *w
 
 static bool supports_08a(const conv_problem *prob, char *why, size_t why_len)
 {
-    return device_is_hopper("08a", h08a_smem_bytes, why, why_len) && supports_08a_shape("08a", prob, why, why_len);
+    return device_is_hopper("08a", (const void *)hopper_wgmma_kernel, h08a_smem_bytes, why, why_len) && supports_08a_shape("08a", prob, why, why_len);
 }
 
 extern "C" void launch_08a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
@@ -682,7 +684,7 @@ static CUtensorMap filter_tensor_map(const conv_problem *prob, const __half *w)
 
 static bool supports_08b(const conv_problem *prob, char *why, size_t why_len)
 {
-    if (!device_is_hopper("08b", h08b_smem_bytes, why, why_len))
+    if (!device_is_hopper("08b", (const void *)hopper_ws_kernel, h08b_smem_bytes, why, why_len))
         return false;
     if (!tensor_map_encoder(why, why_len))
         return false;

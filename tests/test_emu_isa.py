@@ -1,0 +1,1233 @@
+#!/usr/bin/env python3
+"""The PTX emulator's own instruction tests.
+
+Usage: python3 tests/test_emu_isa.py PTXRUN_PATH WORK_DIR
+
+Runs the hand-written kernels in tests/emu/*.ptx with ptxrun and compares every output with values computed here
+from the rules of the NVIDIA PTX ISA (9.0) text. Each family below names the ISA section its expectations come
+from. Where the ISA leaves a result unspecified (division by zero, rem of negative numbers, the bits of a NaN
+that is only said to be "NaN"), the case avoids it or checks only what is specified. The emulator's code is not
+a source of expectations. Prints one line per case and a summary; exits 0 only if every case passes.
+"""
+import math
+import os
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+EMU_DIR = os.path.join(HERE, 'emu')
+M32 = 0xFFFFFFFF
+M64 = 0xFFFFFFFFFFFFFFFF
+
+
+class Fail(Exception):
+    pass
+
+
+class Runner:
+    def __init__(self, ptxrun, work):
+        self.ptxrun = ptxrun
+        self.work = os.path.join(work, 'emu_isa')
+        os.makedirs(self.work, exist_ok=True)
+        self.n = 0
+        self.results = []
+
+    def path(self, tag):
+        self.n += 1
+        return os.path.join(self.work, '%04d_%s.npy' % (self.n, tag))
+
+    def inp(self, arr):
+        """in: argument for a numpy array (uint16 data travels as float16, the bits unchanged)."""
+        arr = np.ascontiguousarray(arr)
+        if arr.dtype == np.uint16:
+            arr = arr.view(np.float16)
+        assert arr.dtype in (np.float16, np.float32, np.float64, np.uint32, np.int32, np.uint64, np.int64), arr.dtype
+        p = self.path('in')
+        np.save(p, arr)
+        return 'in:' + p
+
+    def inout(self, arr):
+        arr = np.ascontiguousarray(arr)
+        p = self.path('io')
+        q = self.path('io_out')
+        np.save(p, arr)
+        return 'inout:%s:%s' % (p, q), q
+
+    def out(self, dtype, count):
+        p = self.path('out')
+        return 'out:%s:%s:%d' % (p, dtype, count), p
+
+    def launch(self, ptx, kernel, grid, block, args):
+        cmd = [self.ptxrun, os.path.join(EMU_DIR, ptx), kernel, '--grid', str(grid), '--block', str(block)] + args
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            msg = (p.stdout + p.stderr).strip().splitlines()
+            raise Fail('ptxrun exited %d: %s' % (p.returncode, ' | '.join(msg[-3:])))
+
+    def elem(self, ptx, kernel, ins, outs):
+        """Elementwise kernel: ins are numpy arrays (uint16/uint32/uint64), outs a list of 'u16'/'u32'/'u64'.
+        Returns the outputs as unsigned integer arrays."""
+        n = len(ins[0])
+        args = [self.inp(a) for a in ins]
+        paths = []
+        for o in outs:
+            a, p = self.out({'u16': 'f16', 'u32': 'u32', 'u64': 'u64'}[o], n)
+            args.append(a)
+            paths.append((p, o))
+        args.append('u32:%d' % n)
+        self.launch(ptx, kernel, (n + 127) // 128, 128, args)
+        res = []
+        for p, o in paths:
+            r = np.load(p)
+            res.append(r.view({'u16': np.uint16, 'u32': np.uint32, 'u64': np.uint64}[o]).copy())
+        return res
+
+    def case(self, name, fn):
+        try:
+            fn()
+            self.results.append((name, True, ''))
+            print('PASS  %s' % name)
+        except Fail as e:
+            self.results.append((name, False, str(e)))
+            print('FAIL  %s: %s' % (name, e))
+        except Exception:
+            msg = traceback.format_exc().strip().splitlines()[-1]
+            self.results.append((name, False, msg))
+            print('FAIL  %s: (test error) %s' % (name, msg))
+        sys.stdout.flush()
+
+
+def hx(v, bits=32):
+    return '0x%0*x' % (bits // 4, int(v))
+
+
+def compare(got, exp, inputs, bits=32, what='', maskfn=None):
+    """got: array; exp: list of int expected values or None (= not checked) or a callable check(got) -> bool."""
+    bad = []
+    for i, e in enumerate(exp):
+        g = int(got[i])
+        if e is None:
+            continue
+        ok = e(g) if callable(e) else (g == (e & ((1 << bits) - 1)))
+        if not ok:
+            bad.append(i)
+    if bad:
+        parts = []
+        for i in bad[:4]:
+            ins = ', '.join(hx(x[i], b) for x, b in inputs)
+            e = exp[i]
+            es = getattr(e, 'desc', 'predicate') if callable(e) else hx(e & ((1 << bits) - 1), bits)
+            parts.append('[%d] in (%s): expected %s, got %s' % (i, ins, es, hx(got[i], bits)))
+        raise Fail('%s%d of %d wrong; %s' % (what, len(bad), len(exp), '; '.join(parts)))
+
+
+def nan_check(bits, width=32):
+    """A NaN whose bits the ISA does not specify."""
+    if width == 32:
+        f = lambda g: (g & 0x7F800000) == 0x7F800000 and (g & 0x7FFFFF) != 0
+    elif width == 16:
+        f = lambda g: (g & 0x7C00) == 0x7C00 and (g & 0x3FF) != 0
+    else:
+        f = lambda g: (g & 0x7FF0000000000000) == 0x7FF0000000000000 and (g & 0xFFFFFFFFFFFFF) != 0
+    f.desc = 'any NaN'
+    return f
+
+
+# ------------------------------------------------------------------ helpers on bits
+def f32b(x):
+    return int(np.array([x], dtype=np.float32).view(np.uint32)[0])
+
+
+def bf32(b):
+    return float(np.array([b], dtype=np.uint32).view(np.float32)[0])
+
+
+def f64b(x):
+    return int(np.array([x], dtype=np.float64).view(np.uint64)[0])
+
+
+def bf64(b):
+    return float(np.array([b], dtype=np.uint64).view(np.float64)[0])
+
+
+def s32(v):
+    v &= M32
+    return v - (1 << 32) if v >> 31 else v
+
+
+def s64(v):
+    v &= M64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def sx(v, bits):
+    v &= (1 << bits) - 1
+    return v - (1 << bits) if v >> (bits - 1) else v
+
+
+def is_nan32(b):
+    return (b & 0x7F800000) == 0x7F800000 and (b & 0x7FFFFF) != 0
+
+
+def is_nan64(b):
+    return (b & 0x7FF0000000000000) == 0x7FF0000000000000 and (b & 0xFFFFFFFFFFFFF) != 0
+
+
+def f16_rn(b32):
+    """IEEE round-to-nearest-even f32 -> f16 (numpy's conversion is correctly rounded)."""
+    return int(np.array([b32], dtype=np.uint32).view(np.float32).astype(np.float16).view(np.uint16)[0])
+
+
+def bf16_rn(b):
+    """IEEE round-to-nearest-even f32 -> bf16 (the upper 16 bits after rounding the lower 16)."""
+    return ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) & 0xFFFF
+
+
+SPECIAL_F32 = [f32b(x) for x in [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, 3.5, -3.5, 0.49999997, 0.50000006,
+                                  65504.0, 65519.996, 65520.0, -65520.0, 65536.0, 1e6, -1e6, 1e-8, 2.0 ** -24,
+                                  2.0 ** -25, 3 * 2.0 ** -26, 1.5 * 2.0 ** -24, 2.5 * 2.0 ** -24, 2.0 ** -14,
+                                  1023 * 2.0 ** -24, 2047 * 2.0 ** -25, 3e9, -3e9, 2147483520.0, 2147483648.0,
+                                  4294967040.0, 4294967296.0, -2147483648.0, -2147483904.0, 1e20, -1e20,
+                                  1.17549435e-38, 32767.5, 32768.0, -32768.5, -32769.0, 100000.0, 0.999, 1.0001,
+                                  3.99999976, 16777217.0, 1.00048828125, 1.0009765625, 1.00146484375]] + \
+    [0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001, 0x00000001, 0x80000001, 0x007FFFFF, 0x3F808000,
+     0x3F818000, 0x3F80C000, 0x3F804000, 0x7F7FFFFF, 0x7F7F8000, 0xFF7FFFFF, 0x477FF000, 0x477FE000, 0x33000001,
+     0x32FFFFFF]
+
+
+def rand_f32(rng, n):
+    vals = rng.standard_normal(n) * np.exp2(rng.integers(-30, 30, n).astype(np.float64))
+    return [int(x) for x in vals.astype(np.float32).view(np.uint32)]
+
+
+# ------------------------------------------------------------------ mma
+# "Matrix Fragments for mma.m16n8k16 with floating point type": groupID = laneid >> 2, threadID_in_group = laneid % 4
+def a_elem(lane, i):
+    g, t = lane >> 2, lane % 4
+    row = g if (i < 2 or 4 <= i < 6) else g + 8
+    col = t * 2 + (i & 1) + (8 if i >= 4 else 0)
+    return row, col
+
+
+def b_elem(lane, i):
+    g, t = lane >> 2, lane % 4
+    row = t * 2 + (i & 1) + (8 if i >= 2 else 0)
+    return row, g
+
+
+def c_elem(lane, i):
+    g, t = lane >> 2, lane % 4
+    row = g if i < 2 else g + 8
+    return row, t * 2 + (i & 1)
+
+
+def h16(x):
+    return int(np.array([x], dtype=np.float16).view(np.uint16)[0])
+
+
+def mma_problem(rng, warps, f16acc):
+    A = rng.uniform(-2, 2, (warps, 16, 16)).astype(np.float16)
+    B = rng.uniform(-2, 2, (warps, 16, 8)).astype(np.float16)
+    C = rng.uniform(-4, 4, (warps, 16, 8)).astype(np.float16 if f16acc else np.float32)
+    afr = np.zeros((warps * 32, 4), np.uint32)
+    bfr = np.zeros((warps * 32, 2), np.uint32)
+    cfr = np.zeros((warps * 32, 2 if f16acc else 4), np.uint32)
+    for w in range(warps):
+        for lane in range(32):
+            tid = 32 * w + lane
+            a = [h16(A[w][a_elem(lane, i)]) for i in range(8)]  # "elements (low to high)"
+            afr[tid] = [a[2 * k] | a[2 * k + 1] << 16 for k in range(4)]
+            b = [h16(B[w][b_elem(lane, i)]) for i in range(4)]
+            bfr[tid] = [b[0] | b[1] << 16, b[2] | b[3] << 16]
+            if f16acc:
+                c = [h16(C[w][c_elem(lane, i)]) for i in range(4)]
+                cfr[tid] = [c[0] | c[1] << 16, c[2] | c[3] << 16]
+            else:
+                cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
+    return A, B, C, afr, bfr, cfr
+
+
+def mma_check(A, B, C, D_of, tol_rel, what):
+    warps = A.shape[0]
+    for w in range(warps):
+        exact = A[w].astype(np.float64) @ B[w].astype(np.float64) + C[w].astype(np.float64)
+        scale = np.abs(A[w].astype(np.float64)) @ np.abs(B[w].astype(np.float64)) + np.abs(C[w].astype(np.float64))
+        got = D_of(w)
+        err = np.abs(got - exact)
+        lim = tol_rel * scale + 1e-30
+        if not np.all(err <= lim):
+            r, c = np.unravel_index(np.argmax(err - lim), err.shape)
+            raise Fail('%s warp %d: D[%d][%d] = %r, expected A*B+C = %r (tolerance %.3g); %d elements outside'
+                       % (what, w, r, c, float(got[r, c]), float(exact[r, c]), float(lim[r, c]),
+                          int(np.sum(err > lim))))
+
+
+def tests_mma(R, rng):
+    def f32acc():
+        A, B, C, afr, bfr, cfr = mma_problem(rng, 2, False)
+        ao, ap = R.out('u32', 64 * 4)
+        R.launch('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
+        d = np.load(ap).view(np.uint32).reshape(64, 4)
+
+        def D_of(w):
+            D = np.zeros((16, 8))
+            for lane in range(32):
+                for i in range(4):
+                    D[c_elem(lane, i)] = bf32(int(d[32 * w + lane][i]))
+            return D
+        mma_check(A, B, C, D_of, 2.0 ** -20, 'mma f32')
+
+    def f16acc():
+        A, B, C, afr, bfr, cfr = mma_problem(rng, 2, True)
+        ao, ap = R.out('u32', 64 * 2)
+        R.launch('mma.ptx', 'mma_f16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel()), ao])
+        d = np.load(ap).view(np.uint32).reshape(64, 2)
+
+        def D_of(w):
+            D = np.zeros((16, 8))
+            for lane in range(32):
+                regs = d[32 * w + lane]
+                vals = [int(regs[0]) & 0xFFFF, int(regs[0]) >> 16, int(regs[1]) & 0xFFFF, int(regs[1]) >> 16]
+                for i in range(4):
+                    D[c_elem(lane, i)] = float(np.array([vals[i]], np.uint16).view(np.float16)[0])
+            return D
+        # f16 result: one rounding to f16 (2^-11 relative) plus accumulation slack
+        mma_check(A, B, C, D_of, 2.0 ** -9, 'mma f16')
+
+    def rowmajor():
+        A = rng.uniform(-2, 2, (1, 16, 16)).astype(np.float16)
+        B = rng.uniform(-2, 2, (1, 16, 8)).astype(np.float16)
+        C = rng.uniform(-4, 4, (1, 16, 8)).astype(np.float32)
+        ao, ap = R.out('f32', 128)
+        R.launch('mma.ptx', 'mma_f32_rowmajor', 1, 32, [R.inp(A[0].ravel()), R.inp(np.ascontiguousarray(B[0].T).ravel()),
+                                                         R.inp(C[0].ravel()), ao])
+        D = np.load(ap).astype(np.float64).reshape(16, 8)
+        mma_check(A, B, C, lambda w: D, 2.0 ** -20, 'mma f32 (index math in PTX)')
+
+    def integers():
+        # small integers: every product and sum is exact, so D must equal A*B+C exactly
+        A = rng.integers(-8, 8, (2, 16, 16)).astype(np.float16)
+        B = rng.integers(-8, 8, (2, 16, 8)).astype(np.float16)
+        C = rng.integers(-100, 100, (2, 16, 8)).astype(np.float32)
+        _, _, _, afr, bfr, cfr = mma_problem(np.random.default_rng(0), 2, False)
+        for w in range(2):
+            for lane in range(32):
+                tid = 32 * w + lane
+                a = [h16(A[w][a_elem(lane, i)]) for i in range(8)]
+                afr[tid] = [a[2 * k] | a[2 * k + 1] << 16 for k in range(4)]
+                b = [h16(B[w][b_elem(lane, i)]) for i in range(4)]
+                bfr[tid] = [b[0] | b[1] << 16, b[2] | b[3] << 16]
+                cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
+        ao, ap = R.out('u32', 256)
+        R.launch('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
+        d = np.load(ap).view(np.uint32).reshape(64, 4)
+
+        def D_of(w):
+            D = np.zeros((16, 8))
+            for lane in range(32):
+                for i in range(4):
+                    D[c_elem(lane, i)] = bf32(int(d[32 * w + lane][i]))
+            return D
+        mma_check(A, B, C, D_of, 0.0, 'mma f32 exact integers')
+
+    R.case('mma.m16n8k16.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', f32acc)
+    R.case('mma.m16n8k16.row.col.f16.f16.f16.f16 (f16x2 accumulators, 2 warps)', f16acc)
+    R.case('mma.m16n8k16.row.col.f32 with fragment index math written in PTX', rowmajor)
+    R.case('mma.m16n8k16.row.col.f32 small integers (exact result)', integers)
+
+
+# ------------------------------------------------------------------ ldmatrix
+def tests_ldmatrix(R, rng):
+    # "Warp-level matrix load instruction: ldmatrix"
+    src16 = rng.integers(0, 1 << 16, 512).astype(np.uint16)
+    src32 = src16.view(np.uint32)
+
+    for num in (1, 2, 4):
+        for trans in (False, True):
+            for kern in (['ldm_x%d%s' % (num, '_trans' if trans else '')] + (['ldm_x4_generic'] if num == 4 and not trans else [])):
+                def run(num=num, trans=trans, kern=kern):
+                    slots = rng.permutation(64)[:32]
+                    off = (slots * 16).astype(np.uint32)
+                    ao, ap = R.out('u32', 128)
+                    R.launch('ldmatrix.ptx', kern, 1, 32, [R.inp(src32), R.inp(off), ao])
+                    got = np.load(ap).view(np.uint32).reshape(32, 4)
+
+                    def M(k, row, c):
+                        return int(src16[(int(off[8 * k + row]) + 2 * c) // 2])
+                    exp, g_ = [], []
+                    for lane in range(32):
+                        g, t = lane >> 2, lane % 4
+                        for k in range(num):
+                            if trans:
+                                lo, hi = M(k, 2 * t, g), M(k, 2 * t + 1, g)
+                            else:
+                                lo, hi = M(k, g, 2 * t), M(k, g, 2 * t + 1)
+                            exp.append(lo | hi << 16)
+                            g_.append(int(got[lane][k]))
+                    bad = [i for i in range(len(exp)) if exp[i] != g_[i]]
+                    if bad:
+                        i = bad[0]
+                        raise Fail('%d of %d registers wrong; lane %d r%d expected %s got %s'
+                                   % (len(bad), len(exp), i // num, i % num, hx(exp[i]), hx(g_[i])))
+                R.case('ldmatrix.sync.aligned.m8n8.x%d%s.shared.b16 (%s, scattered row addresses)'
+                       % (num, '.trans' if trans else '', kern), run)
+
+
+# ------------------------------------------------------------------ cp.async
+def tests_cp_async(R, rng):
+    # "Data Movement and Conversion Instructions: cp.async", "Async-group mechanism", "cp.async.wait_group / wait_all"
+    def sizes():
+        src = rng.integers(0, 1 << 32, 32 * 24, dtype=np.uint64).astype(np.uint32)
+        sb = src.view(np.uint8)
+        ao, ap = R.out('u32', 32 * 24)
+        R.launch('cp_async.ptx', 'cpa_sizes', 1, 32, [R.inp(src), ao])
+        got = np.load(ap).view(np.uint32).view(np.uint8)
+        # (offset, cp-size, src-size)
+        ops = [(0, 4, 4), (8, 8, 8), (16, 16, 16), (32, 16, 16), (48, 16, 5), (64, 16, 0), (80, 8, 3), (88, 4, 1)]
+        names = {0: 'ca 4', 8: 'ca 8', 16: 'ca 16', 32: 'cg 16', 48: 'ca 16 src-size 5', 64: 'cg 16 src-size 0',
+                 80: 'ca 8 src-size 3', 88: 'ca 4 src-size 1 (register)'}
+        errs = []
+        for tid in range(32):
+            base = 96 * tid
+            exp = [0xA5] * 96
+            for off, n, s in ops:
+                for j in range(n):
+                    exp[off + j] = int(sb[base + off + j]) if j < s else 0
+            for j in range(96):
+                if int(got[base + j]) != exp[j]:
+                    where = [o for o, n, s in ops if o <= j < o + n]
+                    errs.append('thread %d byte %d (%s): expected 0x%02x got 0x%02x'
+                                % (tid, j, names[where[0]] if where else 'not written by cp.async', exp[j], got[base + j]))
+        if errs:
+            raise Fail('%d bytes wrong; %s' % (len(errs), '; '.join(errs[:4])))
+
+    def groups():
+        src = rng.integers(0, 1 << 32, 32 * 16, dtype=np.uint64).astype(np.uint32)
+        ao, ap = R.out('u32', 32 * 20)
+        R.launch('cp_async.ptx', 'cpa_groups', 1, 32, [R.inp(src), ao])
+        got = np.load(ap).view(np.uint32).reshape(32, 20)
+        what = ['after wait_group 2 (2nd committed group)', 'after wait_group 1', 'after wait_group 0',
+                'after wait_all (uncommitted)', 'neighbour thread after bar.sync']
+        errs = []
+        for tid in range(32):
+            exp = list(src[16 * tid:16 * tid + 16]) + list(src[16 * ((tid + 1) % 32):16 * ((tid + 1) % 32) + 4])
+            for j in range(20):
+                if int(got[tid][j]) != int(exp[j]):
+                    errs.append('thread %d word %d (%s): expected %s got %s' % (tid, j, what[j // 4], hx(exp[j]), hx(got[tid][j])))
+        if errs:
+            raise Fail('%d words wrong; %s' % (len(errs), '; '.join(errs[:4])))
+
+    R.case('cp.async.ca/.cg cp-size 4/8/16, src-size 5/0/3/1 (zero fill), wait_all', sizes)
+    R.case('cp.async.commit_group (incl. empty group) / wait_group 2,1,0 / wait_all, then bar.sync', groups)
+
+
+# ------------------------------------------------------------------ shfl.sync
+def shfl_expected(mode, a, b, c):
+    # pseudo-code of "Data Movement and Conversion Instructions: shfl.sync"
+    d, p = [], []
+    cval, segmask = c & 0x1F, (c >> 8) & 0x1F
+    for lane in range(32):
+        bval = b[lane] & 0x1F
+        maxLane = (lane & segmask) | (cval & ~segmask)
+        minLane = lane & segmask
+        if mode == 'up':
+            j = lane - bval
+            pval = j >= maxLane
+        elif mode == 'down':
+            j = lane + bval
+            pval = j <= maxLane
+        elif mode == 'bfly':
+            j = lane ^ bval
+            pval = j <= maxLane
+        else:
+            j = minLane | (bval & ~segmask)
+            pval = j <= maxLane
+        if not pval:
+            j = lane
+        d.append(int(a[j]))
+        p.append(1 if pval else 0)
+    return d, p
+
+
+def tests_shfl(R, rng):
+    cases = []
+    for width in (32, 16, 8):
+        for mode in ('up', 'down', 'bfly', 'idx'):
+            clamp = 0 if mode == 'up' else 0x1F
+            c = ((32 - width) << 8) | clamp
+            if mode in ('up', 'down'):
+                bs = [[1] * 32, [3] * 32, [width // 2 + 1] * 32, [17] * 32]
+            elif mode == 'bfly':
+                bs = [[1] * 32, [width // 2] * 32, [16] * 32, [31] * 32]
+            else:
+                bs = [[int(x) for x in rng.integers(0, 32, 32)], [int(x) for x in rng.integers(0, 256, 32)], [0] * 32]
+            for b in bs:
+                cases.append((mode, width, c, b))
+    # clamp values below the top lane, and b with bits above [4:0]
+    cases += [('down', 32, 20, [3] * 32), ('up', 32, 5, [2] * 32), ('bfly', 32, 0x0010, [3] * 32),
+              ('idx', 32, 0x0009, [int(x) for x in rng.integers(0, 32, 32)]), ('down', 32, 0x1F, [33] * 32),
+              ('up', 32, 0, [34] * 32), ('idx', 16, 0x1807, [5] * 32), ('down', 8, 0x1802, [1] * 32)]
+    for mode, width, c, b in cases:
+        def run(mode=mode, c=c, b=b):
+            a = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
+            do, dp = R.out('u32', 32)
+            po, pp = R.out('u32', 32)
+            R.launch('shfl.ptx', 'shfl_' + mode, 1, 32, [R.inp(a), R.inp(np.array(b, np.uint32)), do, po, 'u32:%d' % c])
+            d, p = np.load(dp).view(np.uint32), np.load(pp).view(np.uint32)
+            ed, ep = shfl_expected(mode, a, b, c)
+            bad = [l for l in range(32) if int(d[l]) != ed[l] or int(p[l]) != ep[l]]
+            if bad:
+                l = bad[0]
+                src = [j for j in range(32) if int(a[j]) == int(d[l])]
+                raise Fail('%d lanes wrong; lane %d (b=%d): expected value of lane %d, p=%d; got value of lane %s, p=%d'
+                           % (len(bad), l, b[l], [j for j in range(32) if int(a[j]) == ed[l]][0], ep[l],
+                              src[0] if src else '?', int(p[l])))
+        bdesc = ('b=%d' % b[0]) if len(set(b)) == 1 else 'b per lane'
+        R.case('shfl.sync.%s width %d c=0x%04x %s' % (mode, width, c, bdesc), run)
+
+    def imm():
+        a = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
+        do, dp = R.out('u32', 32)
+        po, pp = R.out('u32', 32)
+        R.launch('shfl.ptx', 'shfl_bfly_imm', 1, 32, [R.inp(a), R.inp(a), do, po, 'u32:0'])
+        compare(np.load(dp).view(np.uint32), [int(a[l ^ 16]) for l in range(32)], [(a, 32)])
+    R.case('shfl.sync.bfly immediate b=16 c=0x1f', imm)
+
+
+# ------------------------------------------------------------------ cvt
+def f2i(b, rnd, bits, signed, src64=False):
+    """cvt.{rnd}.{s,u}{bits}.{f32,f64}: "clamped to the destination range by default"; NaN -> 0 unless the source is
+    .f64 or the destination is .s64/.u64, then 1 << (BitWidth(dst) - 1)."""
+    x = bf64(b) if src64 else bf32(b)
+    if math.isnan(x):
+        return (1 << (bits - 1)) if (src64 or bits == 64) else 0
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if math.isinf(x):
+        return (hi if x > 0 else lo) & ((1 << bits) - 1)
+    if rnd == 'rzi':
+        v = math.trunc(x)
+    elif rnd == 'rni':
+        v = round(x)      # Python rounds halves to even
+    elif rnd == 'rmi':
+        v = math.floor(x)
+    else:
+        v = math.ceil(x)
+    return min(max(v, lo), hi) & ((1 << bits) - 1)
+
+
+def f16_rz(b):
+    x = bf32(b)
+    h = f16_rn(b)
+    if math.isnan(x) or math.isinf(x):
+        return h
+    hv = float(np.array([h], np.uint16).view(np.float16)[0])
+    if math.isinf(hv) or abs(hv) > abs(x):
+        h -= 1                    # one step toward zero in magnitude (0x7c00 - 1 = 0x7bff, the largest finite)
+    return h
+
+
+def tests_cvt(R, rng):
+    S = 'cvt.ptx'
+    F = SPECIAL_F32 + rand_f32(rng, 200)
+    # include ties and subnormals of f16 explicitly: every f16 value +- half an ulp
+    for h in list(range(0, 0x400, 37)) + list(range(0x3C00, 0x3C40)) + [0x7BFF, 0x0001, 0x03FF, 0x0400]:
+        v = float(np.array([h], np.uint16).view(np.float16)[0])
+        nxt = float(np.array([h + 1], np.uint16).view(np.float16)[0])
+        F.append(f32b((v + nxt) / 2))
+    F = [x & M32 for x in F]
+    Fa = np.array(F, np.uint32)
+
+    def unary(kern, ins, exp_fn, ibits, obits, otype):
+        def run():
+            got, = R.elem(S, kern, [ins], [otype])
+            compare(got, [exp_fn(int(x)) for x in ins], [(ins, ibits)], obits)
+        return run
+
+    def f16_exp(b):
+        return nan_check(0, 16) if is_nan32(b) else f16_rn(b)
+    R.case('cvt.rn.f16.f32 (ties to even, overflow to inf, f16 subnormals)', unary('cvt_rn_f16_f32', Fa, f16_exp, 32, 16, 'u16'))
+    Frz = np.array([b for b in F if not (abs(bf32(b)) >= 65536 and not math.isinf(bf32(b)))], np.uint32)
+    R.case('cvt.rz.f16.f32 (no overflowing inputs)', unary('cvt_rz_f16_f32', Frz,
+                                                           lambda b: nan_check(0, 16) if is_nan32(b) else f16_rz(b), 32, 16, 'u16'))
+    H = np.array(list(range(0, 0x10000, 97)) + [0, 0x8000, 0x0001, 0x8001, 0x03FF, 0x0400, 0x7BFF, 0x7C00, 0xFC00, 0x7E00,
+                                                0x7C01, 0x3C00, 0xBC00], np.uint16)
+
+    def f16_to_f32(h):
+        if (h & 0x7C00) == 0x7C00 and (h & 0x3FF):
+            return nan_check(0)
+        return f32b(float(np.array([h], np.uint16).view(np.float16)[0]))
+    R.case('cvt.f32.f16 (exact, subnormals, inf)', unary('cvt_f32_f16', H, f16_to_f32, 16, 32, 'u32'))
+
+    def f16x2():
+        a = np.array(F, np.uint32)
+        b = np.array(list(reversed(F)), np.uint32)
+        got, = R.elem(S, 'cvt_rn_f16x2_f32', [a, b], ['u32'])
+        exp = []
+        for x, y in zip(a, b):
+            x, y = int(x), int(y)
+            if is_nan32(x) or is_nan32(y):
+                exp.append(None)
+            else:
+                exp.append(f16_rn(x) << 16 | f16_rn(y))    # "a ... stored in the upper half of d"
+        compare(got, exp, [(a, 32), (b, 32)])
+    R.case('cvt.rn.f16x2.f32 d, a, b (a -> upper half, b -> lower half)', f16x2)
+    R.case('cvt.rn.bf16.f32 (ties to even, overflow)', unary('cvt_rn_bf16_f32', Fa,
+                                                           lambda b: nan_check(0, 16) if is_nan32(b) else bf16_rn(b), 32, 16, 'u16'))
+
+    def bf16x2():
+        a = np.array(F, np.uint32)
+        b = np.array(list(reversed(F)), np.uint32)
+        got, = R.elem(S, 'cvt_rn_bf16x2_f32', [a, b], ['u32'])
+        exp = [None if is_nan32(int(x)) or is_nan32(int(y)) else bf16_rn(int(x)) << 16 | bf16_rn(int(y)) for x, y in zip(a, b)]
+        compare(got, exp, [(a, 32), (b, 32)])
+    R.case('cvt.rn.bf16x2.f32 d, a, b (a -> upper half)', bf16x2)
+    R.case('cvt.f32.bf16 (exact)', unary('cvt_f32_bf16', H,
+                                         lambda h: nan_check(0) if (h & 0x7F80) == 0x7F80 and (h & 0x7F) else h << 16, 16, 32, 'u32'))
+    for rnd in ('rzi', 'rni', 'rmi', 'rpi'):
+        R.case('cvt.%s.s32.f32 (clamp, NaN -> 0)' % rnd, unary('cvt_%s_s32_f32' % rnd, Fa, lambda b, r=rnd: f2i(b, r, 32, True), 32, 32, 'u32'))
+        R.case('cvt.%s.u32.f32 (clamp, NaN -> 0)' % rnd, unary('cvt_%s_u32_f32' % rnd, Fa, lambda b, r=rnd: f2i(b, r, 32, False), 32, 32, 'u32'))
+    R.case('cvt.rzi.s64.f32 (NaN -> 1<<63)', unary('cvt_rzi_s64_f32', Fa, lambda b: f2i(b, 'rzi', 64, True), 32, 64, 'u64'))
+    R.case('cvt.rzi.u64.f32 (NaN -> 1<<63)', unary('cvt_rzi_u64_f32', Fa, lambda b: f2i(b, 'rzi', 64, False), 32, 64, 'u64'))
+    D = np.array([f64b(x) for x in [0.0, -0.0, 1.5, -1.5, 2147483647.9, 2147483648.0, -2147483648.9, -2147483649.0, 1e300,
+                                    -1e300, 123456.789, -0.999]] + [0x7FF8000000000000, 0xFFF0000000000000, 0x7FF0000000000000,
+                                                                    0x7FF0000000000001], np.uint64)
+    R.case('cvt.rzi.s32.f64 (clamp, NaN -> 0x80000000 for an .f64 source)',
+           unary('cvt_rzi_s32_f64', D, lambda b: f2i(b, 'rzi', 32, True, True), 64, 32, 'u32'))
+    R.case('cvt.rzi.s16.f32 (clamp to 16 bits)', unary('cvt_rzi_s16_f32', Fa, lambda b: f2i(b, 'rzi', 16, True), 32, 16, 'u16'))
+
+    def rni_ff(b):
+        x = bf32(b)
+        if math.isnan(x):
+            return nan_check(0)
+        if math.isinf(x):
+            return b
+        r = float(round(x))
+        return f32b(math.copysign(r, x)) if r == 0 else f32b(r)
+    R.case('cvt.rni.f32.f32 (round to integral, ties to even)', unary('cvt_rni_f32_f32', Fa, rni_ff, 32, 32, 'u32'))
+
+    def sat_ff(b):
+        x = bf32(b)
+        if math.isnan(x):
+            return 0                      # "NaN results are flushed to +0.0f"
+        return f32b(min(max(x, 0.0), 1.0))
+    Fs = np.array([b for b in F if b != 0x80000000], np.uint32)   # -0.0: sign of the clamped zero not stated
+    R.case('cvt.sat.f32.f32 (clamp to [0, 1], NaN -> +0)', unary('cvt_sat_f32_f32', Fs, sat_ff, 32, 32, 'u32'))
+    I = np.array([0, 1, M32, 0x7FFFFFFF, 0x80000000, 16777217, 16777219, 16777218, 33554435, 0x7FFFFFC0, 0xFFFFFF81,
+                  0x80000001, 0xFFFFFFFE, 12345] + [int(x) for x in rng.integers(0, 1 << 32, 100, dtype=np.uint64)], np.uint32)
+
+    def i2f_rn(v):
+        return f32b(float(v))             # exact in double, then one rounding to f32 (ties to even)
+
+    def i2f_rz(v):
+        f = np.float32(float(v))
+        if abs(int(f)) > abs(v):
+            f = np.nextafter(f, np.float32(0))
+        return f32b(f)
+    R.case('cvt.rn.f32.s32', unary('cvt_rn_f32_s32', I, lambda b: i2f_rn(s32(b)), 32, 32, 'u32'))
+    R.case('cvt.rn.f32.u32', unary('cvt_rn_f32_u32', I, lambda b: i2f_rn(b), 32, 32, 'u32'))
+    R.case('cvt.rz.f32.s32', unary('cvt_rz_f32_s32', I, lambda b: i2f_rz(s32(b)), 32, 32, 'u32'))
+    D2 = np.array([f64b(x) for x in [0.1, -0.1, 1e-40, 1e-45, 3.4028234663852886e38, 1.0000000596046448, 1.0000001788139343,
+                                     -2.5e-39]] + [0x7FF8000000000000, 0xFFF0000000000000] +
+                  [int(x) for x in (rng.standard_normal(50) * 1e10).view(np.uint64)], np.uint64)
+    R.case('cvt.rn.f32.f64 (ties to even, f32 subnormals)', unary('cvt_rn_f32_f64', D2,
+                                                                 lambda b: nan_check(0) if is_nan64(b) else f32b(np.float32(bf64(b))), 64, 32, 'u32'))
+    R.case('cvt.f64.f32 (exact)', unary('cvt_f64_f32', Fa, lambda b: nan_check(0, 64) if is_nan32(b) else f64b(float(bf32(b))), 32, 64, 'u64'))
+    # integer <-> integer: "Scalar Conversions" (sext / zext / chop) and "Operand Size Exceeding Instruction-Type Size"
+    # (source: the low bits of the register are used; a wider destination register is sign-extended for signed
+    # destination types and zero-extended for unsigned ones)
+    II = np.array([0, 1, 0x7F, 0x80, 0xFF, 0x100, 0x7FFF, 0x8000, 0xFFFF, 0x10000, 0x7FFFFFFF, 0x80000000, M32, 0x1234ABCD,
+                   0xDEADBEEF, 0x12345680] + [int(x) for x in rng.integers(0, 1 << 32, 40, dtype=np.uint64)], np.uint32)
+    LL = np.array([0, 1, M64, 0x7FFFFFFF, 0x80000000, 0xFFFFFFFF, 0x100000000, 0xFFFFFFFF80000000, 0xFFFFFFFF7FFFFFFF,
+                   0x8000000000000000, 0x7FFFFFFFFFFFFFFF, 0x123456789ABCDEF0] +
+                  [int(x) for x in rng.integers(0, 1 << 63, 30, dtype=np.uint64)], np.uint64)
+    widths = {'s8': 8, 'u8': 8, 's16': 16, 'u16': 16, 's32': 32, 'u32': 32, 's64': 64, 'u64': 64}
+
+    def conv(d, a, sat=False):
+        def f(v):
+            aw, dw = widths[a], widths[d]
+            x = sx(v, aw) if a[0] == 's' else v & ((1 << aw) - 1)      # the source value
+            if sat:
+                lo, hi = (-(1 << (dw - 1)), (1 << (dw - 1)) - 1) if d[0] == 's' else (0, (1 << dw) - 1)
+                x = min(max(x, lo), hi)
+            x &= (1 << dw) - 1                                          # chop / bit pattern of the dst type
+            regw = 64 if dw == 64 else 32
+            if d[0] == 's':
+                x = sx(x, dw)
+            return x & ((1 << regw) - 1)
+        return f
+    for d, a, src in [('s32', 's8', II), ('u32', 'u8', II), ('s32', 's16', II), ('u32', 'u16', II), ('u32', 's8', II),
+                      ('s32', 'u16', II), ('s64', 's32', II), ('u64', 'u32', II), ('u64', 's32', II), ('s64', 'u32', II),
+                      ('s8', 's32', II), ('u8', 's32', II), ('s16', 'u32', II), ('u16', 's32', II), ('u32', 'u64', LL),
+                      ('s32', 's64', LL)]:
+        ob = 64 if widths[d] == 64 else 32
+        R.case('cvt.%s.%s (%d-bit registers)' % (d, a, 32 if src is II else 64),
+               unary('cvt_%s_%s' % (d, a), src, conv(d, a), 32 if src is II else 64, ob, 'u64' if ob == 64 else 'u32'))
+    for d, a, src in [('s8', 's32', II), ('u8', 's32', II), ('s16', 's32', II), ('u16', 'u32', II), ('u32', 's32', II),
+                      ('s32', 'u32', II), ('s8', 'u32', II), ('u8', 'u32', II), ('s32', 's64', LL), ('u32', 's64', LL)]:
+        R.case('cvt.sat.%s.%s (clamp to MININT..MAXINT of the destination)' % (d, a),
+               unary('cvt_sat_%s_%s' % (d, a), src, conv(d, a, True), 32 if src is II else 64, 32, 'u32'))
+
+
+# ------------------------------------------------------------------ integer
+def tests_int(R, rng):
+    S = 'int.ptx'
+    edge32 = [0, 1, 2, 3, 7, 0x7FFFFFFF, 0x80000000, 0x80000001, M32, M32 - 1, 0x10000, 0xFFFF, 0x55555555, 0xAAAAAAAA]
+    edge64 = [0, 1, 2, 3, M64, M64 - 1, 0x7FFFFFFFFFFFFFFF, 0x8000000000000000, 0xFFFFFFFF, 0x100000000,
+              0x5555555555555555]
+
+    def r32(n):
+        return [int(x) for x in rng.integers(0, 1 << 32, n, dtype=np.uint64)]
+
+    def r64(n):
+        return [int(x) for x in rng.integers(0, 1 << 64, n, dtype=np.uint64)]
+
+    def pairs(edge, rand, n):
+        a = [x for x in edge for _ in edge] + rand(n)
+        b = [y for _ in edge for y in edge] + rand(n)
+        return a, b
+
+    def binop(kern, a, b, fn, bits, desc, obits=None, skip=None, c=None):
+        obits = obits or bits
+        def run():
+            keep = [i for i in range(len(a)) if not (skip and skip(a[i], b[i]))]
+            A = np.array([a[i] for i in keep], np.uint64 if bits == 64 else np.uint32)
+            B = np.array([b[i] for i in keep], np.uint64 if bits == 64 else np.uint32)
+            ins = [A, B]
+            if c is not None:
+                ins.append(np.array([c[i] for i in keep], np.uint64 if c is not None and max(c) > M32 else np.uint32))
+            got, = R.elem(S, kern, ins, ['u64' if obits == 64 else 'u32'])
+            if c is None:
+                exp = [fn(int(x), int(y)) for x, y in zip(A, B)]
+            else:
+                exp = [fn(int(x), int(y), int(z)) for x, y, z in zip(A, B, ins[2])]
+            compare(got, exp, [(A, bits), (B, bits)] + ([(ins[2], 64 if ins[2].dtype == np.uint64 else 32)] if c is not None else []), obits)
+        R.case(desc, run)
+
+    a, b = pairs(edge32, r32, 300)
+    b = [y if y else 5 for y in b]
+    # "Integer Arithmetic Instructions: div" (d = a / b; b == 0 is unspecified and not tested; for .s32 the quotient
+    # of the C-like pseudo-code truncates toward zero; MININT / -1 is not stated and not tested)
+    binop('div_u32', a, b, lambda x, y: x // y, 32, 'div.u32')
+    binop('div_s32', a, b, lambda x, y: int(abs(s32(x)) // abs(s32(y))) * (1 if (s32(x) < 0) == (s32(y) < 0) else -1), 32,
+          'div.s32 (truncation toward zero)', skip=lambda x, y: x == 0x80000000 and y == M32)
+    binop('rem_u32', a, b, lambda x, y: x % y, 32, 'rem.u32')
+    # "rem": "The behavior for negative numbers is machine-dependent" -> only non-negative operands for .s32
+    binop('rem_s32', a, b, lambda x, y: x % y, 32, 'rem.s32 (non-negative operands)',
+          skip=lambda x, y: s32(x) < 0 or s32(y) <= 0)
+    a6, b6 = pairs(edge64, r64, 200)
+    b6 = [y if y else 7 for y in b6]
+    binop('div_u64', a6, b6, lambda x, y: x // y, 64, 'div.u64')
+    binop('div_s64', a6, b6, lambda x, y: int(abs(s64(x)) // abs(s64(y))) * (1 if (s64(x) < 0) == (s64(y) < 0) else -1), 64,
+          'div.s64 (truncation toward zero)', skip=lambda x, y: x == 0x8000000000000000 and y == M64)
+    binop('rem_u64', a6, b6, lambda x, y: x % y, 64, 'rem.u64')
+    # "Integer Arithmetic Instructions: mul": t = a * b (2n bits); .lo = t<n-1..0>, .hi = t<2n-1..n>, .wide = t
+    a, b = pairs(edge32, r32, 300)
+    binop('mul_lo_u32', a, b, lambda x, y: x * y, 32, 'mul.lo.u32')
+    binop('mul_hi_u32', a, b, lambda x, y: (x * y) >> 32, 32, 'mul.hi.u32')
+    binop('mul_hi_s32', a, b, lambda x, y: (s32(x) * s32(y)) >> 32, 32, 'mul.hi.s32')
+    binop('mul_wide_s32', a, b, lambda x, y: s32(x) * s32(y), 32, 'mul.wide.s32', obits=64)
+    binop('mul_wide_u32', a, b, lambda x, y: x * y, 32, 'mul.wide.u32', obits=64)
+    a6, b6 = pairs(edge64, r64, 200)
+    binop('mul_hi_u64', a6, b6, lambda x, y: (x * y) >> 64, 64, 'mul.hi.u64')
+    binop('mul_hi_s64', a6, b6, lambda x, y: (s64(x) * s64(y)) >> 64, 64, 'mul.hi.s64')
+    binop('mul_lo_u64', a6, b6, lambda x, y: x * y, 64, 'mul.lo.u64')
+    # "Integer Arithmetic Instructions: mad": .lo: t<n-1..0> + c, .hi: t<2n-1..n> + c, .wide: t + c
+    c = r32(len(a))
+    binop('mad_lo_s32', a, b, lambda x, y, z: s32(x) * s32(y) + z, 32, 'mad.lo.s32', c=c)
+    binop('mad_hi_s32', a, b, lambda x, y, z: ((s32(x) * s32(y)) >> 32) + s32(z), 32, 'mad.hi.s32', c=c)
+    binop('mad_hi_u32', a, b, lambda x, y, z: ((x * y) >> 32) + z, 32, 'mad.hi.u32', c=c)
+    c6 = r64(len(a6))
+    binop('mad_lo_u64', a6, b6, lambda x, y, z: x * y + z, 64, 'mad.lo.u64', c=c6)
+    binop('mad_hi_u64', a6, b6, lambda x, y, z: ((x * y) >> 64) + z, 64, 'mad.hi.u64', c=c6)
+    c64 = r64(len(a))
+    binop('mad_wide_s32', a, b, lambda x, y, z: s32(x) * s32(y) + z, 32, 'mad.wide.s32', obits=64, c=c64)
+
+    # "Integer Arithmetic Instructions: bfe": pos = b & 0xff, len = c & 0xff, msb = 31/63;
+    # sbit = (unsigned || len == 0) ? 0 : a[min(pos+len-1, msb)]; d[i] = (i < len && pos+i <= msb) ? a[pos+i] : sbit
+    def bfe(x, pos, ln, bits, signed):
+        pos, ln = pos & 0xFF, ln & 0xFF
+        msb = bits - 1
+        sbit = 0 if (not signed or ln == 0) else (x >> min(pos + ln - 1, msb)) & 1
+        d = 0
+        for i in range(bits):
+            bit = ((x >> (pos + i)) & 1) if (i < ln and pos + i <= msb) else sbit
+            d |= bit << i
+        return d
+    pos = [int(v) for v in rng.integers(0, 70, 300)] + [0, 31, 32, 63, 64, 255, 256 + 3, 0x1FF, 5, 5]
+    ln = [int(v) for v in rng.integers(0, 70, 300)] + [0, 1, 1, 1, 32, 8, 4, 8, 0x100 + 4, 0xFFFFFF08]
+    xs32 = r32(len(pos))
+    xs64 = r64(len(pos))
+    for t in ('u32', 's32'):
+        binop('bfe_' + t, xs32, pos, lambda x, p, l, t=t: bfe(x, p, l, 32, t[0] == 's'), 32,
+              'bfe.%s (pos/len clamping, sign bit)' % t, c=ln)
+    for t in ('u64', 's64'):
+        def run(t=t):
+            A = np.array(xs64, np.uint64)
+            P = np.array(pos, np.uint32)
+            L = np.array([v & M32 for v in ln], np.uint32)
+            got, = R.elem(S, 'bfe_' + t, [A, P, L], ['u64'])
+            compare(got, [bfe(int(x), int(p), int(l), 64, t[0] == 's') for x, p, l in zip(A, P, L)], [(A, 64), (P, 32), (L, 32)], 64)
+        R.case('bfe.%s (pos/len clamping, sign bit)' % t, run)
+
+    # "bfi": pos = c & 0xff, len = d & 0xff; f = b; for (i = 0; i < len && pos+i <= msb; i++) f[pos+i] = a[i]
+    def bfi(x, y, p, l, bits):
+        p, l = p & 0xFF, l & 0xFF
+        f = y
+        i = 0
+        while i < l and p + i <= bits - 1:
+            f = (f & ~(1 << (p + i))) | (((x >> i) & 1) << (p + i))
+            i += 1
+        return f
+
+    def bfi_run(bits):
+        def run():
+            n = len(pos)
+            A = np.array(r32(n) if bits == 32 else r64(n), np.uint32 if bits == 32 else np.uint64)
+            B = np.array(r32(n) if bits == 32 else r64(n), np.uint32 if bits == 32 else np.uint64)
+            P = np.array(pos, np.uint32)
+            L = np.array([v & M32 for v in ln], np.uint32)
+            got, = R.elem(S, 'bfi_b%d' % bits, [A, B, P, L], ['u32' if bits == 32 else 'u64'])
+            compare(got, [bfi(int(x), int(y), int(p), int(l), bits) for x, y, p, l in zip(A, B, P, L)],
+                    [(A, bits), (B, bits), (P, 32), (L, 32)], bits)
+        return run
+    R.case('bfi.b32 (pos/len clamping)', bfi_run(32))
+    R.case('bfi.b64 (pos/len clamping)', bfi_run(64))
+
+    # "Data Movement and Conversion Instructions: prmt"
+    MODES = {'f4e': [(3, 2, 1, 0), (4, 3, 2, 1), (5, 4, 3, 2), (6, 5, 4, 3)],
+             'b4e': [(5, 6, 7, 0), (6, 7, 0, 1), (7, 0, 1, 2), (0, 1, 2, 3)],
+             'rc8': [(0, 0, 0, 0), (1, 1, 1, 1), (2, 2, 2, 2), (3, 3, 3, 3)],
+             'ecl': [(3, 2, 1, 0), (3, 2, 1, 1), (3, 2, 2, 2), (3, 3, 3, 3)],
+             'ecr': [(0, 0, 0, 0), (1, 1, 1, 0), (2, 2, 1, 0), (3, 2, 1, 0)],
+             'rc16': [(1, 0, 1, 0), (3, 2, 3, 2), (1, 0, 1, 0), (3, 2, 3, 2)]}   # (d.b3, d.b2, d.b1, d.b0)
+
+    def prmt(x, y, c, mode=None):
+        t = (y << 32) | x
+        byte = lambda k: (t >> (8 * k)) & 0xFF
+        d = 0
+        for j in range(4):
+            if mode is None:
+                sel = (c >> (4 * j)) & 0xF
+                v = byte(sel & 7)
+                if sel & 8:
+                    v = 0xFF if v & 0x80 else 0
+            else:
+                v = byte(MODES[mode][c & 3][3 - j])
+            d |= v << (8 * j)
+        return d
+    pa, pb = r32(300), r32(300)
+    pc = r32(300)
+    binop('prmt', pa, pb, lambda x, y, z: prmt(x, y, z), 32, 'prmt.b32 (generic form, sign replication)', c=pc)
+    for m in MODES:
+        binop('prmt_' + m, pa, pb, lambda x, y, z, m=m: prmt(x, y, z, m), 32, 'prmt.b32.%s' % m, c=pc)
+
+    # "Logic and Shift Instructions: shf": n = .clamp ? min(c, 32) : c & 0x1f; [b:a] is a 64-bit value;
+    # shf.l: upper 32 bits of [b:a] << n; shf.r: lower 32 bits of [b:a] >> n
+    sa, sb = r32(200), r32(200)
+    sc = [int(v) for v in rng.integers(0, 40, 190)] + [0, 31, 32, 33, 63, 64, 100, 0x80000000, M32, 0x21]
+    for dr in ('l', 'r'):
+        for m in ('clamp', 'wrap'):
+            def f(x, y, z, dr=dr, m=m):
+                n = min(z, 32) if m == 'clamp' else z & 0x1F
+                v = (y << 32) | x
+                return ((v << n) >> 32) if dr == 'l' else (v >> n)
+            binop('shf_%s_%s' % (dr, m), sa, sb, f, 32, 'shf.%s.%s.b32' % (dr, m), c=sc)
+    # "shl" / "shr": shift amounts greater than the register width N are clamped to N
+    sh = [int(v) for v in rng.integers(0, 40, 150)] + [0, 1, 31, 32, 33, 63, 64, 65, 255, 256, 0x80000000, M32]
+    xs = r32(len(sh))
+    binop('shl_b32', xs, sh, lambda x, n: x << min(n, 32), 32, 'shl.b32 (shift >= 32 -> 0)')
+    binop('shr_u32', xs, sh, lambda x, n: x >> min(n, 32), 32, 'shr.u32 (shift >= 32 -> 0)')
+    binop('shr_s32', xs, sh, lambda x, n: s32(x) >> min(n, 32), 32, 'shr.s32 (shift >= 32 -> sign bits)')
+    xl = r64(len(sh))
+
+    def sh64(kern, fn, desc):
+        def run():
+            A = np.array(xl, np.uint64)
+            B = np.array(sh, np.uint32)
+            got, = R.elem(S, kern, [A, B], ['u64'])
+            compare(got, [fn(int(x), int(n)) for x, n in zip(A, B)], [(A, 64), (B, 32)], 64)
+        R.case(desc, run)
+    sh64('shl_b64', lambda x, n: x << min(n, 64), 'shl.b64 (shift >= 64 -> 0)')
+    sh64('shr_u64', lambda x, n: x >> min(n, 64), 'shr.u64 (shift >= 64 -> 0)')
+    sh64('shr_s64', lambda x, n: s64(x) >> min(n, 64), 'shr.s64 (shift >= 64 -> sign bits)')
+
+    def sh16(kern, fn, desc):
+        def run():
+            A = np.array([int(v) & 0xFFFF for v in xs], np.uint16)
+            B = np.array(sh, np.uint32)
+            got, = R.elem(S, kern, [A, B], ['u16'])
+            compare(got, [fn(int(x), int(n)) for x, n in zip(A, B)], [(A, 16), (B, 32)], 16)
+        R.case(desc, run)
+    sh16('shl_b16', lambda x, n: x << min(n, 16), 'shl.b16 (shift >= 16 -> 0)')
+    sh16('shr_s16', lambda x, n: sx(x, 16) >> min(n, 16), 'shr.s16 (shift >= 16 -> sign bits)')
+
+    # clz / popc / brev ("Integer Arithmetic Instructions: clz / popc / brev")
+    u1 = np.array(edge32 + [1 << k for k in range(32)] + r32(100), np.uint32)
+    l1 = np.array(edge64 + [1 << k for k in range(64)] + r64(100), np.uint64)
+
+    def un(kern, src, ib, ob, fn, desc):
+        def run():
+            got, = R.elem(S, kern, [src], ['u64' if ob == 64 else 'u32'])
+            compare(got, [fn(int(x)) for x in src], [(src, ib)], ob)
+        R.case(desc, run)
+    un('clz_b32', u1, 32, 32, lambda x: 32 - x.bit_length(), 'clz.b32 (clz(0) = 32)')
+    un('clz_b64', l1, 64, 32, lambda x: 64 - x.bit_length(), 'clz.b64 (clz(0) = 64)')
+    un('popc_b32', u1, 32, 32, lambda x: bin(x).count('1'), 'popc.b32')
+    un('popc_b64', l1, 64, 32, lambda x: bin(x).count('1'), 'popc.b64')
+    un('brev_b32', u1, 32, 32, lambda x: int('{:032b}'.format(x)[::-1], 2), 'brev.b32')
+    un('brev_b64', l1, 64, 64, lambda x: int('{:064b}'.format(x)[::-1], 2), 'brev.b64')
+    # "Logic and Shift Instructions: lop3": d[i] = immLut bit number (a[i] << 2 | b[i] << 1 | c[i])
+    la, lb, lc = r32(200), r32(200), r32(200)
+    for lut in (0x96, 0xE8, 0xF0, 0xCC, 0xAA, 0x01, 0x80, 0xFE, 0x6A, 0x1B):
+        def f(x, y, z, lut=lut):
+            d = 0
+            for i in range(32):
+                idx = ((x >> i) & 1) << 2 | ((y >> i) & 1) << 1 | ((z >> i) & 1)
+                d |= ((lut >> idx) & 1) << i
+            return d
+        binop('lop3_%02x' % lut, la, lb, f, 32, 'lop3.b32 immLut=0x%02x' % lut, c=lc)
+
+
+# ------------------------------------------------------------------ setp / selp / min / max
+FCMP = {
+    # "Floating Point Comparisons": ordered ops are false if either operand is NaN, unordered ones true
+    'eq': lambda a, b: a == b, 'ne': lambda a, b: a != b, 'lt': lambda a, b: a < b, 'le': lambda a, b: a <= b,
+    'gt': lambda a, b: a > b, 'ge': lambda a, b: a >= b,
+}
+
+
+def fcmp(op, x, y):
+    n = math.isnan(x) or math.isnan(y)
+    if op == 'num':
+        return not n
+    if op == 'nan':
+        return n
+    if op.endswith('u'):
+        return n or FCMP[op[:-1]](x, y)
+    return (not n) and FCMP[op](x, y)
+
+
+def tests_setp(R, rng):
+    S = 'setp.ptx'
+    sp = [f32b(v) for v in [0.0, -0.0, 1.0, -1.0, 2.5, float('inf'), float('-inf')]] + [0x7FC00000, 0xFFC00000, 0x7F800001,
+                                                                                         0x00000001, 0x80000001]
+    a = [x for x in sp for _ in sp] + rand_f32(rng, 100)
+    b = [y for _ in sp for y in sp] + rand_f32(rng, 50) + [0] * 50
+    b[-50:] = a[-50:]          # equal pairs
+    A, B = np.array(a, np.uint32), np.array(b, np.uint32)
+    for op in ('eq', 'ne', 'lt', 'le', 'gt', 'ge', 'equ', 'neu', 'ltu', 'leu', 'gtu', 'geu', 'num', 'nan'):
+        def run(op=op):
+            p, q = R.elem(S, 'setp_%s_f32' % op, [A, B], ['u32', 'u32'])
+            e = [1 if fcmp(op, bf32(int(x)), bf32(int(y))) else 0 for x, y in zip(A, B)]
+            compare(p, e, [(A, 32), (B, 32)], what='p: ')
+            compare(q, [1 - v for v in e], [(A, 32), (B, 32)], what='q: ')
+        R.case('setp.%s.f32 p|q (NaN, +-0, inf, subnormal operands)' % op, run)
+    spd = [f64b(v) for v in [0.0, -0.0, 1.0, -1.0, float('inf')]] + [0x7FF8000000000000, 0x7FF0000000000001]
+    Ad = np.array([x for x in spd for _ in spd], np.uint64)
+    Bd = np.array([y for _ in spd for y in spd], np.uint64)
+    for op in ('eq', 'lt', 'gtu', 'nan'):
+        def run(op=op):
+            p, = R.elem(S, 'setp_%s_f64' % op, [Ad, Bd], ['u32'])
+            compare(p, [1 if fcmp(op, bf64(int(x)), bf64(int(y))) else 0 for x, y in zip(Ad, Bd)], [(Ad, 64), (Bd, 64)])
+        R.case('setp.%s.f64' % op, run)
+    # "Integer and Bit-Size Comparisons"
+    ia = [0, 1, M32, 0x7FFFFFFF, 0x80000000, 5]
+    IA = np.array([x for x in ia for _ in ia], np.uint32)
+    IB = np.array([y for _ in ia for y in ia], np.uint32)
+    for op, t, fn in [('lt', 's32', lambda x, y: s32(x) < s32(y)), ('lo', 'u32', lambda x, y: x < y),
+                      ('ge', 's32', lambda x, y: s32(x) >= s32(y)), ('hs', 'u32', lambda x, y: x >= y),
+                      ('gt', 'u32', lambda x, y: x > y)]:
+        def run(op=op, t=t, fn=fn):
+            p, = R.elem(S, 'setp_%s_%s' % (op, t), [IA, IB], ['u32'])
+            compare(p, [1 if fn(int(x), int(y)) else 0 for x, y in zip(IA, IB)], [(IA, 32), (IB, 32)])
+        R.case('setp.%s.%s' % (op, t), run)
+    # BoolOp form: p = BoolOp(t, c), q = BoolOp(!t, c)
+    C = np.array([int(v) for v in rng.integers(0, 2, len(A))], np.uint32)
+
+    def boolop(kern, cmp, bop, negc, desc):
+        def run():
+            p, q = R.elem(S, kern, [A, B, C], ['u32', 'u32'])
+            ep, eq = [], []
+            for x, y, c in zip(A, B, C):
+                t = fcmp(cmp, bf32(int(x)), bf32(int(y)))
+                cv = (not c) if negc else bool(c)
+                ep.append(1 if bop(t, cv) else 0)
+                eq.append(1 if bop(not t, cv) else 0)
+            compare(p, ep, [(A, 32), (B, 32), (C, 32)], what='p: ')
+            compare(q, eq, [(A, 32), (B, 32), (C, 32)], what='q: ')
+        R.case(desc, run)
+    boolop('setp_lt_and_f32', 'lt', lambda t, c: t and c, False, 'setp.lt.and.f32 p|q, a, b, c')
+    boolop('setp_ge_or_not_f32', 'ge', lambda t, c: t or c, True, 'setp.ge.or.f32 p|q, a, b, !c')
+    # "Comparison and Selection Instructions: selp": d = c ? a : b
+    for kern in ('selp_b32', 'selp_f32'):
+        def run(kern=kern):
+            d, = R.elem(S, kern, [A, B, C], ['u32'])
+            compare(d, [int(x) if c else int(y) for x, y, c in zip(A, B, C)], [(A, 32), (B, 32), (C, 32)])
+        R.case(kern.replace('_', '.') + ' d, a, b, c', run)
+
+    # "Floating Point Instructions: min / max": NaN inputs are ignored unless both are NaN (.NaN: any NaN input gives
+    # a NaN); with two zeros, -0.0 < +0.0
+    def mm(op, x, y, nanmode, width):
+        isn = is_nan32 if width == 32 else is_nan64
+        fx, fy = (bf32(x), bf32(y)) if width == 32 else (bf64(x), bf64(y))
+        if isn(x) and isn(y) or (nanmode and (isn(x) or isn(y))):
+            return nan_check(0, width)
+        if isn(x):
+            return y
+        if isn(y):
+            return x
+        if fx == 0 and fy == 0:
+            neg = (x >> (width - 1)) & 1, (y >> (width - 1)) & 1
+            if op == 'min':
+                return x if neg[0] else y
+            return y if neg[0] else x
+        return (x if fx < fy else y) if op == 'min' else (x if fx > fy else y)
+    for op in ('min', 'max'):
+        for nanmode in (False, True):
+            def run(op=op, nanmode=nanmode):
+                d, = R.elem(S, '%s%s_f32' % (op, '_NaN' if nanmode else ''), [A, B], ['u32'])
+                compare(d, [mm(op, int(x), int(y), nanmode, 32) for x, y in zip(A, B)], [(A, 32), (B, 32)])
+            R.case('%s%s.f32 (NaN operands, +0/-0)' % (op, '.NaN' if nanmode else ''), run)
+
+        def run(op=op):
+            d, = R.elem(S, '%s_f64' % op, [Ad, Bd], ['u64'])
+            compare(d, [mm(op, int(x), int(y), False, 64) for x, y in zip(Ad, Bd)], [(Ad, 64), (Bd, 64)], 64)
+        R.case('%s.f64 (NaN operands, +0/-0)' % op, run)
+
+
+# ------------------------------------------------------------------ vote / activemask / redux / match
+def tests_vote(R, rng):
+    S = 'vote.ptx'
+
+    def data(kind):
+        if kind == 'random':
+            x = rng.integers(0, 2, 32).astype(np.uint32)
+        elif kind == 'all':
+            x = np.full(32, 3, np.uint32)
+        else:
+            x = np.zeros(32, np.uint32)
+        v = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
+        m = rng.integers(1, 5, 32).astype(np.uint32)
+        return x, v, m
+
+    def red(vals, op):
+        if op == 'add':
+            return sum(vals) & M32
+        if op == 'mins':
+            return min(s32(v) for v in vals) & M32
+        if op == 'maxs':
+            return max(s32(v) for v in vals) & M32
+        if op == 'minu':
+            return min(vals)
+        if op == 'maxu':
+            return max(vals)
+        r = {'and': M32, 'or': 0, 'xor': 0}[op]
+        for v in vals:
+            r = r & v if op == 'and' else (r | v if op == 'or' else r ^ v)
+        return r
+
+    for kind in ('random', 'all', 'none'):
+        def run(kind=kind):
+            x, v, m = data(kind)
+            o, p = R.out('u32', 32 * 16)
+            R.launch(S, 'vote_warp', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
+            got = np.load(p).view(np.uint32).reshape(32, 16)
+            pr = [int(t) != 0 for t in x]
+            vals = [int(t) for t in v]
+            ballot = sum(1 << l for l in range(32) if pr[l])
+            errs = []
+            for l in range(32):
+                exp = {0: int(all(pr)), 1: int(any(pr)), 2: int(all(pr) or not any(pr)), 3: ballot, 4: ballot ^ M32,
+                       7: red(vals, 'add'), 8: red(vals, 'mins'), 9: red(vals, 'maxs'), 10: red(vals, 'minu'),
+                       11: red(vals, 'maxu'), 12: red(vals, 'and'), 13: red(vals, 'or'), 14: red(vals, 'xor'),
+                       15: sum(1 << j for j in range(32) if m[j] == m[l])}
+                names = ['vote.all', 'vote.any', 'vote.uni', 'ballot(p)', 'ballot(!p)', 'activemask', 'activemask',
+                         'redux.add.u32', 'redux.min.s32', 'redux.max.s32', 'redux.min.u32', 'redux.max.u32',
+                         'redux.and', 'redux.or', 'redux.xor', 'match.any']
+                for k, e in exp.items():
+                    if int(got[l][k]) != e:
+                        errs.append('lane %d %s: expected %s got %s' % (l, names[k], hx(e), hx(got[l][k])))
+                # "activemask": bit i set iff lane i is active -> the own bit is set, and inside the branch only
+                # lanes that took the same side can be active
+                same = sum(1 << j for j in range(32) if pr[j] == pr[l])
+                for k in (5, 6):
+                    if not (int(got[l][k]) >> l) & 1:
+                        errs.append('lane %d activemask (word %d) %s lacks its own bit' % (l, k, hx(got[l][k])))
+                if int(got[l][6]) & ~same:
+                    errs.append('lane %d activemask in branch %s has lanes of the other side (%s)' % (l, hx(got[l][6]), hx(same)))
+            if errs:
+                raise Fail('%d wrong; %s' % (len(errs), '; '.join(errs[:4])))
+        R.case('vote.sync all/any/uni/ballot, activemask, redux.sync add/min/max/and/or/xor, match.any (%s predicates)'
+               % kind, run)
+
+    for kind in ('different', 'equal'):
+        def mall(kind=kind):
+            m = rng.integers(1, 5, 32).astype(np.uint32) if kind == 'different' else np.full(32, 9, np.uint32)
+            o, p = R.out('u32', 32 * 4)
+            R.launch('match_all.ptx', 'match_all', 1, 32, [R.inp(m), o])
+            got = np.load(p).view(np.uint32).reshape(32, 4)
+            same = len(set(m.tolist())) == 1
+            exp = [M32 if same else 0, int(same), M32, 1]
+            errs = ['lane %d word %d: expected %s got %s' % (l, k, hx(exp[k]), hx(got[l][k]))
+                    for l in range(32) for k in range(4) if int(got[l][k]) != exp[k]]
+            if errs:
+                raise Fail('%d wrong; %s' % (len(errs), '; '.join(errs[:4])))
+        R.case('match.all.sync.b32 d|p (%s values)' % kind, mall)
+
+    def exited():
+        x, v, m = data('random')
+        x[:16] = 1
+        x[20] = 0                 # an exited lane with a false predicate must not matter
+        x[3] = 1
+        o, p = R.out('u32', 32 * 8)
+        R.launch(S, 'vote_exited', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
+        got = np.load(p).view(np.uint32).reshape(32, 8)
+        act = range(16)
+        pr = [int(x[l]) != 0 for l in act]
+        vals = [int(v[l]) for l in act]
+        errs = []
+        for l in act:
+            exp = [int(all(pr)), int(any(pr)), int(all(pr) or not any(pr)), sum(1 << j for j in act if pr[j]),
+                   red(vals, 'add'), sum(1 << j for j in act if m[j] == m[l]), red(vals, 'maxu'), int(all(pr))]
+            for k in range(8):
+                if int(got[l][k]) != exp[k]:
+                    errs.append('lane %d word %d: expected %s got %s' % (l, k, hx(exp[k]), hx(got[l][k])))
+        if errs:
+            raise Fail('%d wrong; %s' % (len(errs), '; '.join(errs[:4])))
+    R.case('vote/redux/match with membermask 0xffffffff after lanes 16-31 exited (only non-exited threads count)', exited)
+
+    def split():
+        x, v, m = data('random')
+        o, p = R.out('u32', 32 * 4)
+        R.launch(S, 'vote_split', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
+        got = np.load(p).view(np.uint32).reshape(32, 4)
+        errs = []
+        for l in range(32):
+            grp = [j for j in range(32) if j % 2 == l % 2]
+            exp = [sum(1 << j for j in grp if x[j]), red([int(v[j]) for j in grp], 'add'),
+                   sum(1 << j for j in grp if m[j] == m[l]), int(any(x[j] for j in grp))]
+            for k in range(4):
+                if int(got[l][k]) != exp[k]:
+                    errs.append('lane %d word %d: expected %s got %s' % (l, k, hx(exp[k]), hx(got[l][k])))
+        if errs:
+            raise Fail('%d wrong; %s' % (len(errs), '; '.join(errs[:4])))
+    R.case('vote/redux/match in divergent halves with membermask 0x55555555 / 0xaaaaaaaa', split)
+
+
+# ------------------------------------------------------------------ barriers and atomics
+def tests_bar_atom(R, rng):
+    S = 'bar_atom.ptx'
+
+    def rotate():
+        a = rng.integers(0, 1 << 30, 128).astype(np.uint32)
+        o, p = R.out('u32', 256)
+        R.launch(S, 'bar_rotate', 1, 128, [R.inp(a), o])
+        got = np.load(p).view(np.uint32)
+        x = [int(a[(t + 37) % 128]) for t in range(128)]
+        exp = x + [(3 * x[127 - t] + (127 - t)) & M32 for t in range(128)]
+        compare(got, exp, [(np.arange(256), 32)])
+    R.case('bar.sync 0 with 4 warps exchanging through shared memory (3 barriers)', rotate)
+
+    def reduce_():
+        a = rng.integers(0, 1 << 32, 256, dtype=np.uint64).astype(np.uint32)
+        o, p = R.out('u32', 1)
+        R.launch(S, 'bar_reduce', 1, 256, [R.inp(a), o])
+        compare(np.load(p).view(np.uint32), [int(a.astype(np.uint64).sum()) & M32], [(np.zeros(1), 32)])
+    R.case('bar.sync in a loop: tree reduction over 8 warps', reduce_)
+
+    def named():
+        a = rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32)
+        o, p = R.out('u32', 128)
+        R.launch(S, 'bar_named', 1, 128, [R.inp(a), o])
+        exp = []
+        for t in range(128):
+            base = 0 if t < 64 else 64
+            exp.append(int(a[base + (t - base + 1) % 64]))
+        compare(np.load(p).view(np.uint32), exp, [(np.arange(128), 32)])
+    R.case('bar.sync a, b with register barrier ids 1/2 and 64 threads each', named)
+
+    def arrive():
+        a = rng.integers(0, 1 << 30, 32).astype(np.uint32)
+        o, p = R.out('u32', 32)
+        R.launch(S, 'bar_arrive', 1, 64, [R.inp(a), o])
+        compare(np.load(p).view(np.uint32), [(2 * int(a[31 - l]) + 1) & M32 for l in range(32)], [(np.arange(32), 32)])
+    R.case('bar.arrive 3, 64 (producer warp) / bar.sync 3, 64 (consumer warp)', arrive)
+
+    for kind in ('random', 'all ones'):
+        def red(kind=kind):
+            a = (rng.integers(0, 4, 96) if kind == 'random' else np.ones(96)).astype(np.uint32)
+            o, p = R.out('u32', 96 * 3)
+            R.launch(S, 'bar_red', 1, 96, [R.inp(a), o])
+            pr = [int(v) & 1 for v in a]
+            exp = [sum(pr), int(all(pr)), int(any(pr))] * 96
+            compare(np.load(p).view(np.uint32), exp, [(np.arange(288), 32)])
+        R.case('bar.red.popc.u32 / bar.red.and.pred / bar.red.or.pred over 3 warps (%s)' % kind, red)
+
+    def glob():
+        grid, block = 4, 64
+        n = grid * block
+        v = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        fv = rng.integers(-50, 51, n).astype(np.float32)
+        c0 = np.array([100, 0xDEAD, 0, 0, 0, M32, 5, 1000, 0, 0], np.uint32)
+        d0 = np.array([1 << 40], np.uint64)
+        ca, cp = R.inout(c0)
+        da, dp = R.inout(d0)
+        oa, op = R.out('u32', 2 * n)
+        R.launch(S, 'atom_global', grid, block, [ca, da, R.inp(v), R.inp(fv), oa])
+        c = np.load(cp).view(np.uint32)
+        d = np.load(dp).view(np.uint64)
+        old = np.load(op).view(np.uint32).reshape(n, 2)
+        vs = [int(t) for t in v]
+        exp = [100 + n, None, min(0, min(s32(t) for t in vs)) & M32, max(0, max(s32(t) for t in vs)) & M32, max(vs),
+               min(vs), (5 + sum(vs)) & M32, 1000 + 2 * n, n % 10, f32b(float(fv.astype(np.float64).sum()))]
+        names = ['add 1', 'exch', 'min.s32', 'max.s32', 'max.u32', 'min.u32', 'add.u32', 'cas loop +2', 'inc limit 9',
+                 'add.f32']
+        errs = ['c[%d] (%s): expected %s got %s' % (k, names[k], hx(e), hx(c[k])) for k, e in enumerate(exp)
+                if e is not None and int(c[k]) != e]
+        if sorted(int(t) for t in old[:, 0]) != list(range(100, 100 + n)):
+            errs.append('atom.add olds are not a permutation of 100..%d' % (100 + n - 1))
+        if sorted([int(t) for t in old[:, 1]] + [int(c[1])]) != sorted([0xDEAD] + list(range(n))):
+            errs.append('atom.exch olds + final value are not {0xdead} + all thread ids')
+        if int(d[0]) != ((1 << 40) + sum(vs)) & M64:
+            errs.append('add.u64: expected %s got %s' % (hx((1 << 40) + sum(vs), 64), hx(d[0], 64)))
+        if errs:
+            raise Fail('; '.join(errs[:5]))
+    R.case('atom.global add/exch/min/max (.s32,.u32)/cas loop/inc/add.f32/add.u64 from 4 blocks', glob)
+
+    def shared():
+        o, p = R.out('u32', 2 + 200)
+        R.launch(S, 'atom_shared', 1, 200, [o])
+        got = np.load(p).view(np.uint32)
+        errs = []
+        if int(got[0]) != 200:
+            errs.append('atom.shared.add count: expected 200 got %d' % got[0])
+        if int(got[1]) != 200 * 201 // 2:
+            errs.append('atom.shared.cas sum: expected %d got %d' % (200 * 201 // 2, got[1]))
+        if sorted(int(t) for t in got[2:]) != list(range(200)):
+            errs.append('atom.shared.add olds are not a permutation of 0..199')
+        if errs:
+            raise Fail('; '.join(errs))
+    R.case('atom.shared add / cas loop, 200 threads', shared)
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
+    rng = np.random.default_rng(20240611)
+    for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
+                tests_bar_atom):
+        fam(R, rng)
+    bad = [r for r in R.results if not r[1]]
+    print('\n%d cases: %d passed, %d failed' % (len(R.results), len(R.results) - len(bad), len(bad)))
+    for name, _, msg in bad:
+        print('  FAILED  %s' % name)
+    return 0 if not bad else 1
+
+
+if __name__ == '__main__':
+    sys.exit(main())
