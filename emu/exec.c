@@ -219,9 +219,11 @@ static int fe_mode(int rounding)
 }
 
 /* 16-bit float types as 32-bit floats: every f16/bf16 value is exact in binary32. */
+static const float *f16_values; /* emu_f16_table(), set before any block runs */
+
 static inline float half_in(uint64_t v, int type)
 {
-    return type == T_BF16 ? emu_bf16_to_f32((uint16_t)v) : emu_f16_to_f32((uint16_t)v);
+    return type == T_BF16 ? emu_bf16_to_f32((uint16_t)v) : f16_values[(uint16_t)v];
 }
 
 static inline uint64_t half_out(float f, int type)
@@ -861,18 +863,24 @@ static inline int frag_b_col(int lane, int i) { (void)i; return lane >> 2; }
 static inline int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >= 2); }
 static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 
-/* D = A * B + C for one m16n8k16 tile. The products of 16-bit inputs are exact in binary32; the sum
- * is taken in k order with fp32 fma. (How a tensor core rounds its sums is not specified by the ISA;
- * see emu/README.md.) */
+/* D = A * B + C for one m16n8k16 tile. Each product of two 16-bit floats is exact in binary64, and so,
+ * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
+ * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
+ * the exact answer, not a model of one GPU's arithmetic. */
 static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
-    for (int i = 0; i < 16; i++)
-        for (int j = 0; j < 8; j++) {
-            float acc = C[i][j];
-            for (int k = 0; k < 16; k++)
-                acc = fmaf(A[i][k], B[k][j], acc);
-            Dm[i][j] = acc;
+    for (int i = 0; i < 16; i++) {
+        double acc[8]; /* row i of D, summed in k order; the j loop vectorizes */
+        for (int j = 0; j < 8; j++)
+            acc[j] = C[i][j];
+        for (int k = 0; k < 16; k++) {
+            const double a = A[i][k];
+            for (int j = 0; j < 8; j++)
+                acc[j] += a * (double)B[k][j];
         }
+        for (int j = 0; j < 8; j++)
+            Dm[i][j] = (float)acc[j];
+    }
 }
 
 static void exec_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
@@ -1905,6 +1913,7 @@ static void *grid_worker(void *arg)
 
 emu_status emu_launch(const emu_launch_desc *L, char *err, size_t err_len)
 {
+    f16_values = emu_f16_table();
     const ptx_kernel *k = L->kernel;
     uint64_t threads = (uint64_t)L->block.x * L->block.y * L->block.z;
     uint64_t n_blocks = (uint64_t)L->grid.x * L->grid.y * L->grid.z;

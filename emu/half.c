@@ -3,6 +3,7 @@
  * themselves, so the result does not depend on the host compiler's own half type.
  */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "emu.h"
@@ -81,3 +82,20 @@ uint16_t emu_f32_to_f16(float f) { return round_to(f, EMU_ROUND_NEAREST, binary1
 uint16_t emu_f32_to_bf16(float f) { return round_to(f, EMU_ROUND_NEAREST, bfloat16); }
 
 float emu_bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }
+
+/* Every binary16 value as a binary32: the interpreter converts f16 operands of every mma and cvt, and a
+ * 256 KiB table is faster than decoding the bits each time. */
+static float f16_table[65536];
+static pthread_once_t f16_table_once = PTHREAD_ONCE_INIT;
+
+static void fill_f16_table(void)
+{
+    for (uint32_t h = 0; h < 65536; h++)
+        f16_table[h] = emu_f16_to_f32((uint16_t)h);
+}
+
+const float *emu_f16_table(void)
+{
+    pthread_once(&f16_table_once, fill_f16_table);
+    return f16_table;
+}

@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu.h"
@@ -289,6 +290,26 @@ EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *host_fun)
     return *kernel ? cudaSuccess : cudaErrorInvalidDeviceFunction;
 }
 
+/* EMU_STATS=1: at exit, how many thread-instructions the kernels executed and how fast (the
+ * emulator's speed, on this machine; never a kernel's time on a GPU). */
+static double launch_seconds;
+static uint64_t launches;
+
+static void print_stats(void)
+{
+    uint64_t n = emu_thread_instructions();
+    fprintf(stderr, "emu: %llu launches, %.3g thread-instructions in %.2f s of emulation: %.0f million per second on %d "
+            "host threads\n", (unsigned long long)launches, (double)n, launch_seconds,
+            launch_seconds > 0 ? n / launch_seconds / 1e6 : 0.0, emu_get_options()->threads);
+}
+
+static double now_seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size_t smem)
 {
     STICKY();
@@ -307,7 +328,15 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
                             .block = {block.x, block.y, block.z}, .dynamic_smem = smem,
                             .max_dynamic_smem = (uint64_t)fn->max_dynamic_smem, .params = params};
     char message[1024];
+    static bool stats_registered;
+    if (!stats_registered && getenv("EMU_STATS") && atoi(getenv("EMU_STATS")) > 0) {
+        atexit(print_stats);
+        stats_registered = true;
+    }
+    double started = now_seconds();
     emu_status status = emu_launch(&desc, message, sizeof message);
+    launch_seconds += now_seconds() - started;
+    launches++;
     free(params);
     switch (status) {
     case EMU_OK:
