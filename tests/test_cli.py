@@ -84,4 +84,22 @@ if gpu.returncode == 77:
         failures.append(f"check 02 skip line: {gpu.stdout!r}")
     expect_error(["run", "02b", *small], "runs on the GPU: no CUDA device", code=1)
 
+# --emulate: the same binary on the PTX emulator (emu/); verified, never timed
+result = run("run", "02b", *small, "--pad", "1", "--emulate")
+if result.returncode != 0 or " pass" not in result.stdout or "emulated, not timed" not in result.stdout \
+        or " ms " in result.stdout:
+    failures.append(f"run 02b --emulate: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+result = run("run", "04x", *small, "--emulate")
+if result.returncode != 2 or "unsupported: 04x calls cuBLAS" not in result.stdout:
+    failures.append(f"run 04x --emulate: exit {result.returncode}: {result.stdout!r}")
+result = run("check", "08", "--random", "0", "--emulate")
+if result.returncode != 77 or "08a  n/a on the emulator" not in result.stdout or "not supported by the emulator" \
+        not in result.stdout:
+    failures.append(f"check 08 --emulate: exit {result.returncode}: {result.stdout!r}")
+result = run("bench", "--emulate")
+if result.returncode != 0 or "nothing to benchmark" not in result.stdout:
+    failures.append(f"bench --emulate: exit {result.returncode}: {result.stdout!r}")
+if "--emulate" not in run("--help").stdout:
+    failures.append("--help does not mention --emulate")
+
 sys.exit(cli.finish("test_cli"))
