@@ -988,7 +988,7 @@ static step exec_wmma_load_store(block *b, warp *w, const insn *in, uint64_t (*r
     const int matrix = in->mode == WMMA_D ? WMMA_C : in->mode;
     const bool f32 = in->type == T_F32;
     const int size = f32 ? 4 : 2;
-    const int32_t *frag = load ? o : o + 0;
+    const int32_t *frag = o; /* the fragment registers: destinations of a load, first sources of a store */
     uint64_t base = (in->addr_base >= 0 ? r[in->addr_base][0] : 0) + (uint64_t)in->addr_offset;
     uint32_t stride = (uint32_t)r[stride_slot][0];
     for (int lane = 1; lane < LANES; lane++) /* "UB if threads use different p or stride" */
@@ -1096,8 +1096,8 @@ static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t al
 static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     FOR_LANES(m, l) {
-        uint32_t dst = (uint32_t)r[o[0]][l] + (uint32_t)in->addr_offset;
-        uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)(int64_t)in->target;
+        uint32_t dst = (uint32_t)r[o[0]][l] + (uint32_t)in->dst_offset;
+        uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
         uint32_t src_bytes = in->size;
         if (in->n_src > 1) {
             uint64_t extra = r[o[1]][l];
@@ -1538,7 +1538,7 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         /* "cvta": a state-space address <-> a generic one, by the window of that space */
         uint64_t window = in->space == SPACE_SHARED ? EMU_SHARED_WINDOW : in->space == SPACE_LOCAL ? EMU_LOCAL_WINDOW : 0;
         uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
-        FOR_LANES(m, l) D(0)[l] = ((in->flags & F_LO) ? S(0)[l] - window : S(0)[l] + window) & mask;
+        FOR_LANES(m, l) D(0)[l] = ((in->flags & F_CVTA_TO) ? S(0)[l] - window : S(0)[l] + window) & mask;
         return STEP_NEXT;
     }
     case OP_ISSPACEP:
@@ -1676,7 +1676,7 @@ static void run_warp(block *b, warp *w)
             uint32_t on = 0;
             const uint64_t *p = w->r[in->guard];
             FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
-            exec = (in->flags & (1u << 31)) ? active & ~on : on;
+            exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
         count += (uint64_t)__builtin_popcount(active);
         step s = execute(b, w, in, active, exec);

@@ -355,6 +355,8 @@ typedef struct {
     int n_locals, locals_cap;
     int cur_file, cur_line; /* the last .loc */
     int sreg_slot[SREG_COUNT];
+    uint8_t *slot_types;    /* each register slot's declared type (ptx_type), to tell a predicate operand */
+    int n_slot_types, slot_types_cap;
 } kbuild;
 
 static int32_t new_slot(kbuild *b) { return b->k->n_slots++; }
@@ -1132,7 +1134,7 @@ static bool decode(decoder *d)
         in->space = (uint8_t)take_space(&m);
         in->type = (uint8_t)take_type(&m);
         if (to)
-            in->flags |= F_LO; /* cvta.to: generic -> the space; plain cvta: the space -> generic */
+            in->flags |= F_CVTA_TO;
         if (!finish_modifiers(d, &m) || !need_operands(d, 2))
             return false;
         if (add_value(d, &ops->op[0], in->op == OP_ISSPACEP ? T_PRED : (ptx_type)in->type) != 1)
@@ -1337,20 +1339,17 @@ static bool decode(decoder *d)
             dst_base = (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
         if (add_slot(d, &dst_base, T_U32) != true)
             return false;
-        in->addr_offset = (int64_t)ops->op[0].bits; /* dst offset; the src offset is folded below */
-        in->addr_base = ops->op[1].slot;
-        in->target = (int32_t)ops->op[1].bits; /* src constant offset (small) */
+        in->dst_offset = (int32_t)ops->op[0].bits;
+        in->addr_base = ops->op[1].slot; /* the global source is the instruction's memory operand */
+        in->addr_offset = (int64_t)ops->op[1].bits;
         in->n_src = 1;
         if (ops->n == 4) {
             const operand *extra = &ops->op[3];
             if (extra->kind == O_SLOT && extra->negated)
                 return unsupported(d);
             /* a predicate register: ignore-src; otherwise a size */
-            bool pred = false;
-            if (extra->kind == O_SLOT)
-                for (int i = 0; i < d->b->regs.n; i++)
-                    if (d->b->regs.entries[i].slot == extra->slot && d->b->regs.entries[i].name[1] == 'p')
-                        pred = true;
+            bool pred = extra->kind == O_SLOT && extra->slot < d->b->n_slot_types &&
+                        d->b->slot_types[extra->slot] == T_PRED;
             if (pred)
                 in->flags |= F_IGNORE_SRC;
             if (add_value(d, extra, pred ? T_PRED : T_U32) != 1)
@@ -1688,8 +1687,6 @@ static bool parse_params(kbuild *b)
         if (!is(lx, ".param"))
             return failf(lx, lx->tok.line, "expected .param in the parameter list");
         advance(lx);
-        ptx_var v;
-        /* reuse the variable parser without its ';' */
         ptx_param p = {0};
         uint64_t align = 0;
         ptx_type type = T_NONE;
@@ -1712,7 +1709,6 @@ static bool parse_params(kbuild *b)
                 advance(lx);
             }
         }
-        (void)v;
         p.name = tok_dup(&lx->tok);
         advance(lx);
         if (is(lx, "[")) {
@@ -1737,12 +1733,28 @@ static bool parse_params(kbuild *b)
     return true;
 }
 
+/* A new register slot of the declared type. */
+static int32_t register_slot(kbuild *b, ptx_type type)
+{
+    int32_t slot = new_slot(b);
+    while (b->n_slot_types <= slot)
+        PUSH(b->slot_types, b->n_slot_types, b->slot_types_cap, (uint8_t)T_NONE);
+    b->slot_types[slot] = (uint8_t)type;
+    return slot;
+}
+
 static bool parse_reg_decl(kbuild *b)
 {
     lexer *lx = b->lx;
     advance(lx); /* .reg */
-    while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.')
-        advance(lx); /* .b32, .pred, .v2 ... */
+    ptx_type type = T_NONE;
+    while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') { /* .b32, .pred, .v2 ... */
+        char name[16];
+        snprintf(name, sizeof name, "%.*s", lx->tok.len - 1, lx->tok.start + 1);
+        if (type_of(name) != T_NONE)
+            type = type_of(name);
+        advance(lx);
+    }
     for (;;) {
         if (lx->tok.kind != TOK_IDENT)
             return failf(lx, lx->tok.line, "expected a register name");
@@ -1757,11 +1769,11 @@ static bool parse_reg_decl(kbuild *b)
             for (long i = 0; i < count; i++) {
                 char *each = malloc(strlen(name) + 24);
                 sprintf(each, "%s%ld", name, i);
-                reg_define(&b->regs, each, new_slot(b), b->depth);
+                reg_define(&b->regs, each, register_slot(b, type), b->depth);
             }
             free(name);
         } else {
-            reg_define(&b->regs, name, new_slot(b), b->depth);
+            reg_define(&b->regs, name, register_slot(b, type), b->depth);
         }
         if (is(lx, ","))
             advance(lx);
@@ -1812,9 +1824,6 @@ static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
     advance(lx);
     insn in = {0};
     in.guard = guard;
-    if (guard_neg)
-        in.flags |= F_NEG_PRED << 8; /* placeholder, replaced below */
-    in.flags = 0;
     in.ptx_line = line;
     in.src_file = b->cur_file;
     in.src_line = b->cur_line;
@@ -1827,7 +1836,7 @@ static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
     if (!ok)
         return false;
     if (guard_neg)
-        in.flags |= 1u << 31; /* the guard is @!p */
+        in.flags |= F_GUARD_NEG;
     if (k->n_code == b->n_code_cap) {
         b->n_code_cap = b->n_code_cap ? 2 * b->n_code_cap : 256;
         k->code = realloc(k->code, (size_t)b->n_code_cap * sizeof *k->code);
@@ -1977,6 +1986,7 @@ static void kbuild_free(kbuild *b)
     free(b->labels);
     free(b->uses);
     free(b->locals);
+    free(b->slot_types);
 }
 
 static bool parse_entry(lexer *lx, ptx_module *mod, bool is_func)

@@ -63,7 +63,9 @@ enum {
     F_SAT = 1 << 0, F_FTZ = 1 << 1, F_APPROX = 1 << 2, F_HI = 1 << 3, F_LO = 1 << 4, F_WIDE = 1 << 5,
     F_UNI = 1 << 6, F_TRANS = 1 << 7, F_ALIGNED = 1 << 8, F_CC = 1 << 9, F_NAN = 1 << 10, F_SHIFT_CLAMP = 1 << 11,
     F_SHIFT_LEFT = 1 << 12, F_ROW_A = 1 << 13, F_ROW_B = 1 << 14, F_NEG_PRED = 1 << 15, F_HAS_COUNT = 1 << 16,
-    F_FULL = 1 << 17, F_XORSIGN = 1 << 18, F_ABS = 1 << 19, F_IGNORE_SRC = 1 << 20
+    F_FULL = 1 << 17, F_XORSIGN = 1 << 18, F_ABS = 1 << 19, F_IGNORE_SRC = 1 << 20,
+    F_CVTA_TO = 1 << 21,      /* cvta.to.space: generic -> the space (plain cvta: the space -> generic) */
+    F_GUARD_NEG = 1 << 22     /* the guard is @!p */
 };
 
 /* Sub-modes shared by several families (the meaning depends on the opcode). */
@@ -103,7 +105,8 @@ typedef struct {
     int32_t guard;         /* predicate slot guarding the instruction, -1 if none (F_NEG_PRED: @!p) */
     uint32_t operands;     /* index of the first operand slot in kernel->slots_of */
     int32_t addr_base;     /* memory operand: base slot (-1: the constant offset alone) */
-    int64_t addr_offset;   /* memory operand: constant byte offset */
+    int64_t addr_offset;   /* memory operand: constant byte offset; cp.async.wait_group: its N */
+    int32_t dst_offset;    /* cp.async: the shared destination's constant offset (its base is operand 0) */
     int32_t target;        /* bra: the instruction index jumped to */
     int32_t ptx_line;      /* where the instruction stands in the PTX text */
     int32_t src_file, src_line; /* the CUDA source line it came from (.loc), 0 if unknown */
