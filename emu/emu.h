@@ -28,7 +28,25 @@ enum {
  * 47-bit user address range where no host pointer can fall. */
 #define EMU_SHARED_WINDOW 0x0001000000000000ull
 #define EMU_LOCAL_WINDOW 0x0002000000000000ull
+#define EMU_PARAM_WINDOW 0x0003000000000000ull
 #define EMU_WINDOW_SIZE 0x0000100000000000ull
+
+/* The 128-byte CUtensorMap, as the emulator's cuTensorMapEncodeTiled fills it (the driver's own layout
+ * is not published; a map is opaque to the kernels that pass it to cp.async.bulk.tensor). */
+#define EMU_TENSOR_MAP_MAGIC 0x4d54554du /* "MUTM" */
+typedef struct {
+    uint32_t magic;
+    uint8_t element_bytes, rank, swizzle_bytes, nan_fill; /* swizzle 0, 32, 64 or 128; nan_fill: OOB as NaN */
+    uint64_t global_address;
+    uint32_t dim_minus_1[5];   /* a dimension can be 2^32 */
+    uint64_t stride[5];        /* bytes from one index to the next, per dimension (stride[0] = element_bytes) */
+    uint16_t box[5];
+    uint8_t element_stride[5];
+} emu_tensor_map;
+
+/* The registers per thread the emulator assumes ptxas gave a kernel of `threads` threads per block, for
+ * setmaxnreg's register pool: the block's 64K registers shared evenly, rounded down to a multiple of 8. */
+int emu_registers_per_thread(unsigned threads);
 
 /* ---- device memory (memory.c) ---------------------------------------------------------------- */
 typedef struct {

@@ -214,7 +214,12 @@ static const char *const op_names[OP_COUNT] = {
     [OP_CP_ASYNC_WAIT_ALL] = "cp.async.wait_all", [OP_LDMATRIX] = "ldmatrix", [OP_MMA] = "mma",
     [OP_WMMA_LOAD] = "wmma.load", [OP_WMMA_STORE] = "wmma.store", [OP_WMMA_MMA] = "wmma.mma",
     [OP_SHFL] = "shfl.sync", [OP_VOTE] = "vote.sync", [OP_ACTIVEMASK] = "activemask", [OP_REDUX] = "redux.sync",
-    [OP_MATCH] = "match.sync"};
+    [OP_MATCH] = "match.sync", [OP_ELECT] = "elect.sync", [OP_MBAR_INIT] = "mbarrier.init",
+    [OP_MBAR_ARRIVE] = "mbarrier.arrive", [OP_MBAR_EXPECT_TX] = "mbarrier.expect_tx",
+    [OP_MBAR_COMPLETE_TX] = "mbarrier.complete_tx", [OP_MBAR_TRY_WAIT] = "mbarrier.try_wait",
+    [OP_MBAR_INVAL] = "mbarrier.inval", [OP_SETMAXNREG] = "setmaxnreg", [OP_TMA_LOAD] = "cp.async.bulk.tensor",
+    [OP_WGMMA_FENCE] = "wgmma.fence", [OP_WGMMA_COMMIT] = "wgmma.commit_group", [OP_WGMMA_WAIT] = "wgmma.wait_group",
+    [OP_WGMMA_MMA] = "wgmma.mma_async"};
 
 const char *ptx_op_name(ptx_op op) { return op_names[op]; }
 
@@ -589,7 +594,8 @@ static bool parse_vector(kbuild *b, operand_list *list, operand *o)
     return true;
 }
 
-static bool parse_address(kbuild *b, operand *o)
+/* [reg], [reg+imm], [sym+imm], [imm], and the tensor form [tensor-map, {coordinates}] */
+static bool parse_address(kbuild *b, operand_list *list, operand *o)
 {
     lexer *lx = b->lx;
     advance(lx); /* [ */
@@ -626,6 +632,15 @@ static bool parse_address(kbuild *b, operand *o)
             o->bits += off.bits;
         }
     }
+    o->vec_count = 0;
+    if (is(lx, ",")) { /* [map, {c0, c1, ...}] */
+        advance(lx);
+        operand coords = {0};
+        if (!is(lx, "{") || !parse_vector(b, list, &coords))
+            return lx->failed ? false : failf(lx, o->line, "expected {coordinates} in a tensor address");
+        o->vec_first = coords.vec_first;
+        o->vec_count = coords.vec_count;
+    }
     return expect(lx, "]");
 }
 
@@ -636,7 +651,7 @@ static bool parse_operand(kbuild *b, operand_list *list, operand *o)
     if (is(lx, "{"))
         return parse_vector(b, list, o);
     if (is(lx, "["))
-        return parse_address(b, o);
+        return parse_address(b, list, o);
     if (is(lx, "!")) {
         advance(lx);
         if (!parse_name(b, o))
@@ -750,7 +765,7 @@ static bool set_address(decoder *d, const operand *o)
 
 /* The modifiers of an opcode: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" -> parts. */
 typedef struct {
-    char parts[24][24];
+    char parts[24][40];
     int n;
     bool used[24];
 } modifiers;
@@ -763,8 +778,8 @@ static void split_opcode(const char *text, modifiers *m)
     while (*p && m->n < 24) {
         const char *dot = strchr(p, '.');
         size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        if (len > 23)
-            len = 23;
+        if (len > 39)
+            len = 39;
         memcpy(m->parts[m->n], p, len);
         m->parts[m->n][len] = 0;
         m->n++;
@@ -836,7 +851,7 @@ static void take_hints(modifiers *m)
                                         "L1::evict_unchanged", "L2::evict_last", "L2::evict_first",
                                         "L2::evict_normal", "L2::64B", "L2::128B", "L2::256B", "L2::cache_hint",
                                         "weak", "relaxed", "acquire", "release", "acq_rel", "volatile", "cta", "gpu",
-                                        "sys", "shared::cluster"};
+                                        "sys", "cluster"};
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
         while (take(m, hints[i]))
             ;
@@ -1229,8 +1244,13 @@ static bool decode(decoder *d)
         return finish_modifiers(d, &m) && need_operands(d, 0);
     }
     if (strcmp(base, "membar") == 0 || strcmp(base, "fence") == 0) {
-        in->op = OP_MEMBAR; /* one block runs at a time per worker and memory is coherent: ordering is free */
-        take(&m, "sc"), take(&m, "cta"), take(&m, "gl"), take(&m, "sys");
+        /* One block runs at a time on one host thread and its memory is coherent, so orderings between
+         * its own threads, and between the generic and async proxies ("fence.proxy.async"), hold already.
+         * What a missing fence would break is a race check's business, not an interpreter's. */
+        in->op = OP_MEMBAR;
+        take(&m, "sc"), take(&m, "gl"), take(&m, "proxy"), take(&m, "async"), take(&m, "mbarrier_init");
+        take_space(&m);
+        take(&m, "shared::cluster");
         return finish_modifiers(d, &m);
     }
     if (strcmp(base, "nanosleep") == 0 || strcmp(base, "pmevent") == 0) {
@@ -1297,6 +1317,140 @@ static bool decode(decoder *d)
         return true;
     }
 
+    if (strcmp(base, "mbarrier") == 0) {
+        /* "Parallel Synchronization and Communication Instructions: mbarrier": the object is 8 bytes of
+         * shared memory; its layout is the implementation's (exec.c's mbar_* say this one's) */
+        static const struct { const char *name; ptx_op op; } forms[] = {
+            {"init", OP_MBAR_INIT}, {"arrive", OP_MBAR_ARRIVE}, {"expect_tx", OP_MBAR_EXPECT_TX},
+            {"complete_tx", OP_MBAR_COMPLETE_TX}, {"try_wait", OP_MBAR_TRY_WAIT}, {"inval", OP_MBAR_INVAL}};
+        bool found = false;
+        for (size_t i = 0; i < sizeof forms / sizeof forms[0] && !found; i++)
+            if (take(&m, forms[i].name))
+                in->op = (uint16_t)forms[i].op, found = true;
+        if (!found) /* test_wait, arrive_drop, pending_count: not needed yet */
+            return unsupported(d);
+        if (in->op == OP_MBAR_ARRIVE && take(&m, "expect_tx"))
+            in->flags |= F_EXPECT_TX;
+        if (in->op == OP_MBAR_TRY_WAIT && take(&m, "parity"))
+            in->flags |= F_PARITY;
+        in->space = (uint8_t)take_space(&m);
+        in->type = (uint8_t)take_type(&m);
+        if (in->type != T_B64 || !finish_modifiers(d, &m))
+            return d->b->lx->failed ? false : unsupported(d);
+        /* [dst,] [addr], operands... : mbarrier.init [a], count; arrive state, [a]{, count};
+         * arrive.expect_tx state, [a], tx; expect_tx/complete_tx [a], tx; try_wait p, [a], parity|state */
+        int first = 0;
+        if (in->op == OP_MBAR_ARRIVE || in->op == OP_MBAR_TRY_WAIT) {
+            if (add_value(d, &ops->op[0], in->op == OP_MBAR_TRY_WAIT ? T_PRED : T_B64) != 1)
+                return false;
+            in->n_dst = 1;
+            first = 1;
+        }
+        if (ops->n <= first || !set_address(d, &ops->op[first]))
+            return d->b->lx->failed ? false : need_operands(d, first + 1);
+        int n_src = ops->n - first - 1;
+        if (n_src > 2 || (in->op == OP_MBAR_INVAL && n_src) || (in->op != OP_MBAR_ARRIVE && in->op != OP_MBAR_INVAL &&
+                                                                in->op != OP_MBAR_TRY_WAIT && n_src != 1))
+            return failf(d->b->lx, in->ptx_line, "'%s': wrong number of operands", d->text);
+        for (int i = 0; i < n_src; i++) /* try_wait's optional suspend-time hint is read and ignored */
+            if (add_value(d, &ops->op[first + 1 + i],
+                          in->op == OP_MBAR_TRY_WAIT && !(in->flags & F_PARITY) && i == 0 ? T_B64 : T_U32) != 1)
+                return false;
+        in->n_src = (uint8_t)n_src;
+        return true;
+    }
+    if (strcmp(base, "wgmma") == 0) {
+        /* "Asynchronous Multiply-and-Accumulate Instruction: wgmma.*" */
+        d->b->k->uses_tensor_cores = true;
+        if (take(&m, "fence") || take(&m, "commit_group")) {
+            in->op = strstr(d->text, "fence") ? OP_WGMMA_FENCE : OP_WGMMA_COMMIT;
+            return finish_modifiers(d, &m) && need_operands(d, 0);
+        }
+        if (take(&m, "wait_group")) {
+            in->op = OP_WGMMA_WAIT;
+            if (!finish_modifiers(d, &m) || !need_operands(d, 1))
+                return false;
+            if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
+                return failf(d->b->lx, in->ptx_line, "'%s' needs a constant group count", d->text);
+            in->addr_offset = (int64_t)ops->op[0].bits;
+            return true;
+        }
+        if (!take(&m, "mma_async"))
+            return unsupported(d);
+        /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc|{a}, b-desc, scale-d,
+         *     imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b */
+        in->op = OP_WGMMA_MMA;
+        int n = 0;
+        for (int i = 1; i < m.n && !n; i++) {
+            int parsed = 0;
+            if (!m.used[i] && sscanf(m.parts[i], "m64n%dk16%n", &n, &parsed) == 1 && m.parts[i][parsed] == 0)
+                m.used[i] = true;
+            else
+                n = 0;
+        }
+        in->type = (uint8_t)take_type(&m);
+        ptx_type a = take_type(&m), b = take_type(&m);
+        if (!finish_modifiers(d, &m))
+            return false;
+        if (n < 8 || n > 256 || n % 8 || in->type != T_F32 || a != b || (a != T_F16 && a != T_BF16))
+            return unsupported(d);
+        in->stype = (uint8_t)a;
+        in->size = (uint8_t)(n / 8);
+        const bool a_regs = ops->n == 7;
+        if (ops->n != 8 && ops->n != 7)
+            return need_operands(d, 8);
+        if (a_regs)
+            in->flags |= F_A_REGS;
+        if (add_value(d, &ops->op[0], T_F32) != n / 2)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs %d accumulator registers", d->text, n / 2);
+        in->n_dst = (uint8_t)(n / 2);
+        int given = add_value(d, &ops->op[1], a_regs ? T_B32 : T_B64);
+        if (given != (a_regs ? 4 : 1) || add_value(d, &ops->op[2], T_B64) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
+            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "'%s': wrong A, B or scale-d operand", d->text);
+        in->n_src = (uint8_t)(given + 2);
+        /* the immediates: scale-a, scale-b in {1, -1}, the transposes in {0, 1} -> mode bits */
+        int first_imm = 4;
+        for (int i = first_imm; i < ops->n; i++)
+            if (ops->op[i].kind != O_LIT || ops->op[i].lit != LIT_INT)
+                return failf(d->b->lx, in->ptx_line, "'%s': scale and transpose operands must be constants", d->text);
+        int64_t scale_a = (int64_t)ops->op[4].bits, scale_b = (int64_t)ops->op[5].bits;
+        int64_t trans_a = a_regs ? 0 : (int64_t)ops->op[6].bits, trans_b = (int64_t)ops->op[a_regs ? 6 : 7].bits;
+        if ((scale_a != 1 && scale_a != -1) || (scale_b != 1 && scale_b != -1) || (trans_a & ~1) || (trans_b & ~1))
+            return failf(d->b->lx, in->ptx_line, "'%s': scales must be 1 or -1, transposes 0 or 1", d->text);
+        in->mode = (uint8_t)(trans_a | trans_b << 1 | (scale_a < 0) << 2 | (scale_b < 0) << 3);
+        return true;
+    }
+    if (strcmp(base, "setmaxnreg") == 0) {
+        /* setmaxnreg.{inc,dec}.sync.aligned.u32 imm-reg-count ("Miscellaneous Instructions: setmaxnreg") */
+        in->op = OP_SETMAXNREG;
+        if (take(&m, "inc"))
+            in->flags |= F_INC;
+        else if (!take(&m, "dec"))
+            return unsupported(d);
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m) || !need_operands(d, 1))
+            return false;
+        if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
+            return failf(d->b->lx, in->ptx_line, "'%s' needs a constant register count", d->text);
+        int64_t count = (int64_t)ops->op[0].bits;
+        if (count < 24 || count > 256 || count % 8)
+            return failf(d->b->lx, in->ptx_line, "'%s': the register count %lld must be a multiple of 8 in [24, 256]",
+                         d->text, (long long)count);
+        in->addr_offset = count;
+        return true;
+    }
+    if (strcmp(base, "elect") == 0) {
+        /* elect.sync d|p, membermask: one leader lane of the members ("elect.sync") */
+        in->op = OP_ELECT;
+        if (!finish_modifiers(d, &m) || ops->n != 3)
+            return d->b->lx->failed ? false : need_operands(d, 3);
+        if (add_value(d, &ops->op[0], T_B32) != 1 || add_value(d, &ops->op[1], T_PRED) != 1 ||
+            add_value(d, &ops->op[2], T_B32) != 1)
+            return false;
+        in->n_dst = 2, in->n_src = 1;
+        return true;
+    }
+
     if (strcmp(base, "cp") == 0 && take(&m, "async")) {
         d->b->k->uses_cp_async = true;
         if (take(&m, "commit_group")) {
@@ -1316,7 +1470,46 @@ static bool decode(decoder *d)
             in->op = OP_CP_ASYNC_WAIT_ALL;
             return finish_modifiers(d, &m) && need_operands(d, 0);
         }
-        if (take(&m, "bulk") || take(&m, "mbarrier"))
+        if (take(&m, "bulk")) {
+            /* cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
+             *     [dst], [tensor-map, {c0, ...}], [mbar]   ("cp.async.bulk.tensor") */
+            in->op = OP_TMA_LOAD;
+            if (!take(&m, "tensor"))
+                return unsupported(d);
+            static const char *const dims[] = {"1d", "2d", "3d", "4d", "5d"};
+            for (int i = 0; i < 5; i++)
+                if (take(&m, dims[i]))
+                    in->vec = (uint8_t)(i + 1);
+            take(&m, "tile");
+            bool to_shared = take(&m, "shared::cluster") || take(&m, "shared::cta");
+            bool from_global = take(&m, "global");
+            bool complete_tx = take(&m, "mbarrier::complete_tx::bytes");
+            if (!in->vec || !to_shared || !from_global || !complete_tx || !finish_modifiers(d, &m))
+                return d->b->lx->failed ? false : unsupported(d);
+            if (!need_operands(d, 3))
+                return false;
+            const operand *dst = &ops->op[0], *src = &ops->op[1], *bar = &ops->op[2];
+            if (dst->kind != O_MEM || src->kind != O_MEM || bar->kind != O_MEM || src->vec_count != in->vec)
+                return failf(d->b->lx, in->ptx_line, "'%s' needs [dst], [map, {%d coordinates}], [mbarrier]", d->text,
+                             in->vec);
+            operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
+                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+            operand bar_base = bar->slot >= 0 ? (operand){.kind = O_SLOT, .slot = bar->slot}
+                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+            if (!add_slot(d, &dst_base, T_U32) || !add_slot(d, &bar_base, T_U32))
+                return false;
+            for (int i = 0; i < src->vec_count; i++)
+                if (!add_slot(d, &ops->vec[src->vec_first + i], T_S32))
+                    return false;
+            in->n_src = (uint8_t)(2 + src->vec_count);
+            in->dst_offset = (int32_t)dst->bits;
+            in->mbar_offset = (int32_t)bar->bits;
+            in->addr_base = src->slot;
+            in->addr_offset = (int64_t)src->bits;
+            in->space = src->sym_space != SPACE_GENERIC ? (uint8_t)src->sym_space : SPACE_GENERIC;
+            return true;
+        }
+        if (take(&m, "mbarrier"))
             return unsupported(d);
         in->op = OP_CP_ASYNC;
         /* cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size | , ignore-src} */

@@ -42,7 +42,10 @@ typedef enum {
     OP_BAR, OP_BAR_ARRIVE, OP_BAR_RED, OP_BAR_WARP, OP_MEMBAR, OP_NOP,
     OP_CP_ASYNC, OP_CP_ASYNC_COMMIT, OP_CP_ASYNC_WAIT, OP_CP_ASYNC_WAIT_ALL,
     OP_LDMATRIX, OP_MMA, OP_WMMA_LOAD, OP_WMMA_STORE, OP_WMMA_MMA,
-    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_REDUX, OP_MATCH,
+    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_REDUX, OP_MATCH, OP_ELECT,
+    /* Hopper */
+    OP_MBAR_INIT, OP_MBAR_ARRIVE, OP_MBAR_EXPECT_TX, OP_MBAR_COMPLETE_TX, OP_MBAR_TRY_WAIT, OP_MBAR_INVAL,
+    OP_SETMAXNREG, OP_TMA_LOAD, OP_WGMMA_FENCE, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_WGMMA_MMA,
     OP_COUNT
 } ptx_op;
 
@@ -65,6 +68,10 @@ enum {
     F_SHIFT_LEFT = 1 << 12, F_ROW_A = 1 << 13, F_ROW_B = 1 << 14, F_NEG_PRED = 1 << 15, F_HAS_COUNT = 1 << 16,
     F_FULL = 1 << 17, F_XORSIGN = 1 << 18, F_ABS = 1 << 19, F_IGNORE_SRC = 1 << 20,
     F_CVTA_TO = 1 << 21,      /* cvta.to.space: generic -> the space (plain cvta: the space -> generic) */
+    F_EXPECT_TX = 1 << 23,    /* mbarrier.arrive.expect_tx */
+    F_PARITY = 1 << 24,       /* mbarrier.try_wait.parity: the operand is a phase parity, not a state */
+    F_INC = 1 << 25,          /* setmaxnreg.inc (else .dec) */
+    F_A_REGS = 1 << 26,       /* wgmma: A from registers, not a descriptor */
     F_GUARD_NEG = 1 << 22     /* the guard is @!p */
 };
 
@@ -106,7 +113,8 @@ typedef struct {
     uint32_t operands;     /* index of the first operand slot in kernel->slots_of */
     int32_t addr_base;     /* memory operand: base slot (-1: the constant offset alone) */
     int64_t addr_offset;   /* memory operand: constant byte offset; cp.async.wait_group: its N */
-    int32_t dst_offset;    /* cp.async: the shared destination's constant offset (its base is operand 0) */
+    int32_t dst_offset;    /* cp.async, cp.async.bulk.tensor: the shared destination's constant offset */
+    int32_t mbar_offset;   /* cp.async.bulk.tensor: the mbarrier operand's constant offset */
     int32_t target;        /* bra: the instruction index jumped to */
     int32_t ptx_line;      /* where the instruction stands in the PTX text */
     int32_t src_file, src_line; /* the CUDA source line it came from (.loc), 0 if unknown */

@@ -17,6 +17,7 @@
  * order that is always already done. An emulated run has no times to give: cudaEventElapsedTime
  * says so instead of making one up.
  */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 #include <pthread.h>
@@ -494,16 +495,90 @@ EXPORT cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const 
     return cudaSuccess;
 }
 
-/* The driver's entry points: none yet (the tensor-map encoder comes with the Hopper instructions). */
+/* cuTensorMapEncodeTiled (CUDA Driver API, "Tensor Map Object Management"): checks every requirement
+ * the driver documents and writes the emulator's own 128-byte encoding (emu.h: emu_tensor_map), which
+ * cp.async.bulk.tensor reads. A map the driver would refuse is refused here, with
+ * CUDA_ERROR_INVALID_VALUE, as on a GPU. */
+static CUresult encode_tiled(CUtensorMap *tensor_map, CUtensorMapDataType type, cuuint32_t rank, void *global_address,
+                             const cuuint64_t *global_dim, const cuuint64_t *global_strides, const cuuint32_t *box_dim,
+                             const cuuint32_t *element_strides, CUtensorMapInterleave interleave,
+                             CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2_promotion,
+                             CUtensorMapFloatOOBfill oob_fill)
+{
+    (void)l2_promotion; /* a caching hint */
+    static const uint8_t sizes[] = {[CU_TENSOR_MAP_DATA_TYPE_UINT8] = 1, [CU_TENSOR_MAP_DATA_TYPE_UINT16] = 2,
+                                    [CU_TENSOR_MAP_DATA_TYPE_UINT32] = 4, [CU_TENSOR_MAP_DATA_TYPE_INT32] = 4,
+                                    [CU_TENSOR_MAP_DATA_TYPE_UINT64] = 8, [CU_TENSOR_MAP_DATA_TYPE_INT64] = 8,
+                                    [CU_TENSOR_MAP_DATA_TYPE_FLOAT16] = 2, [CU_TENSOR_MAP_DATA_TYPE_FLOAT32] = 4,
+                                    [CU_TENSOR_MAP_DATA_TYPE_FLOAT64] = 8, [CU_TENSOR_MAP_DATA_TYPE_BFLOAT16] = 2,
+                                    [CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ] = 4, [CU_TENSOR_MAP_DATA_TYPE_TFLOAT32] = 4,
+                                    [CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ] = 4};
+    static const uint8_t swizzle_bytes[] = {[CU_TENSOR_MAP_SWIZZLE_NONE] = 0, [CU_TENSOR_MAP_SWIZZLE_32B] = 32,
+                                            [CU_TENSOR_MAP_SWIZZLE_64B] = 64, [CU_TENSOR_MAP_SWIZZLE_128B] = 128};
+#define REFUSE(...)                                                  \
+    do {                                                             \
+        fail(cudaErrorInvalidValue, "cuTensorMapEncodeTiled: " __VA_ARGS__); \
+        return CUDA_ERROR_INVALID_VALUE;                             \
+    } while (0)
+    if (!tensor_map || (uintptr_t)tensor_map % 64)
+        REFUSE("the map must be 64-byte aligned");
+    if ((unsigned)type >= sizeof sizes || !sizes[type])
+        REFUSE("data type %d is not one the emulator supports", (int)type);
+    if (rank < 1 || rank > 5)
+        REFUSE("rank %u is not 1 to 5", rank);
+    if (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
+        REFUSE("interleaved layouts are not supported by the emulator yet");
+    if ((unsigned)swizzle >= sizeof swizzle_bytes)
+        REFUSE("swizzle mode %d is not supported by the emulator yet", (int)swizzle);
+    if ((uintptr_t)global_address % 16)
+        REFUSE("the global address must be 16-byte aligned");
+    if (oob_fill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA &&
+        (type <= CU_TENSOR_MAP_DATA_TYPE_INT64))
+        REFUSE("NaN fill needs a floating-point type");
+    emu_tensor_map map;
+    memset(&map, 0, sizeof map);
+    map.magic = EMU_TENSOR_MAP_MAGIC;
+    map.element_bytes = sizes[type];
+    map.rank = (uint8_t)rank;
+    map.swizzle_bytes = swizzle_bytes[swizzle];
+    map.nan_fill = oob_fill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+    map.global_address = (uint64_t)(uintptr_t)global_address;
+    for (cuuint32_t d = 0; d < rank; d++) {
+        if (global_dim[d] == 0 || global_dim[d] > (1ull << 32))
+            REFUSE("globalDim[%u] = %llu is not in [1, 2^32]", d, (unsigned long long)global_dim[d]);
+        if (box_dim[d] == 0 || box_dim[d] > 256)
+            REFUSE("boxDim[%u] = %u is not in [1, 256]", d, box_dim[d]);
+        if (element_strides[d] == 0 || element_strides[d] > 8)
+            REFUSE("elementStrides[%u] = %u is not in [1, 8]", d, element_strides[d]);
+        map.dim_minus_1[d] = (uint32_t)(global_dim[d] - 1);
+        map.box[d] = (uint16_t)box_dim[d];
+        map.element_stride[d] = d == 0 ? 1 : (uint8_t)element_strides[d]; /* ignored for dimension 0 */
+        map.stride[d] = d == 0 ? map.element_bytes : global_strides[d - 1];
+        if (d > 0 && (global_strides[d - 1] % 16 || global_strides[d - 1] >= (1ull << 40)))
+            REFUSE("globalStrides[%u] = %llu is not a multiple of 16 below 2^40", d - 1,
+                   (unsigned long long)global_strides[d - 1]);
+    }
+    if (box_dim[0] * map.element_bytes % 16)
+        REFUSE("the box's inner dimension, %u bytes, is not a multiple of 16", box_dim[0] * map.element_bytes);
+    if (map.swizzle_bytes && box_dim[0] * map.element_bytes > map.swizzle_bytes)
+        REFUSE("the box's inner dimension, %u bytes, exceeds the %u-byte swizzle span", box_dim[0] * map.element_bytes,
+               map.swizzle_bytes);
+#undef REFUSE
+    memset(tensor_map, 0, sizeof *tensor_map);
+    memcpy(tensor_map, &map, sizeof map);
+    return CUDA_SUCCESS;
+}
+
+/* The driver's entry points the programs look up: the tensor-map encoder (chapter 08). */
 EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **fn, unsigned int version,
                                                     unsigned long long flags,
                                                     enum cudaDriverEntryPointQueryResult *status)
 {
     (void)version, (void)flags;
-    *fn = NULL;
+    bool known = strcmp(symbol, "cuTensorMapEncodeTiled") == 0;
+    *fn = known ? (void *)encode_tiled : NULL;
     if (status)
-        *status = cudaDriverEntryPointSymbolNotFound;
-    (void)symbol;
+        *status = known ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
     return cudaSuccess;
 }
 

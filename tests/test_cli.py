@@ -92,10 +92,17 @@ if result.returncode != 0 or " pass" not in result.stdout or "emulated, not time
 result = run("run", "04x", *small, "--emulate")
 if result.returncode != 2 or "unsupported: 04x calls cuBLAS" not in result.stdout:
     failures.append(f"run 04x --emulate: exit {result.returncode}: {result.stdout!r}")
+result = run("check", "04x", "--random", "0", "--emulate")
+if result.returncode != 77 or "04x  n/a: calls cuBLAS" not in result.stdout:
+    failures.append(f"check 04x --emulate: exit {result.returncode}: {result.stdout!r}")
+# a kernel whose PTX the emulator cannot find (or run) is n/a, never passed: here no PTX at all
+os.makedirs(os.path.join(tmp, "no_ptx"), exist_ok=True)
+os.environ["EMU_PTX_PATH"] = os.path.join(tmp, "no_ptx")
 result = run("check", "08", "--random", "0", "--emulate")
-if result.returncode != 77 or "08a  n/a on the emulator" not in result.stdout or "not supported by the emulator" \
+del os.environ["EMU_PTX_PATH"]
+if result.returncode != 77 or "08a  n/a on the emulator" not in result.stdout or "no PTX defines it" \
         not in result.stdout:
-    failures.append(f"check 08 --emulate: exit {result.returncode}: {result.stdout!r}")
+    failures.append(f"check 08 --emulate without PTX: exit {result.returncode}: {result.stdout!r}")
 result = run("bench", "--emulate")
 if result.returncode != 0 or "nothing to benchmark" not in result.stdout:
     failures.append(f"bench --emulate: exit {result.returncode}: {result.stdout!r}")
