@@ -47,6 +47,9 @@ def main():
     parser.add_argument("-I", dest="includes", action="append", default=[])
     parser.add_argument("--expect", action="append", default=[])
     parser.add_argument("--expect-sass", action="append", default=[])
+    # FILE=FUNCTION_REGEX=N: ptxas must give the entry function exactly N registers per thread (for the newest
+    # --arch), where a kernel's code rests on the count (08b's setmaxnreg split of the block's register pool)
+    parser.add_argument("--registers", action="append", default=[])
     parser.add_argument("sources", nargs="+")
     args = parser.parse_args()
     if not shutil.which(args.nvcc):
@@ -54,6 +57,10 @@ def main():
         return 77
 
     expectations = expectations_by_file(args.expect)
+    register_counts = {}
+    for item in args.registers:
+        name, function, count = item.rsplit("=", 2)
+        register_counts.setdefault(name, []).append((function, int(count)))
     sass_expectations = expectations_by_file(args.expect_sass)
     cuobjdump = find_cuobjdump()
 
@@ -73,13 +80,26 @@ def main():
                     failures.append(f"{name} sm_{arch}: does not compile:\n{compiled.stderr}")
                     continue
                 function = "?"
+                counts_seen = {}
                 for line in compiled.stderr.splitlines():
                     found = re.search(r"Compiling entry function '(\S+)'", line)
                     if found:
                         function = found.group(1)
+                    used = re.search(r"Used (\d+) registers", line)
+                    if used and arch == args.arch[-1]:
+                        counts_seen[function] = int(used.group(1))
                     spills = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", line)
                     if spills and (int(spills.group(1)) or int(spills.group(2))):
                         failures.append(f"{name} sm_{arch}: {function} spills registers: {line.strip()}")
+                if arch == args.arch[-1]:
+                    for wanted, count in register_counts.pop(name, []):
+                        matching = {f: n for f, n in counts_seen.items() if re.search(wanted, f)}
+                        if not matching:
+                            failures.append(f"{name} sm_{arch}: no entry function matches {wanted!r}")
+                        for found_function, n in matching.items():
+                            if n != count:
+                                failures.append(f"{name} sm_{arch}: {found_function} got {n} registers from ptxas; "
+                                                f"its code assumes {count}")
             sass_patterns = sass_expectations.pop(name, [])
             if sass_patterns and cuobjdump:  # out.o holds the newest architecture's code, compiled last
                 # cuobjdump disassembles through nvdisasm, which the PyPI wheels put beside it

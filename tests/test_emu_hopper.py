@@ -273,7 +273,7 @@ def wgmma_rs(R, name, kernel, N, dt, tb, scale_d=1, seed=0):
         args = [R.inp(img.view('<u4')), 'u32:%d' % (img.size // 4), R.inp(regs.reshape(-1)),
                 R.inp(C[row, col].astype(np.float32)), d_arg,
                 'u64:%d' % bt.template(), 'u32:%d' % rel_b, 'u32:%d' % bt.step, 'u32:%d' % scale_d]
-        R.run('wgmma_rs.ptx', kernel, 1, 128, args, smem=img.size + 1024)
+        R.run('wgmma_rs_n128.ptx' if N == 128 else 'wgmma_rs.ptx', kernel, 1, 128, args, smem=img.size + 1024)
         check_d(np.load(d_path), A @ B + (C if scale_d else 0.0), N)
         return 'm64n%dk16 x2, A from registers, B %s-major sw%d%s' % (
             N, bmaj, bsw, '' if scale_d else ', scale-d false')
@@ -376,7 +376,7 @@ PHASE_FLAGS = [  # (name, expected waitComplete) in the order mbar_phase stores 
 def mbarrier_cases(R):
     def phase():
         o, p = R.out('u32', len(PHASE_FLAGS))
-        R.run('mbarrier.ptx', 'mbar_phase', 1, 1, [o])
+        R.run('mbarrier_phase.ptx', 'mbar_phase', 1, 1, [o])
         got = np.load(p)
         bad = ['%s = %d (want %d)' % (n, g, w) for (n, w), g in zip(PHASE_FLAGS, got) if g != w]
         if bad:
