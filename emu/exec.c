@@ -93,10 +93,18 @@ typedef struct {
 /* A cp.async.bulk.tensor in flight: it lands, and completes its bytes on the mbarrier, when a thread
  * first waits on that mbarrier. */
 typedef struct {
-    emu_tensor_map map;
+    emu_tensor_map map;        /* the tensor form's map; unused by a plain bulk copy */
     int32_t coords[5];
     uint32_t dst, mbar;
+    uint64_t src;              /* a plain cp.async.bulk: the global source and the byte count */
+    uint32_t bytes;
 } tma_copy;
+
+/* A cp.async.bulk from shared to global memory, in its thread's bulk async-group. */
+typedef struct {
+    uint32_t lane, group, src, bytes;
+    uint64_t dst;
+} bulk_store;
 
 typedef struct {
     uint64_t (*r)[LANES];      /* registers: r[slot][lane] */
@@ -118,6 +126,9 @@ typedef struct {
     wgmma_op *wgmma;           /* issued wgmma.mma_async not yet waited for */
     int n_wgmma, cap_wgmma;
     uint32_t wgmma_committed;  /* wgmma groups committed */
+    bulk_store *stores;        /* cp.async.bulk shared -> global, not yet waited for */
+    int n_stores, cap_stores;
+    uint32_t bulk_committed[LANES];
 } warp;
 
 typedef struct {
@@ -141,6 +152,7 @@ typedef struct {
     tma_copy *tma;             /* bulk tensor copies in flight */
     int n_tma, cap_tma;
     int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
+    uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
     uint64_t rng;
     uint64_t instructions;
     emu_status status;
@@ -339,8 +351,9 @@ static inline uint64_t load_bits(const uint8_t *p, int bytes)
 /* Instructions                                                                                   */
 
 /* What an instruction did to the lanes' program counters: NEXT (advance them), BRANCH, WAIT (stay,
- * the warp stops), EXIT, MOVED (a barrier released them and advanced them itself), FAULT. */
-typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_FAULT } step;
+ * the warp stops), EXIT, MOVED (a barrier released them and advanced them itself), YIELD (advance, and
+ * let the other warps run: a poll that found nothing), FAULT. */
+typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_YIELD, STEP_FAULT } step;
 
 #define D(i) (r[o[(i)]])                 /* operand i's registers, all lanes */
 #define S(i) (r[o[in->n_dst + (i)]])    /* source i */
@@ -1310,6 +1323,7 @@ static void mbar_complete_if_done(block *b, mbar_state *m, uint64_t shared_offse
         return;
     m->parity ^= 1;
     m->pending = m->expected;
+    b->fruitless_polls = 0;
     for (unsigned i = 0; i < b->n_warps; i++) {
         warp *w = &b->warps[i];
         if (w->mbar_wait == (int64_t)shared_offset) {
@@ -1329,6 +1343,20 @@ static uint64_t shared_offset_of(uint64_t addr)
  * in the pattern, the TMA swizzle of the CUDA Programming Guide), then complete-tx of the box's bytes. */
 static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
 {
+    if (c->bytes) { /* a plain bulk copy: bytes from src, then complete-tx of them */
+        const uint8_t *src = mem_access(b, w, in, 0, SPACE_GLOBAL, c->src, c->bytes, false);
+        uint8_t *dst = src ? mem_access(b, w, in, 0, SPACE_SHARED, c->dst, c->bytes, true) : NULL;
+        mbar_state m;
+        uint8_t *word = dst ? mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m) : NULL;
+        if (!word)
+            return false;
+        memcpy(dst, src, c->bytes);
+        m.tx -= (int32_t)c->bytes;
+        mbar_complete_if_done(b, &m, c->mbar);
+        uint64_t v = mbar_encode(&m);
+        memcpy(word, &v, 8);
+        return true;
+    }
     const emu_tensor_map *map = &c->map;
     const unsigned eb = map->element_bytes;
     uint32_t count[5] = {1, 1, 1, 1, 1};
@@ -1474,6 +1502,14 @@ static step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANE
     }
     if (all_done || m != active)
         return STEP_NEXT;
+    if (in->flags & F_TEST_WAIT) { /* never blocks: false, and the other warps get their turn */
+        if (++b->fruitless_polls > 1000000) {
+            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK, "deadlock: threads poll an mbarrier with "
+                  "test_wait for a phase that no other thread can complete");
+            return STEP_FAULT;
+        }
+        return STEP_YIELD;
+    }
     if (w->converged) { /* the lanes wait here; the warp keeps a pc per lane meanwhile */
         for (int l = 0; l < LANES; l++)
             w->pc[l] = w->wpc;
@@ -1498,6 +1534,7 @@ static step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
                   "%d-dimensional tensor map made by cuTensorMapEncodeTiled", in->vec, map_addr, in->vec);
             return STEP_FAULT;
         }
+        c.bytes = 0;
         c.dst = (uint32_t)shared_offset_of(r[o[0]][l] + (uint64_t)in->dst_offset);
         c.mbar = (uint32_t)shared_offset_of(r[o[1]][l] + (uint64_t)in->mbar_offset);
         for (int d = 0; d < in->vec; d++)
@@ -1515,6 +1552,71 @@ static step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
         }
         b->tma[b->n_tma++] = c;
         for (unsigned i = 0; i < b->n_warps; i++) /* threads already waiting on it poll again, and so land it */
+            if (b->warps[i].mbar_wait == (int64_t)c.mbar) {
+                b->warps[i].waiting = 0;
+                b->warps[i].mbar_wait = -1;
+            }
+    }
+    return STEP_NEXT;
+}
+
+/* cp.async.bulk: to shared memory on an mbarrier (lands like a tensor copy, when a thread waits on
+ * it), or to global memory in the thread's bulk async-group (lands at the cp.async.bulk.wait_group
+ * that covers the group). Sizes and addresses are multiples of 16 ("cp.async.bulk"). */
+static step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    if (in->op == OP_BULK_COMMIT) {
+        FOR_LANES(m, l) w->bulk_committed[l]++;
+        return STEP_NEXT;
+    }
+    if (in->op == OP_BULK_WAIT) {
+        int kept = 0;
+        for (int i = 0; i < w->n_stores; i++) {
+            bulk_store *st = &w->stores[i];
+            if ((m >> st->lane & 1) && st->group + (uint32_t)in->addr_offset < w->bulk_committed[st->lane]) {
+                const uint8_t *src = mem_access(b, w, in, st->lane, SPACE_SHARED, st->src, st->bytes, false);
+                uint8_t *dst = src ? mem_access(b, w, in, st->lane, SPACE_GLOBAL, st->dst, st->bytes, true) : NULL;
+                if (!dst)
+                    return STEP_FAULT;
+                memcpy(dst, src, st->bytes);
+            } else {
+                w->stores[kept++] = *st;
+            }
+        }
+        w->n_stores = kept;
+        return STEP_NEXT;
+    }
+    FOR_LANES(m, l) {
+        uint64_t dst = r[o[0]][l] + (uint64_t)(int64_t)in->dst_offset;
+        uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        uint32_t bytes = (uint32_t)r[o[1]][l];
+        if (bytes % 16 || dst % 16 || src % 16) {
+            fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "cp.async.bulk of %u bytes from 0x%" PRIx64 " to 0x%" PRIx64
+                  ": sizes and addresses must be multiples of 16", bytes, src, dst);
+            return STEP_FAULT;
+        }
+        if (in->flags & F_TO_GLOBAL) {
+            if (!mem_access(b, w, in, l, SPACE_SHARED, shared_offset_of(src), bytes, false) ||
+                !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, true))
+                return STEP_FAULT;
+            if (w->n_stores == w->cap_stores) {
+                w->cap_stores = w->cap_stores ? 2 * w->cap_stores : 16;
+                w->stores = realloc(w->stores, (size_t)w->cap_stores * sizeof *w->stores);
+            }
+            w->stores[w->n_stores++] = (bulk_store){l, w->bulk_committed[l], (uint32_t)shared_offset_of(src), bytes, dst};
+            continue;
+        }
+        tma_copy c = {.dst = (uint32_t)shared_offset_of(dst), .src = src, .bytes = bytes,
+                      .mbar = (uint32_t)shared_offset_of(r[o[2]][l] + (uint64_t)(int64_t)in->mbar_offset)};
+        if (!mem_access(b, w, in, l, SPACE_GLOBAL, src, bytes, false) ||
+            !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, true) || !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
+            return STEP_FAULT;
+        if (b->n_tma == b->cap_tma) {
+            b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
+            b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
+        }
+        b->tma[b->n_tma++] = c;
+        for (unsigned i = 0; i < b->n_warps; i++)
             if (b->warps[i].mbar_wait == (int64_t)c.mbar) {
                 b->warps[i].waiting = 0;
                 b->warps[i].mbar_wait = -1;
@@ -2099,6 +2201,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         return m ? exec_mbar_wait(b, w, in, r, o, m, active) : STEP_NEXT;
     case OP_TMA_LOAD:
         return exec_tma_load(b, w, in, r, o, m);
+    case OP_BULK_COPY: case OP_BULK_COMMIT: case OP_BULK_WAIT:
+        return exec_bulk(b, w, in, r, o, m);
     case OP_SETMAXNREG:
         return exec_setmaxnreg(b, w, in, m);
     case OP_WGMMA_FENCE: case OP_WGMMA_COMMIT: case OP_WGMMA_WAIT: case OP_WGMMA_MMA:
@@ -2204,6 +2308,12 @@ static void run_warp(block *b, warp *w)
             break;
         case STEP_MOVED:
             break;
+        case STEP_YIELD:
+            if (w->converged)
+                w->wpc++;
+            else
+                FOR_LANES(active, l) w->pc[l]++;
+            goto out;
         case STEP_WAIT:
             goto out;
         case STEP_FAULT:
@@ -2281,7 +2391,7 @@ static void run_block(block *b)
     for (int i = 0; i < 16; i++)
         b->bars[i].red_slot = -1;
     b->n_tma = 0;
-    b->register_pool = EMU_REGS_PER_BLOCK - (int64_t)emu_registers_per_thread(b->n_threads) * b->n_warps * LANES;
+    b->fruitless_polls = 0;
     for (unsigned i = 0; i < b->n_warps; i++) {
         warp *w = &b->warps[i];
         memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
@@ -2297,6 +2407,10 @@ static void run_block(block *b)
         w->mbar_wait = -1;
         w->reg_wait = 0;
         w->regs = emu_registers_per_thread(b->n_threads);
+        if (k->max_registers && k->max_registers < w->regs) /* .maxnreg caps what ptxas may allocate */
+            w->regs = k->max_registers;
+        w->n_stores = 0;
+        memset(w->bulk_committed, 0, sizeof w->bulk_committed);
         w->n_wgmma = 0;
         w->wgmma_committed = 0;
         for (int c = 0; c < k->n_consts; c++)
@@ -2339,6 +2453,8 @@ static void run_block(block *b)
             }
         }
     }
+    /* setmaxnreg's pool: the block's registers that the warps' allocations leave over */
+    b->register_pool = EMU_REGS_PER_BLOCK - (int64_t)b->warps[0].regs * b->n_warps * LANES;
     for (;;) {
         bool ran = false, alive = false;
         unsigned start = 0;
@@ -2409,6 +2525,7 @@ static void *grid_worker(void *arg)
         free(b.warps[i].local);
         free(b.warps[i].copies);
         free(b.warps[i].wgmma);
+        free(b.warps[i].stores);
     }
     free(b.tma);
     free(b.warps);

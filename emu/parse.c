@@ -218,6 +218,8 @@ static const char *const op_names[OP_COUNT] = {
     [OP_MBAR_ARRIVE] = "mbarrier.arrive", [OP_MBAR_EXPECT_TX] = "mbarrier.expect_tx",
     [OP_MBAR_COMPLETE_TX] = "mbarrier.complete_tx", [OP_MBAR_TRY_WAIT] = "mbarrier.try_wait",
     [OP_MBAR_INVAL] = "mbarrier.inval", [OP_SETMAXNREG] = "setmaxnreg", [OP_TMA_LOAD] = "cp.async.bulk.tensor",
+    [OP_BULK_COPY] = "cp.async.bulk", [OP_BULK_COMMIT] = "cp.async.bulk.commit_group",
+    [OP_BULK_WAIT] = "cp.async.bulk.wait_group",
     [OP_WGMMA_FENCE] = "wgmma.fence", [OP_WGMMA_COMMIT] = "wgmma.commit_group", [OP_WGMMA_WAIT] = "wgmma.wait_group",
     [OP_WGMMA_MMA] = "wgmma.mma_async"};
 
@@ -456,7 +458,7 @@ typedef struct {
 } operand;
 
 #define MAX_OPERANDS 8
-#define MAX_VEC 64
+#define MAX_VEC 160 /* wgmma m64n256k16: 128 accumulators, plus A */
 
 typedef struct {
     operand op[MAX_OPERANDS];
@@ -1322,13 +1324,16 @@ static bool decode(decoder *d)
          * shared memory; its layout is the implementation's (exec.c's mbar_* say this one's) */
         static const struct { const char *name; ptx_op op; } forms[] = {
             {"init", OP_MBAR_INIT}, {"arrive", OP_MBAR_ARRIVE}, {"expect_tx", OP_MBAR_EXPECT_TX},
-            {"complete_tx", OP_MBAR_COMPLETE_TX}, {"try_wait", OP_MBAR_TRY_WAIT}, {"inval", OP_MBAR_INVAL}};
+            {"complete_tx", OP_MBAR_COMPLETE_TX}, {"try_wait", OP_MBAR_TRY_WAIT}, {"test_wait", OP_MBAR_TRY_WAIT},
+            {"inval", OP_MBAR_INVAL}};
         bool found = false;
         for (size_t i = 0; i < sizeof forms / sizeof forms[0] && !found; i++)
             if (take(&m, forms[i].name))
                 in->op = (uint16_t)forms[i].op, found = true;
-        if (!found) /* test_wait, arrive_drop, pending_count: not needed yet */
+        if (!found) /* arrive_drop, pending_count: not needed yet */
             return unsupported(d);
+        if (strstr(d->text, "test_wait"))
+            in->flags |= F_TEST_WAIT;
         if (in->op == OP_MBAR_ARRIVE && take(&m, "expect_tx"))
             in->flags |= F_EXPECT_TX;
         if (in->op == OP_MBAR_TRY_WAIT && take(&m, "parity"))
@@ -1453,6 +1458,58 @@ static bool decode(decoder *d)
 
     if (strcmp(base, "cp") == 0 && take(&m, "async")) {
         d->b->k->uses_cp_async = true;
+        if (take(&m, "bulk") && !strstr(d->text, ".tensor")) {
+            /* cp.async.bulk ("Data Movement and Conversion Instructions: cp.async.bulk"):
+             *   .shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
+             *   .global.shared::cta.bulk_group [dst], [src], size;  commit_group;  wait_group{.read} N */
+            if (take(&m, "commit_group")) {
+                in->op = OP_BULK_COMMIT;
+                return finish_modifiers(d, &m) && need_operands(d, 0);
+            }
+            if (take(&m, "wait_group")) {
+                in->op = OP_BULK_WAIT;
+                take(&m, "read");
+                if (!finish_modifiers(d, &m) || !need_operands(d, 1))
+                    return false;
+                if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
+                    return failf(d->b->lx, in->ptx_line, "'%s' needs a constant group count", d->text);
+                in->addr_offset = (int64_t)ops->op[0].bits;
+                return true;
+            }
+            in->op = OP_BULK_COPY;
+            bool to_shared = take(&m, "shared::cluster"), to_global = !to_shared && take(&m, "global");
+            bool from_global = to_shared && take(&m, "global"), from_shared = to_global && take(&m, "shared::cta");
+            bool via_mbarrier = take(&m, "mbarrier::complete_tx::bytes"), via_group = take(&m, "bulk_group");
+            if (!((from_global && via_mbarrier) || (from_shared && via_group)) || !finish_modifiers(d, &m))
+                return d->b->lx->failed ? false : unsupported(d);
+            if (to_global)
+                in->flags |= F_TO_GLOBAL;
+            if (!need_operands(d, to_shared ? 4 : 3))
+                return false;
+            const operand *dst = &ops->op[0], *src = &ops->op[1];
+            if (dst->kind != O_MEM || src->kind != O_MEM || (to_shared && ops->op[3].kind != O_MEM))
+                return failf(d->b->lx, in->ptx_line, "'%s' needs [dst], [src], size%s", d->text,
+                             to_shared ? ", [mbarrier]" : "");
+            /* sources: dst base, size, mbarrier base (shared form); src is the memory operand */
+            operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
+                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+            if (!add_slot(d, &dst_base, T_U64) || add_value(d, &ops->op[2], T_U32) != 1)
+                return false;
+            in->n_src = 2;
+            if (to_shared) {
+                const operand *bar = &ops->op[3];
+                operand bar_base = bar->slot >= 0 ? (operand){.kind = O_SLOT, .slot = bar->slot}
+                                                  : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+                if (!add_slot(d, &bar_base, T_U32))
+                    return false;
+                in->mbar_offset = (int32_t)bar->bits;
+                in->n_src = 3;
+            }
+            in->dst_offset = (int32_t)dst->bits;
+            in->addr_base = src->slot;
+            in->addr_offset = (int64_t)src->bits;
+            return true;
+        }
         if (take(&m, "commit_group")) {
             in->op = OP_CP_ASYNC_COMMIT;
             return finish_modifiers(d, &m) && need_operands(d, 0);
@@ -1470,7 +1527,7 @@ static bool decode(decoder *d)
             in->op = OP_CP_ASYNC_WAIT_ALL;
             return finish_modifiers(d, &m) && need_operands(d, 0);
         }
-        if (take(&m, "bulk")) {
+        if (strstr(d->text, ".bulk.tensor")) {
             /* cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
              *     [dst], [tensor-map, {c0, ...}], [mbar]   ("cp.async.bulk.tensor") */
             in->op = OP_TMA_LOAD;
@@ -2197,7 +2254,7 @@ static bool parse_entry(lexer *lx, ptx_module *mod, bool is_func)
     bool ok = parse_params(&b);
     /* performance directives */
     while (ok && lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
-        bool maxntid = is(lx, ".maxntid"), reqntid = is(lx, ".reqntid");
+        bool maxntid = is(lx, ".maxntid"), reqntid = is(lx, ".reqntid"), maxnreg = is(lx, ".maxnreg");
         advance(lx);
         int dims[3] = {1, 1, 1}, n = 0;
         while (lx->tok.kind == TOK_NUMBER) {
@@ -2211,6 +2268,8 @@ static bool parse_entry(lexer *lx, ptx_module *mod, bool is_func)
             k.max_threads = dims[0] * dims[1] * dims[2];
         if (reqntid)
             memcpy(k.req_threads, dims, sizeof dims);
+        if (maxnreg)
+            k.max_registers = dims[0];
     }
     ok = ok && parse_body(&b);
     kbuild_free(&b);

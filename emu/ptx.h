@@ -45,7 +45,7 @@ typedef enum {
     OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_REDUX, OP_MATCH, OP_ELECT,
     /* Hopper */
     OP_MBAR_INIT, OP_MBAR_ARRIVE, OP_MBAR_EXPECT_TX, OP_MBAR_COMPLETE_TX, OP_MBAR_TRY_WAIT, OP_MBAR_INVAL,
-    OP_SETMAXNREG, OP_TMA_LOAD, OP_WGMMA_FENCE, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_WGMMA_MMA,
+    OP_SETMAXNREG, OP_TMA_LOAD, OP_BULK_COPY, OP_BULK_COMMIT, OP_BULK_WAIT, OP_WGMMA_FENCE, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_WGMMA_MMA,
     OP_COUNT
 } ptx_op;
 
@@ -72,6 +72,8 @@ enum {
     F_PARITY = 1 << 24,       /* mbarrier.try_wait.parity: the operand is a phase parity, not a state */
     F_INC = 1 << 25,          /* setmaxnreg.inc (else .dec) */
     F_A_REGS = 1 << 26,       /* wgmma: A from registers, not a descriptor */
+    F_TEST_WAIT = 1 << 27,    /* mbarrier.test_wait: never blocks */
+    F_TO_GLOBAL = 1 << 28,    /* cp.async.bulk from shared to global (a bulk group), not to shared (an mbarrier) */
     F_GUARD_NEG = 1 << 22     /* the guard is @!p */
 };
 
@@ -158,6 +160,7 @@ typedef struct {
     uint64_t dynamic_smem_align;
     uint64_t local_bytes;  /* `.local` bytes per thread */
     int max_threads;       /* .maxntid (product), 0 if none */
+    int max_registers;     /* .maxnreg, 0 if none */
     int req_threads[3];    /* .reqntid, 0 if none */
     bool uses_cp_async, uses_tensor_cores;
 } ptx_kernel;

@@ -406,7 +406,7 @@ def mbarrier_cases(R):
     def g2s():
         src = np.random.default_rng(3).integers(0, 2**32, 128, dtype=np.uint64).astype(np.uint32)
         o, p = R.out('u32', 128)
-        R.run('mbarrier.ptx', 'bulk_g2s', 1, 128, [R.inp(src), o])
+        R.run('bulk.ptx', 'bulk_g2s', 1, 128, [R.inp(src), o])
         got = np.load(p)
         if not np.array_equal(got, src):
             raise Fail('word %d = %#x, want %#x' % ((i := int(np.argmax(got != src))), got[i], src[i]))
@@ -415,7 +415,7 @@ def mbarrier_cases(R):
 
     def s2g():
         o, p = R.out('u32', 128)
-        R.run('mbarrier.ptx', 'bulk_s2g', 1, 128, [o])
+        R.run('bulk.ptx', 'bulk_s2g', 1, 128, [o])
         got = np.load(p)
         want = 3 * np.arange(128, dtype=np.uint32) + 1
         if not np.array_equal(got, want):
