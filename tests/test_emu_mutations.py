@@ -1,0 +1,89 @@
+"""The emulator catches bugs in the real chapter 08 kernels, not only in small test kernels.
+
+Each case plants one bug in the PTX the build compiled from chapters/08_hopper/hopper.cu (a copy of the
+build's PTX folder, one instruction changed or removed), points the emulator at it (EMU_PTX_PATH) and runs
+`conv check 08a|08b --emulate` on the fixed shapes. The unchanged PTX must pass; every mutant must be caught:
+a check that fails, or the emulator stopping the run (a deadlock, an access it refuses). A mutant that
+passes is a bug the emulator would let through, and fails this test.
+
+Run as: test_emu_mutations.py PATH_TO_CONV PTX_DIR WORK_DIR
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+conv, ptx_dir, work = sys.argv[1], sys.argv[2], sys.argv[3]
+
+# 128-byte swizzle in a wgmma shared-memory descriptor: bits 63..62 = 01 (PTX ISA, "Matrix Descriptor
+# Format"), with SBO = 1024 bytes and LBO = 16. The mutant says 64-byte swizzle (10) for the same tiles.
+SWIZZLE_128B = (1 << 62) | (64 << 32) | (1 << 16)
+SWIZZLE_64B = (2 << 62) | (64 << 32) | (1 << 16)
+
+MUTANTS = [
+    # (name, kernel, pattern, replacement): the bug, as a change to the PTX text
+    ("mbarrier wait on the wrong parity", "08b",
+     r"(mbarrier\.try_wait\.parity\.shared::cta\.b64 done, \[%r\d+\]), %r\d+;", r"\1, 0;"),
+    ("TMA bytes never expected (no mbarrier.expect_tx)", "08b",
+     r"\n\s*mbarrier\.expect_tx\.[^\n]*;", "\n"),
+    ("no thread ever arrives on an mbarrier", "08b",
+     r"\n\s*mbarrier\.arrive\.shared::cta\.b64 _, \[%r\d+\];", "\n"),
+    ("accumulators read before the last wgmma group is waited for", "08a",
+     r"wgmma\.wait_group\.sync\.aligned 0;", "wgmma.wait_group.sync.aligned 1;"),
+    ("accumulators read before the last wgmma group is waited for", "08b",
+     r"wgmma\.wait_group\.sync\.aligned 0;", "wgmma.wait_group.sync.aligned 1;"),
+    ("wgmma descriptor with the wrong swizzle", "08a", str(SWIZZLE_128B), str(SWIZZLE_64B)),
+    ("wgmma descriptor with the wrong swizzle", "08b", str(SWIZZLE_128B), str(SWIZZLE_64B)),
+    ("cp.async gather never waited for", "08a", r"cp\.async\.wait_group \d+;", "membar.cta;"),
+]
+
+
+def check(kernel, folder):
+    env = dict(os.environ, EMU_PTX_PATH=folder)
+    return subprocess.run([conv, "check", kernel, "--random", "0", "--emulate"], capture_output=True, text=True,
+                          env=env, timeout=600)
+
+
+def main():
+    hopper = os.path.join(ptx_dir, "hopper.ptx")
+    text = open(hopper).read()
+    failures = []
+    control = os.path.join(work, "mutants", "unchanged")
+    os.makedirs(control, exist_ok=True)
+    for name in os.listdir(ptx_dir):
+        if name.endswith(".ptx"):
+            shutil.copy(os.path.join(ptx_dir, name), control)
+    for kernel in ("08a", "08b"):
+        run = check(kernel, control)
+        ok = run.returncode == 0 and " pass, 0 fail" in run.stdout
+        print(f"{'PASS' if ok else 'FAIL'} unchanged PTX, {kernel}: exit {run.returncode}")
+        if not ok:
+            failures.append(f"the unchanged PTX does not pass {kernel}: {run.stdout.strip()} {run.stderr.strip()}")
+    for index, (name, kernel, pattern, replacement) in enumerate(MUTANTS):
+        mutated, count = re.subn(pattern, replacement, text)
+        if count == 0:
+            failures.append(f"{name} ({kernel}): the pattern {pattern!r} is not in hopper.ptx any more")
+            print(f"FAIL {name} ({kernel}): nothing to mutate")
+            continue
+        folder = os.path.join(work, "mutants", str(index))
+        shutil.copytree(control, folder, dirs_exist_ok=True)
+        with open(os.path.join(folder, "hopper.ptx"), "w") as f:
+            f.write(mutated)
+        run = check(kernel, folder)
+        emulator_line = next((line for line in run.stderr.splitlines() if line.startswith("emu: ")), "")
+        caught = run.returncode != 0 and (" fail" in run.stdout and "FAIL" in run.stdout or emulator_line)
+        found = re.search(r"thread \(\d+,\d+,\d+\): (.*)", emulator_line)
+        how = found.group(1)[:110] if found else "the check failed"
+        print(f"{'PASS' if caught else 'FAIL'} {name} ({kernel}, {count} change{'s' if count > 1 else ''}): "
+              f"{'caught: ' + how if caught else 'NOT caught'}")
+        if not caught:
+            failures.append(f"{name} ({kernel}) was not caught: exit {run.returncode}: {run.stdout.strip()}")
+    for failure in failures:
+        print("FAIL", failure)
+    print(f"emu_mutations: {len(MUTANTS)} mutants, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
