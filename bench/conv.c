@@ -63,6 +63,8 @@ static const char usage[] =
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
     "  --emulate         run the GPU kernels on the PTX emulator (emu/) instead of a GPU: verified, never\n"
     "                    timed; kernels that call cuBLAS or cuDNN are n/a there (run, check)\n"
+    "  --counters        with --emulate: what each kernel executed, counted as Nsight Compute defines it\n"
+    "                    (instructions by class, global sectors per request, shared-memory bank conflicts)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input or an unsupported\n"
     "problem, 77 (check) no GPU for GPU kernels.\n";
@@ -74,7 +76,7 @@ typedef struct {
     conv_problem overrides;      /* -1 where not given */
     uint64_t seed;
     int reps, warmup, random_count;
-    bool verify, cudnn, quick, emulate; /* --emulate acts before parsing (emulate_if_asked) */
+    bool verify, cudnn, quick, emulate, counters; /* these two act before parsing (emulate_if_asked) */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
 } options;
@@ -115,7 +117,7 @@ static options parse_options(int argc, char **argv)
         {"--epilogue", &opts.epilogue_text}};
     struct { const char *flag; bool *value; bool set; } bool_flags[] = {
         {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true},
-        {"--emulate", &opts.emulate, true}};
+        {"--emulate", &opts.emulate, true}, {"--counters", &opts.counters, true}};
 
     for (; at < argc; at++) {
         const char *flag = argv[at];
@@ -296,6 +298,8 @@ static int command_run(const options *opts)
         fprintf(stderr, "conv: kernel %s runs on the GPU: %s\n", kernel->id, why);
         return 1;
     }
+    if (opts->counters && !on_emulator())
+        cli_error("--counters counts what the emulator executes: it needs --emulate");
     run_request request = run_request_defaults(kernel, &prob);
     request.seed = opts->seed;
     request.verify = opts->verify;

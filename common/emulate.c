@@ -24,8 +24,11 @@ void emulate_if_asked(int argc, char **argv)
         return;
     }
     bool asked = false;
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         asked |= is_emulate_flag(argv[i]);
+        if (strcmp(argv[i], "--counters") == 0) /* the emulator prints its counts per kernel at exit */
+            setenv("EMU_COUNTERS", "1", 1);
+    }
     const char *env = getenv("CONV_EMULATE");
     if (!asked && env && strcmp(env, "auto") == 0) {
         char why[256];

@@ -16,7 +16,9 @@ extern "C" {
 #endif
 
 /* Call first in main(): restarts the program on the emulator when argv holds --emulate (or the
- * environment asks for it, see above). Returns only when the program should go on as it is. */
+ * environment asks for it, see above); with --counters also in argv, the emulator prints what each
+ * kernel executed when the program exits (emu/README.md, "Counters"). Returns only when the program
+ * should go on as it is. */
 void emulate_if_asked(int argc, char **argv);
 
 /* Whether the CUDA device this process talks to is the emulator. */

@@ -154,13 +154,13 @@ typedef struct {
     int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
     uint64_t rng;
-    uint64_t instructions;
+    emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
     emu_status status;
     char *err;
     size_t err_len;
 } block;
 
-/* Per host thread: the block it runs (for error messages from deep inside an instruction). */
+static void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);
 
 static const char *space_name(int space)
 {
@@ -965,10 +965,12 @@ static void exec_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
 static step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o)
 {
     uint16_t rows[4][8][8];
+    uint64_t address[LANES];
     for (int k = 0; k < in->vec; k++)
         for (int row = 0; row < 8; row++) {
             int lane = 8 * k + row;
             uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
+            address[lane] = addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? addr - EMU_SHARED_WINDOW : addr;
             int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
             if (space == SPACE_GENERIC && addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
                 fault(b, in, lane, w, EMU_ERR_ADDRESS, "ldmatrix row address 0x%" PRIx64 " is not in shared memory",
@@ -980,6 +982,8 @@ static step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
                 return STEP_FAULT;
             memcpy(rows[k][row], p, 16);
         }
+    /* one wavefront per 8x8 matrix when its 8 rows fall in distinct banks: a phase per matrix */
+    count_access(b, SPACE_SHARED, true, address, (uint32_t)((1ull << (8 * in->vec)) - 1), 16);
     const bool trans = in->flags & F_TRANS;
     for (int lane = 0; lane < LANES; lane++) {
         int g = lane >> 2, t = lane & 3;
@@ -1137,9 +1141,11 @@ static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t al
 
 static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
+    uint64_t sources[LANES], destinations[LANES];
     FOR_LANES(m, l) {
         uint32_t dst = (uint32_t)r[o[0]][l] + (uint32_t)in->dst_offset;
         uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        sources[l] = src, destinations[l] = dst;
         uint32_t src_bytes = in->size;
         if (in->n_src > 1) {
             uint64_t extra = r[o[1]][l];
@@ -1165,6 +1171,8 @@ static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
         }
         w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes};
     }
+    count_access(b, SPACE_GLOBAL, true, sources, m, in->size);       /* the read (LDGSTS's global side) */
+    count_access(b, SPACE_SHARED, false, destinations, m, in->size); /* and the shared write */
     return STEP_NEXT;
 }
 
@@ -1262,6 +1270,7 @@ static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES]
         return STEP_WAIT;
     bar->arrived_warps++;
     bar->arrived_threads += LANES;
+    b->c.barriers++;
     if (in->op == OP_BAR_ARRIVE) { /* arrive and go on */
         w->waiting = 0;
         w->bar_id = NO_BARRIER;
@@ -1787,6 +1796,7 @@ static step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], 
             op.accumulate = r[o[src + 2]][0] & 1;
         }
         (void)n_acc;
+        b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
         if (w->n_wgmma == w->cap_wgmma) {
             w->cap_wgmma = w->cap_wgmma ? 2 * w->cap_wgmma : 8;
             w->wgmma = realloc(w->wgmma, (size_t)w->cap_wgmma * sizeof *w->wgmma);
@@ -1798,6 +1808,135 @@ static step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], 
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Counters (the definitions are Nsight Compute's; emu/README.md, "Counters")                     */
+
+static emu_class class_of(const insn *in)
+{
+    switch (in->op) {
+    case OP_MMA: case OP_WMMA_MMA: case OP_WGMMA_MMA: return CLASS_TENSOR;
+    case OP_CVT: case OP_CVTA: return CLASS_CONVERSION;
+    case OP_BRA: case OP_RET: case OP_EXIT: case OP_TRAP: return CLASS_CONTROL;
+    case OP_CP_ASYNC: case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT: case OP_CP_ASYNC_WAIT_ALL: case OP_TMA_LOAD:
+    case OP_BULK_COPY: case OP_BULK_COMMIT: case OP_BULK_WAIT: case OP_PREFETCH:
+        return CLASS_GLOBAL;
+    case OP_LDMATRIX: case OP_WMMA_LOAD: case OP_WMMA_STORE: return CLASS_SHARED;
+    case OP_LD: case OP_ST: case OP_ATOM: case OP_RED:
+        return in->space == SPACE_SHARED ? CLASS_SHARED
+               : in->space == SPACE_GLOBAL || in->space == SPACE_GENERIC ? CLASS_GLOBAL
+                                                                        : CLASS_OTHER_MEMORY;
+    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED: case OP_BAR_WARP: case OP_MEMBAR: case OP_SHFL: case OP_VOTE:
+    case OP_ACTIVEMASK: case OP_REDUX: case OP_MATCH: case OP_ELECT: case OP_MBAR_INIT: case OP_MBAR_ARRIVE:
+    case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX: case OP_MBAR_TRY_WAIT: case OP_MBAR_INVAL: case OP_SETMAXNREG:
+    case OP_WGMMA_FENCE: case OP_WGMMA_COMMIT: case OP_WGMMA_WAIT:
+        return CLASS_SYNC;
+    default:
+        return in->type == T_F32 ? CLASS_FP32
+               : in->type == T_F64 ? CLASS_FP64
+               : (in->type >= T_F16 && in->type <= T_BF16X2) ? CLASS_FP16
+                                                               : CLASS_INTEGER;
+    }
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A warp's global request touches the distinct 32-byte sectors its threads' bytes fall in
+ * (l1tex__t_sectors_pipe_lsu_mem_global_op_ld / _st per l1tex__t_requests_...). */
+static uint64_t count_sectors(const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    uint64_t sectors[2 * LANES];
+    int n = 0;
+    FOR_LANES(lanes, l) {
+        uint64_t first = address[l] / 32, last = (address[l] + size - 1) / 32;
+        for (uint64_t s = first; s <= last && n < 2 * LANES; s++)
+            sectors[n++] = s;
+    }
+    qsort(sectors, (size_t)n, sizeof *sectors, compare_u64);
+    uint64_t distinct = 0;
+    for (int i = 0; i < n; i++)
+        distinct += i == 0 || sectors[i] != sectors[i - 1];
+    return distinct;
+}
+
+/* Shared memory serves a warp's request in wavefronts: in each, every one of the 32 banks (4-byte words,
+ * bank = word % 32) delivers one word, to any number of threads (a broadcast). A request of 8-byte
+ * accesses is processed as two half-warps, of 16-byte accesses as four quarter-warps, each phase its
+ * own wavefronts; within a phase, the wavefronts are the most distinct words any bank must deliver.
+ * `ideal` gets the fewest wavefronts the same distinct words could take; wavefronts - ideal is the
+ * bank conflicts (l1tex__data_bank_conflicts_pipe_lsu_mem_shared). `lanes_per_phase` of 32 means one
+ * phase. */
+static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, int lanes_per_phase,
+                                 uint64_t *ideal)
+{
+    uint64_t total = 0;
+    const uint64_t words_each = size < 4 ? 1 : size / 4;
+    for (int phase = 0; phase < LANES / lanes_per_phase; phase++) {
+        uint32_t mine = lanes & (uint32_t)(((1ull << lanes_per_phase) - 1) << (phase * lanes_per_phase));
+        if (!mine)
+            continue;
+        uint64_t words[4 * LANES];
+        int n = 0;
+        FOR_LANES(mine, l) for (uint64_t j = 0; j < words_each; j++) words[n++] = address[l] / 4 + j;
+        qsort(words, (size_t)n, sizeof *words, compare_u64);
+        int per_bank[32] = {0}, distinct = 0;
+        for (int i = 0; i < n; i++)
+            if (i == 0 || words[i] != words[i - 1]) {
+                per_bank[words[i] % 32]++;
+                distinct++;
+            }
+        int most = 0;
+        for (int k = 0; k < 32; k++)
+            most = per_bank[k] > most ? per_bank[k] : most;
+        total += (uint64_t)most;
+        *ideal += (uint64_t)(distinct + 31) / 32;
+    }
+    return total;
+}
+
+/* One warp-level load or store of `size` bytes per thread, counted by its space. */
+static void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    if (!lanes)
+        return;
+    emu_counters *c = &b->c;
+    if (space == SPACE_SHARED) {
+        int per_phase = size <= 4 ? LANES : (int)(4 * LANES / size);
+        if (load) {
+            c->shared_load_requests++;
+            c->shared_load_wavefronts += count_wavefronts(address, lanes, size, per_phase, &c->shared_load_ideal);
+        } else {
+            c->shared_store_requests++;
+            c->shared_store_wavefronts += count_wavefronts(address, lanes, size, per_phase, &c->shared_store_ideal);
+        }
+    } else if (space == SPACE_GLOBAL) {
+        uint64_t bytes = (uint64_t)__builtin_popcount(lanes) * size;
+        if (load) {
+            c->global_load_requests++;
+            c->global_load_sectors += count_sectors(address, lanes, size);
+            c->global_load_bytes += bytes;
+        } else {
+            c->global_store_requests++;
+            c->global_store_sectors += count_sectors(address, lanes, size);
+            c->global_store_bytes += bytes;
+        }
+    }
+}
+
+/* The space a warp's generic access goes to (its first thread's; a warp that mixes spaces is rare). */
+static int resolved_space(int space, uint64_t address)
+{
+    if (space != SPACE_GENERIC)
+        return space;
+    return address - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? SPACE_SHARED
+           : address - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE || address - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE
+               ? SPACE_LOCAL
+               : SPACE_GLOBAL;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* The interpreter loop                                                                           */
 
 static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
@@ -1805,9 +1944,12 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
     const uint64_t total = (uint64_t)bytes * in->vec;
     const uint64_t *base = in->addr_base >= 0 ? r[in->addr_base] : NULL;
+    uint64_t address[LANES];
+    FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+    const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
     if (in->op == OP_LD) {
         FOR_LANES(m, l) {
-            uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+            uint64_t addr = address[l];
             const uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, false);
             if (!p)
                 return STEP_FAULT;
@@ -1818,17 +1960,19 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
                 r[o[i]][l] = v;
             }
         }
+        count_access(b, space == SPACE_GENERIC ? SPACE_GLOBAL : space, true, address, m, total);
         return STEP_NEXT;
     }
     if (in->op == OP_ST) {
         FOR_LANES(m, l) {
-            uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+            uint64_t addr = address[l];
             uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, true);
             if (!p)
                 return STEP_FAULT;
             for (int i = 0; i < in->vec; i++)
                 memcpy(p + i * bytes, &r[o[i]][l], (size_t)bytes);
         }
+        count_access(b, space, false, address, m, total);
         return STEP_NEXT;
     }
     /* atom / red: one thread at a time (blocks on other host threads use the CPU's atomics) */
@@ -2173,10 +2317,12 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         }
         if (in->op == OP_MMA) {
             exec_mma(in, r, o);
+            b->c.tensor_flops += 2 * 16 * 8 * 16;
             return STEP_NEXT;
         }
         if (in->op == OP_WMMA_MMA) {
             exec_wmma_mma(in, r, o);
+            b->c.tensor_flops += 2 * 16 * 16 * 16;
             return STEP_NEXT;
         }
         if (in->op == OP_LDMATRIX)
@@ -2272,6 +2418,8 @@ static void run_warp(block *b, warp *w)
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
         count += (uint64_t)__builtin_popcount(active);
+        b->c.warp_instructions++;
+        b->c.by_class[class_of(in)]++;
         step s = execute(b, w, in, active, exec);
         switch (s) {
         case STEP_NEXT:
@@ -2325,7 +2473,7 @@ static void run_warp(block *b, warp *w)
 out:
     if (!w->converged && !w->waiting)
         check_converged(w);
-    b->instructions += count;
+    b->c.thread_instructions += count;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -2338,6 +2486,7 @@ typedef struct {
     uint64_t n_blocks;
     _Atomic int failed;
     pthread_mutex_t lock;
+    emu_counters *counters;    /* where the blocks' counts go, or NULL */
     emu_status status;
     char *err;
     size_t err_len;
@@ -2447,7 +2596,7 @@ static void run_block(block *b)
                 case SREG_LANEMASK_GT: v = (uint32_t)~((2ull << l) - 1); break;
                 case SREG_DYNAMIC_SMEM_SIZE: v = L->dynamic_smem; break;
                 case SREG_TOTAL_SMEM_SIZE: v = b->smem_size; break;
-                default: v = b->instructions; break; /* clocks: a count that only grows */
+                default: v = b->c.thread_instructions; break; /* clocks: a count that only grows */
                 }
                 slot[l] = v;
             }
@@ -2519,7 +2668,12 @@ static void *grid_worker(void *arg)
             break;
         }
     }
-    atomic_fetch_add(&thread_instructions, b.instructions);
+    atomic_fetch_add(&thread_instructions, b.c.thread_instructions);
+    if (g->counters) {
+        pthread_mutex_lock(&g->lock);
+        emu_counters_add(g->counters, &b.c);
+        pthread_mutex_unlock(&g->lock);
+    }
     for (unsigned i = 0; i < b.n_warps; i++) {
         free(b.warps[i].r);
         free(b.warps[i].local);
@@ -2533,7 +2687,7 @@ static void *grid_worker(void *arg)
     return NULL;
 }
 
-emu_status emu_launch(const emu_launch_desc *L, char *err, size_t err_len)
+emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *err, size_t err_len)
 {
     f16_values = emu_f16_table();
     const ptx_kernel *k = L->kernel;
@@ -2568,7 +2722,9 @@ emu_status emu_launch(const emu_launch_desc *L, char *err, size_t err_len)
         return EMU_ERR_LAUNCH;
     }
     grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
-                  .err_len = err_len};
+                  .err_len = err_len, .counters = counters};
+    if (counters)
+        counters->launches++;
     pthread_mutex_init(&g.lock, NULL);
     int n_threads = emu_get_options()->threads;
     if ((uint64_t)n_threads > n_blocks)

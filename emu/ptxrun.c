@@ -1,6 +1,6 @@
 /* ptxrun: runs one kernel of any PTX file on the emulator, with buffers from and to .npy files.
  *
- *   ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] ARG...
+ *   ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] ARG...
  *
  * Each ARG is the kernel's next parameter:
  *   in:PATH.npy                  a device buffer filled from the file
@@ -203,10 +203,14 @@ int main(int argc, char **argv)
             emu_alloc_add((uint64_t)(uintptr_t)module->vars[v].storage, module->vars[v].size, module->vars[v].name);
 
     emu_launch_desc launch = {.module = module, .kernel = kernel};
-    bool have_grid = false, have_block = false;
+    bool have_grid = false, have_block = false, print_counters = false;
     argument *args = calloc((size_t)argc, sizeof *args);
     int n_args = 0;
     for (int i = 3; i < argc; i++) {
+        if (strcmp(argv[i], "--counters") == 0) {
+            print_counters = true;
+            continue;
+        }
         if (strcmp(argv[i], "--grid") == 0 || strcmp(argv[i], "--block") == 0 || strcmp(argv[i], "--smem") == 0) {
             if (i + 1 >= argc)
                 usage_error("%s needs a value", argv[i]);
@@ -240,7 +244,8 @@ int main(int argc, char **argv)
         memcpy(params + p->offset, &value, size);
     }
     launch.params = params;
-    emu_status status = emu_launch(&launch, err, sizeof err);
+    emu_counters counters = {0};
+    emu_status status = emu_launch(&launch, &counters, err, sizeof err);
     if (status != EMU_OK) {
         fprintf(stderr, "ptxrun: %s\n", err);
         return 1;
@@ -255,6 +260,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
+    if (print_counters)
+        emu_counters_print(stdout, kernel->name, &counters);
     ptx_free(module);
     return 0;
 }

@@ -159,6 +159,7 @@ typedef struct {
     const ptx_kernel *kernel;  /* resolved on first use */
     const ptx_module *module;
     int max_dynamic_smem;      /* cudaFuncAttributeMaxDynamicSharedMemorySize */
+    emu_counters counters;     /* what its launches did (EMU_COUNTERS=1 prints them at exit) */
 } function;
 
 struct fatbin {
@@ -296,6 +297,15 @@ EXPORT cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *host_fun)
 static double launch_seconds;
 static uint64_t launches;
 
+static void print_counters(void)
+{
+    fflush(stdout);
+    for (int i = 0; i < n_functions; i++)
+        if (functions[i].counters.launches)
+            emu_counters_print(stdout, functions[i].name, &functions[i].counters);
+    fflush(stdout);
+}
+
 static void print_stats(void)
 {
     uint64_t n = emu_thread_instructions();
@@ -329,13 +339,18 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
                             .block = {block.x, block.y, block.z}, .dynamic_smem = smem,
                             .max_dynamic_smem = (uint64_t)fn->max_dynamic_smem, .params = params};
     char message[1024];
-    static bool stats_registered;
+    static bool stats_registered, counters_registered;
     if (!stats_registered && getenv("EMU_STATS") && atoi(getenv("EMU_STATS")) > 0) {
         atexit(print_stats);
         stats_registered = true;
     }
+    const bool counting = getenv("EMU_COUNTERS") && atoi(getenv("EMU_COUNTERS")) > 0;
+    if (counting && !counters_registered) {
+        atexit(print_counters);
+        counters_registered = true;
+    }
     double started = now_seconds();
-    emu_status status = emu_launch(&desc, message, sizeof message);
+    emu_status status = emu_launch(&desc, counting ? &fn->counters : NULL, message, sizeof message);
     launch_seconds += now_seconds() - started;
     launches++;
     free(params);
