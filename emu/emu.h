@@ -53,9 +53,15 @@ int emu_registers_per_thread(unsigned threads);
 typedef struct {
     uint64_t base, size;
     const char *what;      /* "cudaMalloc", "module variable name", "ptxrun argument 2" */
+    uint8_t *written;      /* initcheck: a bit per byte, set once anything has written it */
 } emu_alloc;
 
-void emu_alloc_add(uint64_t base, uint64_t size, const char *what);
+/* `initialized`: whether its bytes count as written already (module variables with their initial
+ * values), or not (cudaMalloc's: a kernel that reads them before anything writes them is wrong). */
+void emu_alloc_add(uint64_t base, uint64_t size, const char *what, bool initialized);
+/* initcheck: mark bytes written; whether all are (else the first that is not). */
+void emu_mark_written(const emu_alloc *a, uint64_t addr, uint64_t size);
+bool emu_all_written(const emu_alloc *a, uint64_t addr, uint64_t size, uint64_t *first_unwritten);
 bool emu_alloc_remove(uint64_t base);
 /* The allocation holding [addr, addr + size), or NULL. */
 const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size);
@@ -71,6 +77,7 @@ typedef enum {
     EMU_ERR_MISALIGNED,
     EMU_ERR_DEADLOCK,         /* a barrier or warp-collective that can never complete */
     EMU_ERR_TRAP,
+    EMU_ERR_UNINITIALIZED,    /* initcheck: a read of memory nothing has written */
     EMU_ERR_INVALID           /* an instruction used against its rules (a diverged .aligned op, ...) */
 } emu_status;
 
@@ -127,11 +134,13 @@ void emu_short_name(const char *mangled, char *out, size_t out_len);
 emu_status emu_launch(const emu_launch_desc *launch, emu_counters *counters, char *err, size_t err_len);
 
 /* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the
- * cores), EMU_INTERLEAVE (a seed: switch warps at random points between synchronizations). */
+ * cores), EMU_INTERLEAVE (a seed: switch warps at random points between synchronizations),
+ * EMU_INITCHECK=0 (do not report reads of memory nothing has written; on by default). */
 typedef struct {
     int threads;
     bool interleave;
     uint64_t interleave_seed;
+    bool initcheck;
 } emu_options;
 const emu_options *emu_get_options(void);
 

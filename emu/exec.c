@@ -56,6 +56,8 @@ static void read_options(void)
     const char *threads = getenv("EMU_THREADS");
     if (threads && atoi(threads) > 0)
         options.threads = atoi(threads);
+    const char *initcheck = getenv("EMU_INITCHECK");
+    options.initcheck = !(initcheck && strcmp(initcheck, "0") == 0);
     const char *seed = getenv("EMU_INTERLEAVE");
     if (seed && *seed) {
         options.interleave = true;
@@ -146,6 +148,7 @@ typedef struct {
     emu_dim3 ctaid;
     unsigned n_threads, n_warps;
     uint8_t *smem;
+    uint8_t *smem_written;     /* initcheck: a byte per byte of shared memory, set once a thread wrote it */
     uint64_t smem_size;
     warp *warps;
     barrier bars[16];
@@ -284,14 +287,24 @@ static emu_rounding rounding_of(int rounding)
 /* ---------------------------------------------------------------------------------------------- */
 /* Memory                                                                                         */
 
-/* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault. */
+/* How an access uses memory: it reads (initcheck: the bytes must have been written), it writes (they
+ * count as written from now on), or it is only checked for bounds and alignment now and lands later
+ * (cp.async, bulk copies: their landing reads and writes). */
+typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_PROBE } access_kind;
+
+static const char *access_name(access_kind kind) { return kind == ACCESS_READ ? "read" : "write"; }
+
+/* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
+ * memcheck (bounds, alignment) and initcheck (reads of bytes nothing has written) as compute-sanitizer
+ * defines them. */
 static uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
-                       bool write)
+                           access_kind kind)
 {
-    if (addr % size != 0 && size <= 16) {
+    const bool write = kind != ACCESS_READ, initcheck = emu_get_options()->initcheck && kind != ACCESS_PROBE;
+    if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
         fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
               "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
-              space_name(space), size, write ? "write" : "read", addr, size);
+              space_name(space), size, access_name(kind), addr, size);
         return NULL;
     }
     if (space == SPACE_GENERIC) {
@@ -309,34 +322,54 @@ static uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int
         if (addr + size > b->smem_size || addr + size < addr) {
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
                   "out-of-bounds shared %s of %" PRIu64 " bytes at 0x%" PRIx64 " (the block has %" PRIu64
-                  " bytes of shared memory)", write ? "write" : "read", size, addr, b->smem_size);
+                  " bytes of shared memory)", access_name(kind), size, addr, b->smem_size);
             return NULL;
         }
+        if (initcheck && kind == ACCESS_WRITE)
+            memset(b->smem_written + addr, 1, size);
+        if (initcheck && kind == ACCESS_READ)
+            for (uint64_t i = addr; i < addr + size; i++)
+                if (!b->smem_written[i]) {
+                    fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no "
+                          "thread of this block has written (initcheck; a missing barrier or wait?)", i);
+                    return NULL;
+                }
         return b->smem + addr;
     case SPACE_LOCAL:
         if (addr + size > b->k->local_bytes) {
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
                   "out-of-bounds local %s at 0x%" PRIx64 " (the thread has %" PRIu64 " bytes)",
-                  write ? "write" : "read", addr, b->k->local_bytes);
+                  access_name(kind), addr, b->k->local_bytes);
             return NULL;
         }
         return w->local + lane * b->k->local_bytes + addr;
     case SPACE_PARAM:
-        if (write || addr + size > b->k->param_bytes) {
+        if (kind == ACCESS_WRITE || addr + size > b->k->param_bytes) {
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
                   write ? "write to the" : "read outside the", addr);
             return NULL;
         }
         return (uint8_t *)b->launch->params + addr;
-    default: /* global, const: device memory */
-        if (!emu_alloc_find(addr, size)) {
+    default: { /* global, const: device memory */
+        const emu_alloc *a = emu_alloc_find(addr, size);
+        if (!a) {
             char where[256];
             emu_alloc_describe(addr, size, where, sizeof where);
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "out-of-bounds global %s of %" PRIu64 " bytes at 0x%" PRIx64
-                  " (%s)", write ? "write" : "read", size, addr, where);
+                  " (%s)", access_name(kind), size, addr, where);
+            return NULL;
+        }
+        uint64_t unwritten;
+        if (initcheck && kind == ACCESS_WRITE)
+            emu_mark_written(a, addr, size);
+        if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
+            fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
+                  " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
+                  unwritten - a->base, a->size, a->what);
             return NULL;
         }
         return (uint8_t *)(uintptr_t)addr;
+    }
     }
 }
 
@@ -977,7 +1010,7 @@ static step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
                       addr);
                 return STEP_FAULT;
             }
-            const uint8_t *p = mem_access(b, w, in, (uint32_t)lane, space, addr, 16, false);
+            const uint8_t *p = mem_access(b, w, in, (uint32_t)lane, space, addr, 16, ACCESS_READ);
             if (!p)
                 return STEP_FAULT;
             memcpy(rows[k][row], p, 16);
@@ -1007,7 +1040,7 @@ static step wmma_element(block *b, warp *w, const insn *in, uint64_t base, uint3
 {
     bool row_major = in->flags & F_ROW_A;
     uint64_t addr = base + (uint64_t)(row_major ? row * (int)stride + col : col * (int)stride + row) * (uint64_t)size;
-    *out = mem_access(b, w, in, 0, in->space, addr, (uint64_t)size, write);
+    *out = mem_access(b, w, in, 0, in->space, addr, (uint64_t)size, write ? ACCESS_WRITE : ACCESS_READ);
     return *out ? STEP_NEXT : STEP_FAULT;
 }
 
@@ -1132,6 +1165,7 @@ static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t al
             if (c->src_bytes)
                 memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
             memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
+            memset(b->smem_written + c->dst, 1, c->size);
         } else {
             w->copies[kept++] = *c;
         }
@@ -1159,12 +1193,15 @@ static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
                   in->size);
             return STEP_FAULT;
         }
-        if (!mem_access(b, w, in, l, SPACE_SHARED, dst, in->size, true))
+        if (!mem_access(b, w, in, l, SPACE_SHARED, dst, in->size, ACCESS_PROBE))
             return STEP_FAULT;
-        if (src_bytes && !mem_access(b, w, in, l, SPACE_GLOBAL, src, in->size, false)) {
-            /* a partial copy still names cp-size bytes at src: the alignment rule is for cp-size */
+        if (src % in->size) { /* "Addresses as Operands": aligned to the access size, cp-size */
+            fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "misaligned cp.async source 0x%" PRIx64 " (cp-size %u)", src,
+                  in->size);
             return STEP_FAULT;
         }
+        if (src_bytes && !mem_access(b, w, in, l, SPACE_GLOBAL, src, src_bytes, ACCESS_READ))
+            return STEP_FAULT; /* only src-size bytes are read: they must exist and have been written */
         if (w->n_copies == w->cap_copies) {
             w->cap_copies = w->cap_copies ? 2 * w->cap_copies : 256;
             w->copies = realloc(w->copies, (size_t)w->cap_copies * sizeof *w->copies);
@@ -1316,7 +1353,7 @@ static uint64_t mbar_encode(const mbar_state *m)
 /* The mbarrier at an address (shared, or generic), for one thread (NULL after a fault). */
 static uint8_t *mbar_at(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, mbar_state *m)
 {
-    uint8_t *p = mem_access(b, w, in, lane, space, addr, 8, true);
+    uint8_t *p = mem_access(b, w, in, lane, space, addr, 8, ACCESS_PROBE); /* its own init check: */
     if (p && m && !mbar_decode(load_bits(p, 8), m)) {
         fault(b, in, (int)lane, w, EMU_ERR_INVALID, "mbarrier at shared 0x%" PRIx64 " used before mbarrier.init", addr);
         return NULL;
@@ -1353,8 +1390,8 @@ static uint64_t shared_offset_of(uint64_t addr)
 static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
 {
     if (c->bytes) { /* a plain bulk copy: bytes from src, then complete-tx of them */
-        const uint8_t *src = mem_access(b, w, in, 0, SPACE_GLOBAL, c->src, c->bytes, false);
-        uint8_t *dst = src ? mem_access(b, w, in, 0, SPACE_SHARED, c->dst, c->bytes, true) : NULL;
+        const uint8_t *src = mem_access(b, w, in, 0, SPACE_GLOBAL, c->src, c->bytes, ACCESS_READ);
+        uint8_t *dst = src ? mem_access(b, w, in, 0, SPACE_SHARED, c->dst, c->bytes, ACCESS_WRITE) : NULL;
         mbar_state m;
         uint8_t *word = dst ? mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m) : NULL;
         if (!word)
@@ -1387,7 +1424,7 @@ static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
         }
         uint64_t at = c->dst + e * eb;
         at ^= ((at >> 7) & mask) << 4;
-        uint8_t *dst = mem_access(b, w, in, 0, SPACE_SHARED, at, eb, true);
+        uint8_t *dst = mem_access(b, w, in, 0, SPACE_SHARED, at, eb, ACCESS_WRITE);
         if (!dst)
             return false;
         if (!inside) {
@@ -1401,7 +1438,7 @@ static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
             else
                 memcpy(dst, nan_bytes, eb);
         } else {
-            const uint8_t *p = mem_access(b, w, in, 0, SPACE_GLOBAL, src, eb, false);
+            const uint8_t *p = mem_access(b, w, in, 0, SPACE_GLOBAL, src, eb, ACCESS_READ);
             if (!p)
                 return false;
             memcpy(dst, p, eb);
@@ -1533,7 +1570,7 @@ static step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
 {
     FOR_LANES(m, l) {
         uint64_t map_addr = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
-        const uint8_t *p = mem_access(b, w, in, l, in->space, map_addr, 64, false);
+        const uint8_t *p = mem_access(b, w, in, l, in->space, map_addr, 64, ACCESS_READ);
         if (!p)
             return STEP_FAULT;
         tma_copy c;
@@ -1583,8 +1620,8 @@ static step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], c
         for (int i = 0; i < w->n_stores; i++) {
             bulk_store *st = &w->stores[i];
             if ((m >> st->lane & 1) && st->group + (uint32_t)in->addr_offset < w->bulk_committed[st->lane]) {
-                const uint8_t *src = mem_access(b, w, in, st->lane, SPACE_SHARED, st->src, st->bytes, false);
-                uint8_t *dst = src ? mem_access(b, w, in, st->lane, SPACE_GLOBAL, st->dst, st->bytes, true) : NULL;
+                const uint8_t *src = mem_access(b, w, in, st->lane, SPACE_SHARED, st->src, st->bytes, ACCESS_READ);
+                uint8_t *dst = src ? mem_access(b, w, in, st->lane, SPACE_GLOBAL, st->dst, st->bytes, ACCESS_WRITE) : NULL;
                 if (!dst)
                     return STEP_FAULT;
                 memcpy(dst, src, st->bytes);
@@ -1605,8 +1642,8 @@ static step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], c
             return STEP_FAULT;
         }
         if (in->flags & F_TO_GLOBAL) {
-            if (!mem_access(b, w, in, l, SPACE_SHARED, shared_offset_of(src), bytes, false) ||
-                !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, true))
+            if (!mem_access(b, w, in, l, SPACE_SHARED, shared_offset_of(src), bytes, ACCESS_PROBE) ||
+                !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, ACCESS_PROBE))
                 return STEP_FAULT;
             if (w->n_stores == w->cap_stores) {
                 w->cap_stores = w->cap_stores ? 2 * w->cap_stores : 16;
@@ -1617,8 +1654,9 @@ static step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], c
         }
         tma_copy c = {.dst = (uint32_t)shared_offset_of(dst), .src = src, .bytes = bytes,
                       .mbar = (uint32_t)shared_offset_of(r[o[2]][l] + (uint64_t)(int64_t)in->mbar_offset)};
-        if (!mem_access(b, w, in, l, SPACE_GLOBAL, src, bytes, false) ||
-            !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, true) || !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
+        if (!mem_access(b, w, in, l, SPACE_GLOBAL, src, bytes, ACCESS_PROBE) ||
+            !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, ACCESS_PROBE) ||
+            !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
             return STEP_FAULT;
         if (b->n_tma == b->cap_tma) {
             b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
@@ -1726,7 +1764,7 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
                 A[row][k] = sa * half_in(op->a_regs[i / 2][lane] >> (16 * (i & 1)), h);
             } else {
                 uint64_t at = descriptor_address(op->a_desc, trans_a, 16 * rank + row, k);
-                const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, false);
+                const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, ACCESS_READ);
                 if (!p)
                     return false;
                 A[row][k] = sa * half_in(load_bits(p, 2), h);
@@ -1735,7 +1773,7 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     for (int k = 0; k < 16; k++)
         for (int col = 0; col < n; col++) {
             const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, descriptor_address(op->b_desc, trans_b, col, k), 2,
-                                          false);
+                                          ACCESS_READ);
             if (!p)
                 return false;
             B[k][col] = sb * half_in(load_bits(p, 2), h);
@@ -1950,7 +1988,7 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     if (in->op == OP_LD) {
         FOR_LANES(m, l) {
             uint64_t addr = address[l];
-            const uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, false);
+            const uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, ACCESS_READ);
             if (!p)
                 return STEP_FAULT;
             for (int i = 0; i < in->vec; i++) {
@@ -1966,7 +2004,7 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     if (in->op == OP_ST) {
         FOR_LANES(m, l) {
             uint64_t addr = address[l];
-            uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, true);
+            uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, ACCESS_WRITE);
             if (!p)
                 return STEP_FAULT;
             for (int i = 0; i < in->vec; i++)
@@ -1978,7 +2016,7 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     /* atom / red: one thread at a time (blocks on other host threads use the CPU's atomics) */
     FOR_LANES(m, l) {
         uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
-        uint8_t *p = mem_access(b, w, in, l, in->space, addr, (uint64_t)bytes, true);
+        uint8_t *p = mem_access(b, w, in, l, in->space, addr, (uint64_t)bytes, ACCESS_WRITE);
         if (!p)
             return STEP_FAULT;
         const uint64_t *src = &r[o[in->n_dst]][l];
@@ -2536,6 +2574,7 @@ static void run_block(block *b)
     /* shared memory starts as poison (0xff bytes: NaN as f16/f32, -1 as integers), never as zeros that
      * could pass for data; so does every register */
     memset(b->smem, 0xff, b->smem_size);
+    memset(b->smem_written, 0, b->smem_size);
     memset(b->bars, 0, sizeof b->bars);
     for (int i = 0; i < 16; i++)
         b->bars[i].red_slot = -1;
@@ -2643,6 +2682,7 @@ static void *grid_worker(void *arg)
     b.n_threads = L->block.x * L->block.y * L->block.z;
     b.n_warps = (b.n_threads + LANES - 1) / LANES;
     b.smem = malloc(g->smem_size ? g->smem_size : 1);
+    b.smem_written = malloc(g->smem_size ? g->smem_size : 1);
     b.warps = calloc(b.n_warps, sizeof *b.warps);
     for (unsigned i = 0; i < b.n_warps; i++) {
         b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
@@ -2684,6 +2724,7 @@ static void *grid_worker(void *arg)
     free(b.tma);
     free(b.warps);
     free(b.smem);
+    free(b.smem_written);
     return NULL;
 }
 

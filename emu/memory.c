@@ -13,7 +13,7 @@
 static emu_alloc *allocs; /* sorted by base */
 static int n_allocs, cap_allocs;
 
-void emu_alloc_add(uint64_t base, uint64_t size, const char *what)
+void emu_alloc_add(uint64_t base, uint64_t size, const char *what, bool initialized)
 {
     if (n_allocs == cap_allocs) {
         cap_allocs = cap_allocs ? 2 * cap_allocs : 64;
@@ -23,7 +23,10 @@ void emu_alloc_add(uint64_t base, uint64_t size, const char *what)
     while (at > 0 && allocs[at - 1].base > base)
         at--;
     memmove(&allocs[at + 1], &allocs[at], (size_t)(n_allocs - at) * sizeof *allocs);
-    allocs[at] = (emu_alloc){base, size, what};
+    /* one bit per byte: has anything written it since the allocation (initcheck)? */
+    uint8_t *written = malloc((size_t)(size + 7) / 8 + 1);
+    memset(written, initialized ? 0xff : 0, (size_t)(size + 7) / 8 + 1);
+    allocs[at] = (emu_alloc){base, size, what, written};
     n_allocs++;
 }
 
@@ -31,6 +34,7 @@ bool emu_alloc_remove(uint64_t base)
 {
     for (int i = 0; i < n_allocs; i++)
         if (allocs[i].base == base) {
+            free(allocs[i].written);
             memmove(&allocs[i], &allocs[i + 1], (size_t)(n_allocs - i - 1) * sizeof *allocs);
             n_allocs--;
             return true;
@@ -88,4 +92,22 @@ uint64_t emu_alloc_total(void)
     for (int i = 0; i < n_allocs; i++)
         total += allocs[i].size;
     return total;
+}
+
+/* Blocks on other host threads mark neighbouring bytes at the same time: the bitmap's bytes are updated
+ * and read atomically. */
+void emu_mark_written(const emu_alloc *a, uint64_t addr, uint64_t size)
+{
+    for (uint64_t i = addr - a->base; i < addr - a->base + size; i++)
+        __atomic_fetch_or(&a->written[i / 8], (uint8_t)(1u << (i % 8)), __ATOMIC_RELAXED);
+}
+
+bool emu_all_written(const emu_alloc *a, uint64_t addr, uint64_t size, uint64_t *first_unwritten)
+{
+    for (uint64_t i = addr - a->base; i < addr - a->base + size; i++)
+        if (!(__atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED) >> (i % 8) & 1)) {
+            *first_unwritten = a->base + i;
+            return false;
+        }
+    return true;
 }

@@ -72,7 +72,7 @@ static bool type_named(const char *name, npy_type *type)
     return false;
 }
 
-static void *device_buffer(uint64_t bytes, const char *what)
+static void *device_buffer(uint64_t bytes, const char *what, bool initialized)
 {
     uint64_t rounded = (bytes + 255) / 256 * 256;
     void *p = aligned_alloc(256, rounded ? rounded : 256);
@@ -80,7 +80,7 @@ static void *device_buffer(uint64_t bytes, const char *what)
         fprintf(stderr, "ptxrun: out of memory for %s\n", what);
         exit(1);
     }
-    emu_alloc_add((uint64_t)(uintptr_t)p, bytes, what);
+    emu_alloc_add((uint64_t)(uintptr_t)p, bytes, what, initialized);
     return p;
 }
 
@@ -109,7 +109,7 @@ static argument parse_argument(char *text)
         a.type = array.type;
         a.count = npy_count(&array);
         a.bytes = (uint64_t)a.count * npy_type_size(array.type);
-        a.device = device_buffer(a.bytes, "ptxrun buffer");
+        a.device = device_buffer(a.bytes, "ptxrun buffer", true); /* filled from the file */
         memcpy(a.device, array.data, a.bytes);
         free(array.data);
         a.out_path = out;
@@ -133,7 +133,7 @@ static argument parse_argument(char *text)
             usage_error("bad element count '%s'", count_text);
         a.count = count;
         a.bytes = (uint64_t)count * npy_type_size(a.type);
-        a.device = device_buffer(a.bytes, "ptxrun buffer");
+        a.device = device_buffer(a.bytes, "ptxrun buffer", false);
         memset(a.device, 0xff, a.bytes); /* poison: an unwritten element shows */
         a.out_path = rest;
         return a;
@@ -200,7 +200,8 @@ int main(int argc, char **argv)
     }
     for (int v = 0; v < module->n_vars; v++)
         if (module->vars[v].storage)
-            emu_alloc_add((uint64_t)(uintptr_t)module->vars[v].storage, module->vars[v].size, module->vars[v].name);
+            emu_alloc_add((uint64_t)(uintptr_t)module->vars[v].storage, module->vars[v].size, module->vars[v].name,
+                          true);
 
     emu_launch_desc launch = {.module = module, .kernel = kernel};
     bool have_grid = false, have_block = false, print_counters = false;

@@ -216,7 +216,7 @@ static cudaError_t resolve(function *fn)
         for (int v = 0; best->module && v < best->module->n_vars; v++) {
             ptx_var *var = &best->module->vars[v];
             if (var->storage)
-                emu_alloc_add((uint64_t)(uintptr_t)var->storage, var->size ? var->size : 1, var->name);
+                emu_alloc_add((uint64_t)(uintptr_t)var->storage, var->size ? var->size : 1, var->name, true);
         }
     }
     pthread_mutex_unlock(&lock);
@@ -365,6 +365,7 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
         sticky_error = status == EMU_ERR_ADDRESS      ? cudaErrorIllegalAddress
                        : status == EMU_ERR_MISALIGNED ? cudaErrorMisalignedAddress
                        : status == EMU_ERR_TRAP       ? cudaErrorAssert
+                       : status == EMU_ERR_UNINITIALIZED ? cudaErrorIllegalAddress
                                                       : cudaErrorLaunchFailure;
         fail(sticky_error, "%s", message);
         return sticky_error;
@@ -613,7 +614,7 @@ EXPORT cudaError_t cudaMalloc(void **ptr, size_t bytes)
     if (!p)
         return fail(cudaErrorMemoryAllocation, "the host has no %zu bytes for the emulated device", rounded);
     memset(p, 0xff, rounded); /* fresh device memory is garbage on a GPU; here it is NaN / -1 */
-    emu_alloc_add((uint64_t)(uintptr_t)p, bytes, "cudaMalloc allocation");
+    emu_alloc_add((uint64_t)(uintptr_t)p, bytes, "cudaMalloc allocation", false);
     *ptr = p;
     return cudaSuccess;
 }
@@ -639,9 +640,14 @@ EXPORT cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total)
     return cudaSuccess;
 }
 
-static cudaError_t check_device_range(const void *p, size_t bytes, const char *what)
+/* A range of device memory the host copies or sets: it must be inside an allocation; a destination
+ * counts as written from now on (initcheck). */
+static cudaError_t check_device_range(const void *p, size_t bytes, const char *what, bool written)
 {
-    if (bytes && !emu_alloc_find((uint64_t)(uintptr_t)p, bytes)) {
+    const emu_alloc *a = bytes ? emu_alloc_find((uint64_t)(uintptr_t)p, bytes) : NULL;
+    if (a && written)
+        emu_mark_written(a, (uint64_t)(uintptr_t)p, bytes);
+    if (bytes && !a) {
         char where[256];
         emu_alloc_describe((uint64_t)(uintptr_t)p, bytes, where, sizeof where);
         return fail(cudaErrorInvalidValue, "%s: %zu bytes at %p are not device memory (%s)", what, bytes, p, where);
@@ -654,9 +660,9 @@ EXPORT cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, enum cud
     STICKY();
     cudaError_t err = cudaSuccess;
     if (kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice)
-        err = check_device_range(src, bytes, "cudaMemcpy source");
+        err = check_device_range(src, bytes, "cudaMemcpy source", false);
     if (err == cudaSuccess && (kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice))
-        err = check_device_range(dst, bytes, "cudaMemcpy destination");
+        err = check_device_range(dst, bytes, "cudaMemcpy destination", true);
     if (err != cudaSuccess)
         return err;
     if (bytes)
@@ -674,7 +680,7 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enu
 EXPORT cudaError_t cudaMemset(void *dst, int value, size_t bytes)
 {
     STICKY();
-    cudaError_t err = check_device_range(dst, bytes, "cudaMemset");
+    cudaError_t err = check_device_range(dst, bytes, "cudaMemset", true);
     if (err != cudaSuccess)
         return err;
     memset(dst, value, bytes);

@@ -1,0 +1,78 @@
+"""initcheck: a kernel that reads memory nothing has written is stopped with one line naming the read.
+
+Global memory counts as written once the host copied or set it (cudaMemcpy, cudaMemset; here ptxrun's
+in: buffers) or a kernel stored to it; shared memory, once a thread of the block stored to it or a
+cp.async / bulk copy landed in it. EMU_INITCHECK=0 turns the check off, and then the same kernels run.
+
+Run as: test_emu_initcheck.py PATH_TO_PTXRUN WORK_DIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+ptxrun, work = sys.argv[1], sys.argv[2]
+os.makedirs(work, exist_ok=True)
+PTX = """
+.version 9.0
+.target sm_90
+.address_size 64
+.shared .align 4 .b8 tile[128];
+
+// out[i] = in[i] + 1: reads its input, writes its output
+.visible .entry copy_plus_one(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<2>; .reg .b64 %rd<6>; .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [in]; ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3; add.s64 %rd5, %rd2, %rd3;
+  ld.global.f32 %f1, [%rd4]; add.f32 %f2, %f1, 0f3F800000; st.global.f32 [%rd5], %f2;
+  ret;
+}
+
+// every thread reads the shared word of the thread after it, but only even threads wrote theirs
+.visible .entry shared_half_written(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<2>; .reg .b32 %r<8>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x; and.b32 %r2, %r1, 1; setp.ne.s32 %p1, %r2, 0;
+  mov.u32 %r3, tile; shl.b32 %r4, %r1, 2; add.s32 %r5, %r3, %r4;
+  @!%p1 st.shared.f32 [%r5], 0f3F800000;
+  bar.sync 0;
+  add.s32 %r6, %r1, 1; and.b32 %r6, %r6, 31; shl.b32 %r7, %r6, 2; add.s32 %r7, %r3, %r7;
+  ld.shared.f32 %f1, [%r7];
+  mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f1;
+  ret;
+}
+"""
+path = os.path.join(work, "initcheck.ptx")
+with open(path, "w") as f:
+    f.write(PTX)
+x = os.path.join(work, "x.npy")
+np.save(x, np.arange(32, dtype=np.float32))
+failures = []
+
+
+def run(kernel, first, env=None):
+    return subprocess.run([ptxrun, path, kernel, "--grid", "1", "--block", "32", first,
+                           f"out:{os.path.join(work, 'y.npy')}:f32:32"], capture_output=True, text=True,
+                          env=dict(os.environ, **(env or {})))
+
+
+def expect(label, result, code, words):
+    ok = result.returncode == code and all(w in result.stderr for w in words)
+    print(f"{'PASS' if ok else 'FAIL'} {label}: exit {result.returncode} {result.stderr.strip()[:160]}")
+    if not ok:
+        failures.append(label)
+
+
+unwritten = f"out:{os.path.join(work, 'unwritten.npy')}:f32:32"
+expect("input copied in by the host: runs", run("copy_plus_one", f"in:{x}"), 0, [])
+expect("input nobody wrote: caught", run("copy_plus_one", unwritten), 1,
+       ["read of global memory", "nothing has written", "byte 0 of the 128-byte"])
+expect("the same with EMU_INITCHECK=0: runs", run("copy_plus_one", unwritten, {"EMU_INITCHECK": "0"}), 0, [])
+expect("shared word no thread wrote: caught", run("shared_half_written", f"in:{x}"), 1,
+       ["read of shared memory", "no thread of this block has written", "thread (0,0,0)"])
+print(f"test_emu_initcheck: {len(failures)} failures")
+sys.exit(1 if failures else 0)
