@@ -1548,10 +1548,17 @@ static step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANE
     }
     if (all_done || m != active)
         return STEP_NEXT;
-    if (in->flags & F_TEST_WAIT) { /* never blocks: false, and the other warps get their turn */
+    /* A try_wait may also give up ("until a system-dependent time limit") and return false: with
+     * EMU_INTERLEAVE, half of them do (by the seed), so a kernel that ignores the answer shows. */
+    bool gives_up = false;
+    if (!(in->flags & F_TEST_WAIT) && emu_get_options()->interleave) {
+        b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+        gives_up = b->rng >> 63;
+    }
+    if ((in->flags & F_TEST_WAIT) || gives_up) { /* false, and the other warps get their turn */
         if (++b->fruitless_polls > 1000000) {
-            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK, "deadlock: threads poll an mbarrier with "
-                  "test_wait for a phase that no other thread can complete");
+            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK, "deadlock: threads poll an mbarrier for a "
+                  "phase that no other thread can complete");
             return STEP_FAULT;
         }
         return STEP_YIELD;
@@ -1564,6 +1571,31 @@ static step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANE
     w->waiting |= active;
     w->mbar_wait = (int64_t)waited_on;
     return STEP_WAIT;
+}
+
+/* A bulk copy is in flight from its issue until it lands. By default it lands as late as the program
+ * allows, when a thread waits on its mbarrier, so a consumer that reads without waiting reads poison.
+ * With EMU_INTERLEAVE, half of the copies (by the seed) land at once instead, so a producer that
+ * overwrites a buffer its consumers still read shows too. Threads already waiting on the mbarrier poll
+ * again (and so land it). */
+static bool queue_bulk_copy(block *b, warp *w, const insn *in, const tma_copy *c)
+{
+    if (emu_get_options()->interleave) {
+        b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+        if (b->rng >> 63)
+            return tma_land(b, w, in, c);
+    }
+    if (b->n_tma == b->cap_tma) {
+        b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
+        b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
+    }
+    b->tma[b->n_tma++] = *c;
+    for (unsigned i = 0; i < b->n_warps; i++)
+        if (b->warps[i].mbar_wait == (int64_t)c->mbar) {
+            b->warps[i].waiting = 0;
+            b->warps[i].mbar_wait = -1;
+        }
+    return true;
 }
 
 static step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
@@ -1596,12 +1628,8 @@ static step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
             b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
             b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
         }
-        b->tma[b->n_tma++] = c;
-        for (unsigned i = 0; i < b->n_warps; i++) /* threads already waiting on it poll again, and so land it */
-            if (b->warps[i].mbar_wait == (int64_t)c.mbar) {
-                b->warps[i].waiting = 0;
-                b->warps[i].mbar_wait = -1;
-            }
+        if (!queue_bulk_copy(b, w, in, &c))
+            return STEP_FAULT;
     }
     return STEP_NEXT;
 }
@@ -1658,16 +1686,8 @@ static step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], c
             !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, ACCESS_PROBE) ||
             !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
             return STEP_FAULT;
-        if (b->n_tma == b->cap_tma) {
-            b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
-            b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
-        }
-        b->tma[b->n_tma++] = c;
-        for (unsigned i = 0; i < b->n_warps; i++)
-            if (b->warps[i].mbar_wait == (int64_t)c.mbar) {
-                b->warps[i].waiting = 0;
-                b->warps[i].mbar_wait = -1;
-            }
+        if (!queue_bulk_copy(b, w, in, &c))
+            return STEP_FAULT;
     }
     return STEP_NEXT;
 }
