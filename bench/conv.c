@@ -27,13 +27,13 @@ static const char usage[] =
     "commands:\n"
     "  list                      every kernel: id, pass, dtype, layout, where it runs, what it is\n"
     "  layers                    the named problems of the shape suites\n"
-    "  run ID [problem] [opts]   verify and time kernel ID on one problem (default: seeds/first_graph)\n"
+    "  run ID [problem] [opts]   verify and time kernel ID on one problem (default: tutorial/first_graph)\n"
     "  check PREFIX [opts]       verify every kernel whose id starts with PREFIX (\"\" for all) on the fixed\n"
     "                            awkward shapes and --random N random ones; no timing. Exits 77 (skip) when\n"
     "                            its kernels need a GPU and none answers\n"
     "  bench [opts]              benchmark kernels over a suite and write the results CSV\n"
     "\n"
-    "problem (each flag overrides the --layer's value, or seeds/first_graph's):\n"
+    "problem (each flag overrides the --layer's value, or tutorial/first_graph's):\n"
     "  --layer SUITE/LAYER       a named layer, e.g. resnet50/res2_3x3 (see `conv layers`)\n"
     "  --n --c --h --w --k --r --s N\n"
     "                            batch, input channels, height, width, output channels, filter height, width\n"
@@ -57,7 +57,7 @@ static const char usage[] =
     "                    reference convolution followed by the same operations, see common/epilogue.h;\n"
     "                    bench rows are named e.g. 05c+bn+relu and compared with cuDNN's fused call)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
-    "  --suite NAME      resnet50, seeds or mobilenet (bench; default resnet50)\n"
+    "  --suite NAME      resnet50, tutorial or mobilenet (bench; default resnet50)\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
     "  --quick           three layers of the suite, 10 repetitions: a first look (bench)\n"
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
@@ -66,8 +66,8 @@ static const char usage[] =
     "  --counters        with --emulate: what each kernel executed, counted as Nsight Compute defines it\n"
     "                    (instructions by class, global sectors per request, shared-memory bank conflicts)\n"
     "\n"
-    "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input or an unsupported\n"
-    "problem, 77 (check) no GPU for GPU kernels.\n";
+    "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input (a flag, or a\n"
+    "--load-npy file) or an unsupported problem, 77 (check) no GPU for GPU kernels.\n";
 
 typedef struct {
     const char *command;
@@ -164,12 +164,12 @@ static options parse_options(int argc, char **argv)
     return opts;
 }
 
-/* The problem the flags describe: a layer (or seeds/first_graph), then each given field. */
+/* The problem the flags describe: a layer (or tutorial/first_graph), then each given field. */
 static conv_problem problem_from_options(const options *opts)
 {
     conv_problem prob;
     char why[2048];
-    if (!suite_find(opts->layer ? opts->layer : "seeds/first_graph", 0, &prob, why, sizeof why)) {
+    if (!suite_find(opts->layer ? opts->layer : "tutorial/first_graph", 0, &prob, why, sizeof why)) {
         fprintf(stderr, "conv: %s\n", why);
         exit(2);
     }
@@ -498,7 +498,7 @@ static int bench_without_gpu(const options *opts, const char *why)
     printf("bench: the GPU chapters and cuDNN need a GPU; running the CPU chapter on a small problem instead\n");
     conv_problem prob;
     char reason[2048];
-    if (!suite_find("seeds/first_graph", 1, &prob, reason, sizeof reason))
+    if (!suite_find("tutorial/first_graph", 1, &prob, reason, sizeof reason))
         fail("%s", reason);
     int failures = 0;
     for (int i = 0; i < registry_count(); i++) {
@@ -527,7 +527,7 @@ static double seconds_since(const struct timespec *start)
 static int command_bench(const options *opts)
 {
     if (!suite_exists(opts->suite))
-        cli_error("unknown suite '%s' (known: resnet50, seeds, mobilenet)", opts->suite);
+        cli_error("unknown suite '%s' (known: resnet50, tutorial, mobilenet)", opts->suite);
     char why[256];
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);

@@ -1,4 +1,4 @@
-/* results.h: the results CSV (design brief, "Results"): one row per (kernel, pass, layer), written
+/* results.h: the results CSV (bench/results/<gpu>.csv): one row per (kernel, pass, layer), written
  * only by the benchmark. A new measurement replaces the row with the same key instead of adding one. */
 #ifndef RESULTS_H
 #define RESULTS_H

@@ -50,7 +50,8 @@ typedef enum { ON_CPU, ON_GPU } conv_device;
 /* The fixed default a problem starts from: stride 1, dilation 1, no padding, one group. */
 conv_problem problem_make(int n, int c, int h, int w, int k, int r, int s);
 
-/* Output size along one axis, the formula of the design brief. May be <= 0 for impossible problems. */
+/* Output size along one axis, (in + 2*pad - dil*(filter-1) - 1) / stride + 1 (docs/gemm_view.md). May be
+ * <= 0 for impossible problems. */
 int conv_out_size(int in, int pad, int dil, int filter, int stride);
 
 /* Derives p and q and checks everything that makes a problem impossible or unsupported.

@@ -1,4 +1,4 @@
-/* epilogue.cuh: the epilogue of epilogue.h on the GPU, one fp32 value at a time (issue 10).
+/* epilogue.cuh: the epilogue of epilogue.h on the GPU, one fp32 value at a time.
  *
  * Written once for every kernel that applies it: chapter 05's fused epilogue calls it on its fp32
  * accumulators before the one fp16 rounding, and the separate elementwise pass (epilogue.cu, the

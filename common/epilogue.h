@@ -1,4 +1,4 @@
-/* epilogue.h: what a convolution kernel may do to its output before storing it (issue 10).
+/* epilogue.h: what a convolution kernel may do to its output before storing it.
  *
  * A network rarely stores a bare convolution: ResNet's conv is followed by batch norm, an optional
  * residual add and ReLU. Each of those is an elementwise pass over y, so done as separate kernels it

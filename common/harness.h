@@ -35,7 +35,8 @@ typedef struct {
     bool cudnn;                  /* also time cuDNN's best algorithm */
     timing_opts timing;
     double cpu_time_budget_s;    /* CPU kernels stop repeating after this long (at least 3 runs) */
-    const char *load_dir;        /* read inputs from DIR/x.npy, w.npy, dy.npy (the pass's inputs) */
+    const char *load_dir;        /* read inputs from DIR/x.npy, w.npy, dy.npy (the pass's inputs); a file that
+                                  * cannot be read or has the wrong shape exits 2 (bad input) */
     const char *save_dir;        /* write inputs, output and fp64 reference to DIR as .npy */
     epilogue_ops epilogue;       /* fprop only: fused bias / batch norm / residual / ReLU (launch_fused) */
 } run_request;

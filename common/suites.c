@@ -1,4 +1,5 @@
-/* suites.c: ResNet-50 v1.5 layers, the seed documents' examples, MobileNetV2's layers. */
+/* suites.c: ResNet-50 v1.5 layers, the example problems of the cuDNN tutorials and composable_kernel,
+ * MobileNetV2's layers. */
 #include <stdio.h>
 #include <string.h>
 
@@ -25,10 +26,11 @@ static suite_layer layers[] = {
     LAYER("resnet50", "res5_3x3",          32, 512,  7,   512,  3, 1, 1),
     LAYER("resnet50", "res5_1x1_reduce",   32, 2048, 7,   512,  1, 1, 0),
     LAYER("resnet50", "big_3x3",           8,  128,  224, 128,  3, 1, 1),
-    /* The seeds: cuDNN's first-graph example, its conv tutorial, composable_kernel's dgrad example. */
-    LAYER("seeds", "first_graph",          8,  64,   56,  32,   3, 1, 1),
-    LAYER("seeds", "conv_tutorial",        16, 64,   56,  128,  3, 1, 1),
-    LAYER("seeds", "ck_dgrad",             128, 128, 71,  256,  3, 2, 1),
+    /* The tutorials' problems: cuDNN's first-graph example, its conv tutorial, composable_kernel's dgrad
+     * example. */
+    LAYER("tutorial", "first_graph",       8,  64,   56,  32,   3, 1, 1),
+    LAYER("tutorial", "conv_tutorial",     16, 64,   56,  128,  3, 1, 1),
+    LAYER("tutorial", "ck_dgrad",          128, 128, 71,  256,  3, 2, 1),
     /* MobileNetV2 (224x224, N=32): each bottleneck expands 1x1 (t=6), filters depthwise 3x3, projects
      * 1x1. One layer of each distinct shape, in network order. */
     LAYER("mobilenet", "conv_stem",        32, 3,    224, 32,   3, 2, 1),

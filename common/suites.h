@@ -1,4 +1,4 @@
-/* suites.h: the named problems the benchmark runs (design brief, "Shape suites"). */
+/* suites.h: the named problems the benchmark runs: the suites resnet50, tutorial and mobilenet. */
 #ifndef SUITES_H
 #define SUITES_H
 

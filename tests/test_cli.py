@@ -49,15 +49,15 @@ expect_error(["run", "01", *small, "--groups", "3"], "groups (3) must divide bot
 expect_error(["run", "01", "--layer", "resnet50/nope"], "unknown layer 'resnet50/nope'")
 expect_error(["run", "01", "--n", "100000", "--c", "100000"], "over the 2^31-1 that 32-bit index math allows")
 # files
-expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "missing")], "cannot open", code=1)
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "missing")], "cannot open", code=2)
 os.makedirs(os.path.join(tmp, "bad_npy"), exist_ok=True)
 write_npy(os.path.join(tmp, "bad_npy", "x.npy"), "<i4", "(1, 2, 5, 5)", bytes(200))
-expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "unsupported dtype", code=1)
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "unsupported dtype", code=2)
 write_npy(os.path.join(tmp, "bad_npy", "x.npy"), "<f4", "(1, 3, 5, 5)", bytes(300))
-expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "shape does not match", code=1)
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "shape does not match", code=2)
 with open(os.path.join(tmp, "bad_npy", "x.npy"), "wb") as f:
     f.write(b"garbage")
-expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "bad magic", code=1)
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "bad magic", code=2)
 expect_error(["run", "01", *small, "--save-npy", "/proc/forbidden/dir"], "cannot create", code=1)
 
 # good input
@@ -68,12 +68,12 @@ result = run("list")
 if result.returncode != 0 or "01" not in result.stdout or "seven nested loops" not in result.stdout:
     failures.append(f"list: {result.stdout!r}")
 result = run("layers")
-if result.returncode != 0 or "resnet50/res2_3x3" not in result.stdout or "seeds/ck_dgrad" not in result.stdout:
+if result.returncode != 0 or "resnet50/res2_3x3" not in result.stdout or "tutorial/ck_dgrad" not in result.stdout:
     failures.append(f"layers: {result.stdout!r}")
 result = run("run", "01", *small, "--pad", "1", "--seed", "7", "--reps", "3")
 if result.returncode != 0 or " pass" not in result.stdout or "seed 7" not in result.stdout or "ms" not in result.stdout:
     failures.append(f"run 01: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
-result = run("run", "01", "--layer", "seeds/first_graph", "--n", "1", "--no-verify", "--reps", "3")
+result = run("run", "01", "--layer", "tutorial/first_graph", "--n", "1", "--no-verify", "--reps", "3")
 if result.returncode != 0 or "not verified" not in result.stdout:
     failures.append(f"run 01 --no-verify: {result.stdout!r}")
 

@@ -218,7 +218,7 @@ int main(void)
 
     /* 6. the tile shape: 128x128 by default, 256x64 for C/groups <= 64, 64x64 below one wave (132 SMs) */
     {
-        const char *layers[] = {"resnet50/res3_3x3_s2", "resnet50/res2_3x3", "seeds/ck_dgrad"};
+        const char *layers[] = {"resnet50/res3_3x3_s2", "resnet50/res2_3x3", "tutorial/ck_dgrad"};
         const int want[] = {0, 1, 0};
         for (int i = 0; i < 3; i++) {
             conv_problem prob;

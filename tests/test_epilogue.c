@@ -4,7 +4,7 @@
  *   - parsing and naming;
  *   - run_kernel with every combination of operations, through a CPU kernel that fuses them correctly
  *     (passes), one that applies ReLU before the residual and one that ignores the bias (both must fail):
- *     the reference chain really checks what the issue asks;
+ *     the reference chain really checks the order and the operands;
  *   - the operands through .npy: --save-npy writes them, --load-npy reads them back (same result), and a
  *     bias or residual of the wrong size stops the run with one line naming the file and the shape. */
 #include <stdio.h>
@@ -67,9 +67,10 @@ static void plain_cpu(const conv_problem *prob, void *x, void *w, void *y, void 
     fused_cpu(prob, x, w, y, workspace, NULL);
 }
 
-static const conv_kernel fused_kernel = {"t1", "test: fused epilogue on the CPU", "tests/test_epilogue.c",
-                                         PASS_FPROP, DTYPE_F32, LAYOUT_NCHW, ON_CPU, NULL, NULL, plain_cpu,
-                                         NULL, NULL, fused_cpu, NULL};
+static const conv_kernel fused_kernel = {.id = "t1", .name = "test: fused epilogue on the CPU",
+                                         .source = "tests/test_epilogue.c",
+                                         .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW,
+                                         .device = ON_CPU, .launch = plain_cpu, .launch_fused = fused_cpu};
 
 static bool run_with(epilogue_ops ops, const conv_problem *prob)
 {
@@ -80,8 +81,8 @@ static bool run_with(epilogue_ops ops, const conv_problem *prob)
 }
 
 /* Runs the fused CPU kernel on prob with every operation, reading inputs and operands from load_dir (if
- * not NULL) and writing them to save_dir (if not NULL), in a child process: a bad file ends a run with
- * fail(), which exits. Returns the child's exit status; its stderr goes to err_path. */
+ * not NULL) and writing them to save_dir (if not NULL), in a child process: a bad file to load ends a
+ * run with exit status 2. Returns the child's exit status; its stderr goes to err_path. */
 static int run_in_child(const conv_problem *prob, const char *load_dir, const char *save_dir, const char *err_path)
 {
     fflush(stdout);
@@ -122,13 +123,13 @@ static void test_npy_operands(const char *tmp)
     }
     EXPECT(run_in_child(&prob, dir, NULL, err) == 0, "--load-npy of what --save-npy wrote verifies");
 
-    /* a bias of K+1 values: one line naming the file and the expected shape, exit 1 */
+    /* a bias of K+1 values: one line naming the file and the expected shape, exit 2 (bad input) */
     snprintf(path, sizeof path, "%s/bias.npy", dir);
     float wrong[64] = {0};
     int64_t shape[1] = {prob.k + 1};
     char why[4400];
     EXPECT(npy_write(path, NPY_F32, 1, shape, wrong, why, sizeof why), "%s", why);
-    EXPECT(run_in_child(&prob, dir, NULL, err) == 1, "a wrong-sized bias stops the run");
+    EXPECT(run_in_child(&prob, dir, NULL, err) == 2, "a wrong-sized bias stops the run as bad input");
     FILE *f = fopen(err, "r");
     int lines = 0;
     bool named = false;

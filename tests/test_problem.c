@@ -80,7 +80,7 @@ int main(void)
     EXPECT(!problem_fits_memory(&prob, DTYPE_F32, 0, 1e6, why, sizeof why) && strstr(why, "GiB free"),
            "not in 1 MB: '%s'", why);
 
-    /* the shape tables are valid and match the design brief */
+    /* the shape tables are valid and hold the published shapes */
     for (int i = 0; i < suite_layer_count(); i++) {
         conv_problem layer = suite_layer_at(i)->prob;
         EXPECT(problem_validate(&layer, why, sizeof why), "%s/%s: %s", suite_layer_at(i)->suite,
@@ -89,7 +89,7 @@ int main(void)
     conv_problem found;
     EXPECT(suite_find("resnet50/conv1", 0, &found, why, sizeof why) && found.p == 112 && found.c == 3,
            "conv1 112x112");
-    EXPECT(suite_find("seeds/ck_dgrad", 0, &found, why, sizeof why) && found.p == 36 && found.n == 128,
+    EXPECT(suite_find("tutorial/ck_dgrad", 0, &found, why, sizeof why) && found.p == 36 && found.n == 128,
            "the composable_kernel problem: 36x36");
     EXPECT(suite_find("resnet50/res5_3x3", 4, &found, why, sizeof why) && found.n == 4, "batch override");
     EXPECT(!suite_find("resnet50/nope", 0, &found, why, sizeof why) && strstr(why, "unknown layer"), "%s", why);

@@ -1,7 +1,7 @@
 /* Chapter 06's stride-phase decomposition (chapters/06_dgrad/stride_phases.h) against the definition:
  * for every input coordinate, the taps its phase lists are exactly the taps that satisfy
  * p * stride = h + pad - r * dil for some integer p (before the 0 <= p < P edge test), with the right p;
- * the phases partition the pixels; and the work saved on the seed problems is what the chapter says. */
+ * the phases partition the pixels; and the work saved on the strided named problems is what the chapter says. */
 #include <string.h>
 
 #include "stride_phases.h"
@@ -46,8 +46,8 @@ int main(void)
     EXPECT(phase_tap_count(0, 3, 1, 4) == 1, "a 3-tap filter at stride 4 reaches phase 0 once");
     EXPECT(phase_tap_count(3, 3, 1, 4) == 0, "and phase 3 never");
 
-    /* the saving on the strided seed problems: 3x3 at stride 2 visits 9/4 taps per pixel instead of 9 */
-    const char *layers[] = {"resnet50/res3_3x3_s2", "seeds/ck_dgrad"};
+    /* the saving on the strided named problems: 3x3 at stride 2 visits 9/4 taps per pixel instead of 9 */
+    const char *layers[] = {"resnet50/res3_3x3_s2", "tutorial/ck_dgrad"};
     for (int i = 0; i < 2; i++) {
         conv_problem prob;
         char why[2048];

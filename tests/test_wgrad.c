@@ -197,7 +197,7 @@ static void check_fragments(void)
 
 /* ---- the kernel, thread by thread -------------------------------------------------------------------- */
 
-/* Rows of `cg` values widened to `cg8` by zeros: wgrad_pad_channels. */
+/* Rows of `cg` values widened to `cg8` by zeros: pad_channels_f16 (common/pad_channels.cu). */
 static float *pad_rows(const float *src, int64_t rows, int cg, int cg8)
 {
     float *dst = malloc(sizeof(float) * (size_t)(rows * cg8));
@@ -455,7 +455,8 @@ int main(void)
         conv_problem prob = check_fixed_problem(i);
         check_problem(&prob, 700 + (uint64_t)i);
     }
-    /* the shapes the issue names, small enough for the emulation */
+    /* the shapes wgrad must handle (1x1, 3x3, 7x7 stride 2, dilation, odd sizes, groups, depthwise, long
+     * reductions), small enough for the emulation */
     const conv_problem named[] = {
         make(2, 16, 9, 9, 24, 1, 1, 0, 1, 1, 1),    /* 1x1 */
         make(2, 32, 10, 11, 64, 3, 3, 1, 1, 1, 1),  /* 3x3 */

@@ -6,7 +6,7 @@ PyTorch recomputes the pass in float64 on the CPU from the same inputs
   fprop  torch.nn.functional.conv2d
   dgrad  torch.nn.grad.conv2d_input, and conv_transpose2d (the same operation seen as upsampling)
   wgrad  torch.nn.grad.conv2d_weight
-and the two must agree to the cuDNN seed's tolerance for fp16 (atol 5e-3, rtol 3e-3, on outputs
+and the two must agree to the tolerance of cuDNN's conv tutorial for fp16 (atol 5e-3, rtol 3e-3, on outputs
 scaled to unit size) and to 1e-5 for fp32. Prints a table, exits 1 on any mismatch, 77 (skip) where
 PyTorch or a GPU for GPU kernels is missing.
 
@@ -142,7 +142,7 @@ def main():
                     rows.append((kernel_id, shape, label, f"shape {ours.shape} != PyTorch's {theirs.shape} MISMATCH"))
                     mismatches += 1
                     continue
-                scale = max(np.abs(theirs).max(), 1e-30)  # the seed's tolerances, on unit-sized outputs
+                scale = max(np.abs(theirs).max(), 1e-30)  # the tutorial's tolerances, on unit-sized outputs
                 atol, rtol = (5e-3, 3e-3) if dtype == "f16" else (1e-5, 1e-5)
                 error = np.abs(ours - theirs) / scale
                 ok = bool(np.all(error <= atol + rtol * np.abs(theirs) / scale))  # NaN compares false: fails

@@ -15,7 +15,7 @@
  *
  * Run it:
  *   ./build/conv run 01 --n 1 --c 64 --h 56 --w 56 --k 64 --r 3 --s 3 --pad 1
- *   ./build/conv run 01 --layer seeds/first_graph --n 1
+ *   ./build/conv run 01 --layer tutorial/first_graph --n 1
  * It is checked against the fp64 reference (common/reference.c), which is separate code: this loop
  * accumulates in fp32, like the GPU kernels that follow.
  */
@@ -52,7 +52,9 @@ static void cpu_loop_fprop(const conv_problem *prob, void *x_ptr, void *w_ptr, v
 }
 
 const conv_kernel ch01_kernels[] = {
-    {"01", "seven nested loops on the CPU", "chapters/01_cpu_loop/cpu_loop.c", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_CPU, NULL, NULL, cpu_loop_fprop, NULL, NULL, NULL, NULL},
+    {.id = "01", .name = "seven nested loops on the CPU",
+     .source = "chapters/01_cpu_loop/cpu_loop.c",
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_CPU,
+     .launch = cpu_loop_fprop},
 };
 const int ch01_kernel_count = sizeof ch01_kernels / sizeof ch01_kernels[0];

@@ -123,9 +123,15 @@ extern "C" void launch_02b(const conv_problem *prob, void *x, void *w, void *y, 
 }
 
 extern "C" const conv_kernel ch02_kernels[] = {
-    {"02a", "naive, uncoalesced (k innermost)", "chapters/02_naive_cuda/naive.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02a, NULL, NULL, NULL, NULL},
-    {"02b", "naive, coalesced (q innermost)", "chapters/02_naive_cuda/naive.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, NULL, NULL, launch_02b, NULL, NULL, NULL, NULL},
+    {.id = "02a", .name = "naive, uncoalesced (k innermost)",
+     .source = "chapters/02_naive_cuda/naive.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = NULL, .workspace_bytes = NULL, .launch = launch_02a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "02b", .name = "naive, coalesced (q innermost)",
+     .source = "chapters/02_naive_cuda/naive.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = NULL, .workspace_bytes = NULL, .launch = launch_02b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch02_kernel_count = sizeof(ch02_kernels) / sizeof(ch02_kernels[0]);

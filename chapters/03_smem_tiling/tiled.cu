@@ -328,9 +328,15 @@ extern "C" void launch_03b(const conv_problem *prob, void *x, void *w, void *y, 
 }
 
 extern "C" const conv_kernel ch03_kernels[] = {
-    {"03a", "smem tile + halo, one output per thread", "chapters/03_smem_tiling/tiled.cu", PASS_FPROP,
-     DTYPE_F32, LAYOUT_NCHW, ON_GPU, supports_03a, NULL, launch_03a, NULL, NULL, NULL, NULL},
-    {"03b", "smem tile + 8x8 register blocking", "chapters/03_smem_tiling/tiled.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, supports_03b, NULL, launch_03b, NULL, NULL, NULL, NULL},
+    {.id = "03a", .name = "smem tile + halo, one output per thread",
+     .source = "chapters/03_smem_tiling/tiled.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = supports_03a, .workspace_bytes = NULL, .launch = launch_03a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "03b", .name = "smem tile + 8x8 register blocking",
+     .source = "chapters/03_smem_tiling/tiled.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = supports_03b, .workspace_bytes = NULL, .launch = launch_03b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch03_kernel_count = sizeof(ch03_kernels) / sizeof(ch03_kernels[0]);

@@ -6,7 +6,7 @@
  *   Y_g[m][n] = W_g[m][k] x A_g[k][n],   m = K/groups, n = N*P*Q, k = C/groups*R*S
  *
  * with W_g the group's filters as KCRS stores them, and Y_g written straight into y (NCHW): row i is an
- * output channel, column j a pixel of some image (im2col.h). This is the GEMM view of the design brief,
+ * output channel, column j a pixel of some image (im2col.h). This is the GEMM view (docs/gemm_view.md),
  * transposed (its M = N*P*Q is our n): with the pixels along the columns, each row of a tile of Y is a
  * run of contiguous floats in y, so the output needs no reordering pass.
  *
@@ -439,15 +439,30 @@ static void launch_04d(const conv_problem *prob, void *x, void *w, void *y, void
 #define SGEMM_SOURCE "chapters/04_im2col_gemm/sgemm.cu"
 
 extern "C" const conv_kernel ch04_kernels[] = {
-    {"04a", "im2col + SGEMM, 32x32 smem tiles", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW, ON_GPU,
-     supports_gemm, im2col_workspace_bytes, launch_04a, "im2col", im2col_phase, NULL, NULL},
-    {"04b", "im2col + SGEMM, 64x256 tile, 8x8 per thread", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW,
-     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04b, "im2col", im2col_phase, NULL, NULL},
-    {"04c", "im2col + SGEMM, 16-byte loads and stores", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW,
-     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04c, "im2col", im2col_phase, NULL, NULL},
-    {"04d", "im2col + SGEMM, double-buffered stages", SGEMM_SOURCE, PASS_FPROP, DTYPE_F32, LAYOUT_NCHW,
-     ON_GPU, supports_gemm, im2col_workspace_bytes, launch_04d, "im2col", im2col_phase, NULL, NULL},
-    {"04x", "im2col + cuBLAS SGEMM (fp32, no TF32)", "chapters/04_im2col_gemm/im2col.cu", PASS_FPROP, DTYPE_F32,
-     LAYOUT_NCHW, ON_GPU, im2col_supports, im2col_workspace_bytes, launch_04x, "im2col", im2col_phase, NULL, "cuBLAS"},
+    {.id = "04a", .name = "im2col + SGEMM, 32x32 smem tiles",
+     .source = SGEMM_SOURCE,
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = supports_gemm, .workspace_bytes = im2col_workspace_bytes, .launch = launch_04a,
+     .phase_name = "im2col", .launch_phase = im2col_phase, .launch_fused = NULL, .library = NULL},
+    {.id = "04b", .name = "im2col + SGEMM, 64x256 tile, 8x8 per thread",
+     .source = SGEMM_SOURCE,
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = supports_gemm, .workspace_bytes = im2col_workspace_bytes, .launch = launch_04b,
+     .phase_name = "im2col", .launch_phase = im2col_phase, .launch_fused = NULL, .library = NULL},
+    {.id = "04c", .name = "im2col + SGEMM, 16-byte loads and stores",
+     .source = SGEMM_SOURCE,
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = supports_gemm, .workspace_bytes = im2col_workspace_bytes, .launch = launch_04c,
+     .phase_name = "im2col", .launch_phase = im2col_phase, .launch_fused = NULL, .library = NULL},
+    {.id = "04d", .name = "im2col + SGEMM, double-buffered stages",
+     .source = SGEMM_SOURCE,
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = supports_gemm, .workspace_bytes = im2col_workspace_bytes, .launch = launch_04d,
+     .phase_name = "im2col", .launch_phase = im2col_phase, .launch_fused = NULL, .library = NULL},
+    {.id = "04x", .name = "im2col + cuBLAS SGEMM (fp32, no TF32)",
+     .source = "chapters/04_im2col_gemm/im2col.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
+     .supports = im2col_supports, .workspace_bytes = im2col_workspace_bytes, .launch = launch_04x,
+     .phase_name = "im2col", .launch_phase = im2col_phase, .launch_fused = NULL, .library = "cuBLAS"},
 };
 extern "C" const int ch04_kernel_count = sizeof(ch04_kernels) / sizeof(ch04_kernels[0]);

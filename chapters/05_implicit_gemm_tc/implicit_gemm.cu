@@ -33,10 +33,11 @@
  *        conv1), where half of a 128-wide tile would multiply zeros.
  * The tile shapes are IGEMM_SHAPE_05B..05E in implicit_gemm.h, one line each.
  *
- * Fused epilogue (issue 10, common/epilogue.h): 05c-05e can apply per-channel bias, batch norm folded
- * into scale and shift, a residual add and ReLU to the fp32 accumulators in registers, before the one
- * rounding to fp16 and the one store (apply_epilogue(), epilogue_value() from common/epilogue.cuh):
- * launch_fused in the registry. The plain launch runs the same kernel with every operation off.
+ * Fused epilogue (common/epilogue.h; chapter 10 builds on it): 05c-05e can apply per-channel bias,
+ * batch norm folded into scale and shift, a residual add and ReLU to the fp32 accumulators in
+ * registers, before the one rounding to fp16 and the one store (apply_epilogue(), epilogue_value()
+ * from common/epilogue.cuh): launch_fused in the registry. The plain launch runs the same kernel
+ * with every operation off.
  *   05f  the unfused comparison: 05c, then the epilogue as a separate elementwise pass over y
  *        (common/epilogue.cu), which reads y and the residual and writes y once more.
  *
@@ -563,22 +564,36 @@ extern "C" void launch_fused_05f(const conv_problem *prob, void *x, void *w, voi
 }
 
 extern "C" const conv_kernel ch05_kernels[] = {
-    {"05a", "implicit GEMM, WMMA 16x16x16, 64x64 tile", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05a, NULL, launch_05a, NULL, NULL, NULL, NULL},
-    {"05b", "implicit GEMM, mma.sync + ldmatrix, swizzled smem, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05b, pad_fprop_workspace_bytes,
-     launch_05b, NULL, NULL, NULL, NULL},
-    {"05c", "implicit GEMM, cp.async 4-stage pipeline, 128x128", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, pad_fprop_workspace_bytes,
-     launch_05c, NULL, NULL, launch_fused_05c, NULL},
-    {"05d", "implicit GEMM, cp.async 4-stage pipeline, 64x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05d, pad_fprop_workspace_bytes,
-     launch_05d, NULL, NULL, launch_fused_05d, NULL},
-    {"05e", "implicit GEMM, cp.async 4-stage pipeline, 256x64", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05e, pad_fprop_workspace_bytes,
-     launch_05e, NULL, NULL, launch_fused_05e, NULL},
-    {"05f", "05c + separate epilogue kernel (unfused)", "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_05c, pad_fprop_workspace_bytes,
-     NULL, NULL, NULL, launch_fused_05f, NULL}, /* no plain launch: without an epilogue it would be 05c again */
+    {.id = "05a", .name = "implicit GEMM, WMMA 16x16x16, 64x64 tile",
+     .source = "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_05a, .workspace_bytes = NULL, .launch = launch_05a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "05b", .name = "implicit GEMM, mma.sync + ldmatrix, swizzled smem, 128x128",
+     .source = "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_05b, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "05c", .name = "implicit GEMM, cp.async 4-stage pipeline, 128x128",
+     .source = "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_05c, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05c,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = launch_fused_05c, .library = NULL},
+    {.id = "05d", .name = "implicit GEMM, cp.async 4-stage pipeline, 64x64",
+     .source = "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_05d, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05d,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = launch_fused_05d, .library = NULL},
+    {.id = "05e", .name = "implicit GEMM, cp.async 4-stage pipeline, 256x64",
+     .source = "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_05e, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05e,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = launch_fused_05e, .library = NULL},
+    /* 05f has no plain launch: without an epilogue it would be 05c again */
+    {.id = "05f", .name = "05c + separate epilogue kernel (unfused)",
+     .source = "chapters/05_implicit_gemm_tc/implicit_gemm.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_05c, .workspace_bytes = pad_fprop_workspace_bytes, .launch = NULL,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = launch_fused_05f, .library = NULL},
 };
 extern "C" const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);

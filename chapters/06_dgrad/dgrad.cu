@@ -78,15 +78,6 @@ typedef dgrad_shape<DGRAD_SHAPE_WIDE> shape_wide;
 typedef dgrad_shape<DGRAD_SHAPE_NARROW> shape_narrow;
 typedef dgrad_shape<DGRAD_SHAPE_SMALL> shape_small;
 
-/* ---- the warp tile: ldmatrix (A) + ldmatrix .trans (B) + mma.sync ------------------------------- */
-
-/* igemm_lanes_of() and igemm_warp_tile_mma() (igemm_pipeline.cuh) with A k-contiguous, as in chapter 05,
- * and B k-major (template arguments false, true). A: one lane offset per 16-deep step, fragments 16
- * rows apart add 16 rows. B is stored k-major, so a 16-deep step is 16 rows further down (a constant,
- * the swizzle moves by whole rows), while the warp's n16 slices are chunks along a row, which the XOR
- * permutes: one offset per slice. ldmatrix .x4 .trans of a 16 (k) x 16 (n) block: matrices (k 0-7,
- * n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15); lane L points at row L % 16, chunk
- * L / 16 (ldsm_a_*). Transposed, registers 0,1 are the first n8 tile's B operand, 2,3 the second's. */
 /* ---- copying one k tile ---------------------------------------------------------------------------- */
 
 /* What a thread needs to issue its copies of one k tile, set up once per block. A: the thread's rows
@@ -179,6 +170,14 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     tc.b_at = dgrad_iter_at(walk, b_row);
     const __half *w_tile = w + dgrad_b_group_offset(&prob, group) + blk.col0;
 
+    /* The warp tile: igemm_lanes_of() and igemm_warp_tile_mma() (igemm_pipeline.cuh) with A k-contiguous,
+     * as in chapter 05, and B k-major (template arguments false, true). A: one lane offset per 16-deep
+     * step, fragments 16 rows apart add 16 rows. B is stored k-major, so a 16-deep step is 16 rows
+     * further down (a constant, the swizzle moves by whole rows), while the warp's n16 slices are chunks
+     * along a row, which the XOR permutes: one offset per slice. ldmatrix .x4 .trans of a 16 (k) x 16 (n)
+     * block: matrices (k 0-7, n 0-7), (k 8-15, n 0-7), (k 0-7, n 8-15), (k 8-15, n 8-15); lane L points
+     * at row L % 16, chunk L / 16 (ldsm_a_*). Transposed, registers 0,1 are the first n8 tile's B
+     * operand, 2,3 the second's. */
     const igemm_lanes<T, false, true> lanes = igemm_lanes_of<T, false, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
@@ -315,9 +314,15 @@ extern "C" void launch_06b(const conv_problem *prob, void *x, void *w, void *y, 
 }
 
 extern "C" const conv_kernel ch06_kernels[] = {
-    {"06a", "dgrad implicit GEMM, stride 1, flipped filter, cp.async", "chapters/06_dgrad/dgrad.cu",
-     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06a, NULL, launch_06a, NULL, NULL, NULL, NULL},
-    {"06b", "dgrad implicit GEMM, one GEMM per stride phase, cp.async", "chapters/06_dgrad/dgrad.cu",
-     PASS_DGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_06b, NULL, launch_06b, NULL, NULL, NULL, NULL},
+    {.id = "06a", .name = "dgrad implicit GEMM, stride 1, flipped filter, cp.async",
+     .source = "chapters/06_dgrad/dgrad.cu",
+     .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_06a, .workspace_bytes = NULL, .launch = launch_06a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "06b", .name = "dgrad implicit GEMM, one GEMM per stride phase, cp.async",
+     .source = "chapters/06_dgrad/dgrad.cu",
+     .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_06b, .workspace_bytes = NULL, .launch = launch_06b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch06_kernel_count = sizeof(ch06_kernels) / sizeof(ch06_kernels[0]);

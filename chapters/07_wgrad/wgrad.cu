@@ -380,10 +380,15 @@ extern "C" void launch_07b(const conv_problem *prob, void *x, void *w, void *y, 
 }
 
 extern "C" const conv_kernel ch07_kernels[] = {
-    {"07a", "wgrad implicit GEMM, mma.sync + ldmatrix.trans, 64x128, whole reduction per block",
-     "chapters/07_wgrad/wgrad.cu", PASS_WGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_07a, workspace_07a,
-     launch_07a, NULL, NULL, NULL, NULL},
-    {"07b", "wgrad implicit GEMM, split-K over N*P*Q, deterministic fp32 reduction", "chapters/07_wgrad/wgrad.cu",
-     PASS_WGRAD, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_07b, workspace_07b, launch_07b, NULL, NULL, NULL, NULL},
+    {.id = "07a", .name = "wgrad implicit GEMM, mma.sync + ldmatrix.trans, 64x128, whole reduction per block",
+     .source = "chapters/07_wgrad/wgrad.cu",
+     .pass = PASS_WGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_07a, .workspace_bytes = workspace_07a, .launch = launch_07a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "07b", .name = "wgrad implicit GEMM, split-K over N*P*Q, deterministic fp32 reduction",
+     .source = "chapters/07_wgrad/wgrad.cu",
+     .pass = PASS_WGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_07b, .workspace_bytes = workspace_07b, .launch = launch_07b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch07_kernel_count = sizeof(ch07_kernels) / sizeof(ch07_kernels[0]);

@@ -712,11 +712,15 @@ extern "C" void launch_08b(const conv_problem *prob, void *x, void *w, void *y, 
 }
 
 extern "C" const conv_kernel ch08_kernels[] = {
-    {"08a", "implicit GEMM, wgmma m64n128k16 from swizzled smem, cp.async 5-stage, 128x128",
-     "chapters/08_hopper/hopper.cu", PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_08a,
-     pad_fprop_workspace_bytes, launch_08a, NULL, NULL, NULL, NULL},
-    {"08b", "08a + TMA for the filter, mbarriers, producer warpgroup + 2 consumers, setmaxnreg",
-     "chapters/08_hopper/hopper.cu", PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_08b,
-     pad_fprop_workspace_bytes, launch_08b, NULL, NULL, NULL, NULL},
+    {.id = "08a", .name = "implicit GEMM, wgmma m64n128k16 from swizzled smem, cp.async 5-stage, 128x128",
+     .source = "chapters/08_hopper/hopper.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_08a, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_08a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "08b", .name = "08a + TMA for the filter, mbarriers, producer warpgroup + 2 consumers, setmaxnreg",
+     .source = "chapters/08_hopper/hopper.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_08b, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_08b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch08_kernel_count = sizeof(ch08_kernels) / sizeof(ch08_kernels[0]);

@@ -338,9 +338,15 @@ extern "C" void launch_09b(const conv_problem *prob, void *x, void *w, void *y, 
 }
 
 extern "C" const conv_kernel ch09_kernels[] = {
-    {"09a", "depthwise, one thread per 8-channel output vector", "chapters/09_depthwise/depthwise.cu",
-     PASS_FPROP, DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_09a, NULL, launch_09a, NULL, NULL, NULL, NULL},
-    {"09b", "depthwise, smem tile + halo, rolling window", "chapters/09_depthwise/depthwise.cu", PASS_FPROP,
-     DTYPE_F16, LAYOUT_NHWC, ON_GPU, supports_09b, NULL, launch_09b, NULL, NULL, NULL, NULL},
+    {.id = "09a", .name = "depthwise, one thread per 8-channel output vector",
+     .source = "chapters/09_depthwise/depthwise.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_09a, .workspace_bytes = NULL, .launch = launch_09a,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+    {.id = "09b", .name = "depthwise, smem tile + halo, rolling window",
+     .source = "chapters/09_depthwise/depthwise.cu",
+     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
+     .supports = supports_09b, .workspace_bytes = NULL, .launch = launch_09b,
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch09_kernel_count = sizeof(ch09_kernels) / sizeof(ch09_kernels[0]);
