@@ -158,6 +158,7 @@ typedef struct {
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
     uint64_t rng;
     emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
+    bool counting;             /* whether memory requests are counted (the launch asked for counters) */
     emu_status status;
     char *err;
     size_t err_len;
@@ -836,6 +837,18 @@ static bool compare(int cmp, int type, uint64_t a, uint64_t b, bool ftz)
     }
 }
 
+/* An integral value by cvt's integer rounding: .rni nearest-even (the FPU's default mode), .rzi toward
+ * zero, .rmi toward -inf, .rpi toward +inf. */
+static double round_integral(double x, int rounding)
+{
+    switch (rounding) {
+    case RND_RZI: return trunc(x);
+    case RND_RMI: return floor(x);
+    case RND_RPI: return ceil(x);
+    default: return nearbyint(x);
+    }
+}
+
 /* cvt between every pair the project uses (PTX ISA, "cvt"; "Scalar Conversions"). */
 static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
 {
@@ -876,25 +889,30 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
         x = (double)sign_extend(a, sbits), src_int64 = sbits == 64;
     else
         x = (double)(a & width_mask(sbits)), src_int64 = sbits == 64;
-    int saved = fegetround();
     if (is_float(dt)) {
-        fesetround(fe_mode(in->rounding == RND_NONE ? RND_RN : in->rounding));
-        uint64_t out;
         if (in->rounding >= RND_RNI && in->rounding <= RND_RPI) /* cvt.rni.f32.f32: round to an integral value */
-            x = nearbyint(x);
+            x = round_integral(x, in->rounding);
+        if (dt == T_F16 || dt == T_BF16) { /* rounded once from the exact source value, in the mode asked */
+            uint16_t (*to16)(double, emu_rounding) = dt == T_F16 ? emu_to_f16 : emu_to_bf16;
+            return to16(sat ? sat64(x) : x, rounding_of(in->rounding));
+        }
+        /* to f32 or f64: the host FPU rounds, in a directed mode only when one is asked for */
+        const bool directed = in->rounding == RND_RZ || in->rounding == RND_RM || in->rounding == RND_RP;
+        const int saved = directed ? fegetround() : 0;
+        if (directed)
+            fesetround(fe_mode(in->rounding));
+        uint64_t out;
         if (dt == T_F64) {
             double v = src_int64 ? (is_signed(st) ? (double)(int64_t)a : (double)a) : x;
             out = bits_f64(sat ? sat64(v) : v);
-        } else if (dt == T_F32) {
+        } else {
             float v = src_int64 ? (is_signed(st) ? (float)(int64_t)a : (float)a) : (float)x;
             if (ftz)
                 v = ftz32(v);
             out = bits_f32(sat ? sat32(v) : v);
-        } else { /* f16, bf16: rounded once from the exact source value */
-            uint16_t (*to16)(double, emu_rounding) = dt == T_F16 ? emu_to_f16 : emu_to_bf16;
-            out = to16(sat ? sat64(x) : x, rounding_of(in->rounding));
         }
-        fesetround(saved);
+        if (directed)
+            fesetround(saved);
         return out;
     }
     /* float -> integer: "clamped to the destination range by default"; NaN -> 0 (or the top bit for
@@ -903,9 +921,7 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
         return (st == T_F64 || dbits == 64) ? (is_signed(dt) ? (uint64_t)sign_extend(1ull << (dbits - 1), dbits)
                                                              : 1ull << (dbits - 1))
                                             : 0;
-    fesetround(fe_mode(in->rounding));
-    double rounded = nearbyint(x);
-    fesetround(saved);
+    double rounded = round_integral(x, in->rounding);
     if (is_signed(dt)) { /* clamped, and sign-extended to the register like the integer case */
         double lo = -ldexp(1.0, dbits - 1), hi = ldexp(1.0, dbits - 1);
         if (rounded < lo)
@@ -1957,7 +1973,7 @@ static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64
 /* One warp-level load or store of `size` bytes per thread, counted by its space. */
 static void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
 {
-    if (!lanes)
+    if (!lanes || !b->counting)
         return;
     emu_counters *c = &b->c;
     if (space == SPACE_SHARED) {
@@ -2696,7 +2712,7 @@ static void *grid_worker(void *arg)
     grid_run *g = arg;
     const emu_launch_desc *L = g->launch;
     const ptx_kernel *k = L->kernel;
-    block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK};
+    block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL};
     char err[1024];
     b.err = err, b.err_len = sizeof err;
     b.n_threads = L->block.x * L->block.y * L->block.z;
