@@ -1,0 +1,556 @@
+/* hopper.c: the instructions chapter 08's sm_90a kernels add: mbarrier, TMA (cp.async.bulk.tensor) and
+ * plain bulk copies, wgmma, setmaxnreg. The state they share with the rest of the interpreter is in
+ * interp.h; how a warp runs them is exec.c's. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "interp.h"
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Hopper: mbarrier, TMA, wgmma, setmaxnreg                                                        */
+
+/* The mbarrier object ("Parallel Synchronization and Communication Instructions: mbarrier") holds the
+ * current phase, the pending and expected arrival counts and the tx-count; its 64 bits are opaque to
+ * programs. Here: pending in bits 0-20, expected in 21-41, tx-count (two's complement) in 42-62, the
+ * phase's parity in bit 63. Poisoned shared memory (all ones) decodes as uninitialized. */
+typedef struct {
+    uint32_t pending, expected;
+    int32_t tx;
+    unsigned parity;
+} mbar_state;
+
+enum { MBAR_MAX_COUNT = (1 << 20) - 1 };
+
+static bool mbar_decode(uint64_t word, mbar_state *m)
+{
+    m->pending = (uint32_t)(word & 0x1fffff);
+    m->expected = (uint32_t)(word >> 21 & 0x1fffff);
+    m->tx = (int32_t)(word >> 42 & 0x1fffff);
+    if (m->tx & 0x100000)
+        m->tx -= 0x200000;
+    m->parity = (unsigned)(word >> 63);
+    return m->expected >= 1 && m->expected <= MBAR_MAX_COUNT && m->pending <= m->expected;
+}
+
+static uint64_t mbar_encode(const mbar_state *m)
+{
+    return (uint64_t)m->pending | (uint64_t)m->expected << 21 | ((uint64_t)(uint32_t)m->tx & 0x1fffff) << 42 |
+           (uint64_t)m->parity << 63;
+}
+
+/* The mbarrier at an address (shared, or generic), for one thread (NULL after a fault). */
+static uint8_t *mbar_at(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, mbar_state *m)
+{
+    uint8_t *p = mem_access(b, w, in, lane, space, addr, 8, ACCESS_PROBE); /* its own init check: */
+    if (p && m && !mbar_decode(load_bits(p, 8), m)) {
+        fault(b, in, (int)lane, w, EMU_ERR_INVALID, "mbarrier at shared 0x%" PRIx64 " used before mbarrier.init", addr);
+        return NULL;
+    }
+    return p;
+}
+
+/* Waiting warps poll again when a phase completes ("Phase Completion": pending arrivals and tx-count
+ * both zero; the phase advances and pending is reset to expected). */
+static void mbar_complete_if_done(block *b, mbar_state *m, uint64_t shared_offset)
+{
+    if (m->pending != 0 || m->tx != 0)
+        return;
+    m->parity ^= 1;
+    m->pending = m->expected;
+    b->fruitless_polls = 0;
+    for (unsigned i = 0; i < b->n_warps; i++) {
+        warp *w = &b->warps[i];
+        if (w->mbar_wait == (int64_t)shared_offset) {
+            w->waiting = 0;
+            w->mbar_wait = -1;
+        }
+    }
+}
+
+static uint64_t shared_offset_of(uint64_t addr)
+{
+    return addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? addr - EMU_SHARED_WINDOW : addr;
+}
+
+/* One bulk tensor copy lands: the box, zero-filled (or NaN) outside the tensor, swizzled as the map
+ * says ("Tensors: Tiled Mode"; the 16-byte chunks of each 128/64/32-byte row XORed with the row's index
+ * in the pattern, the TMA swizzle of the CUDA Programming Guide), then complete-tx of the box's bytes. */
+static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
+{
+    if (c->bytes) { /* a plain bulk copy: bytes from src, then complete-tx of them */
+        const uint8_t *src = mem_access(b, w, in, 0, SPACE_GLOBAL, c->src, c->bytes, ACCESS_READ);
+        uint8_t *dst = src ? mem_access(b, w, in, 0, SPACE_SHARED, c->dst, c->bytes, ACCESS_WRITE) : NULL;
+        mbar_state m;
+        uint8_t *word = dst ? mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m) : NULL;
+        if (!word)
+            return false;
+        memcpy(dst, src, c->bytes);
+        m.tx -= (int32_t)c->bytes;
+        mbar_complete_if_done(b, &m, c->mbar);
+        uint64_t v = mbar_encode(&m);
+        memcpy(word, &v, 8);
+        return true;
+    }
+    const emu_tensor_map *map = &c->map;
+    const unsigned eb = map->element_bytes;
+    uint32_t count[5] = {1, 1, 1, 1, 1};
+    uint64_t elements = 1;
+    for (int d = 0; d < map->rank; d++) {
+        count[d] = (map->box[d] + map->element_stride[d] - 1) / map->element_stride[d];
+        elements *= count[d];
+    }
+    const uint32_t mask = map->swizzle_bytes ? map->swizzle_bytes / 16 - 1 : 0;
+    uint64_t written = 0;
+    for (uint64_t e = 0; e < elements; e++) {
+        uint64_t rest = e, src = map->global_address;
+        bool inside = true;
+        for (int d = 0; d < map->rank; d++) {
+            int64_t x = (int64_t)c->coords[d] + (int64_t)(rest % count[d]) * map->element_stride[d];
+            rest /= count[d];
+            inside &= x >= 0 && x <= (int64_t)map->dim_minus_1[d];
+            src += (uint64_t)x * map->stride[d];
+        }
+        uint64_t at = c->dst + e * eb;
+        at ^= ((at >> 7) & mask) << 4;
+        uint8_t *dst = mem_access(b, w, in, 0, SPACE_SHARED, at, eb, ACCESS_WRITE);
+        if (!dst)
+            return false;
+        if (!inside) {
+            static const uint8_t nan_bytes[8] = {0, 0, 0, 0, 0, 0, 0xf8, 0x7f}; /* f64 NaN; f32/f16 below */
+            if (!map->nan_fill)
+                memset(dst, 0, eb);
+            else if (eb == 2)
+                memcpy(dst, "\x00\x7e", 2);
+            else if (eb == 4)
+                memcpy(dst, "\x00\x00\xc0\x7f", 4);
+            else
+                memcpy(dst, nan_bytes, eb);
+        } else {
+            const uint8_t *p = mem_access(b, w, in, 0, SPACE_GLOBAL, src, eb, ACCESS_READ);
+            if (!p)
+                return false;
+            memcpy(dst, p, eb);
+        }
+        written += eb;
+    }
+    mbar_state m;
+    uint8_t *word = mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m);
+    if (!word)
+        return false;
+    m.tx -= (int32_t)written; /* the whole box counts, the zero-filled part too */
+    mbar_complete_if_done(b, &m, c->mbar);
+    uint64_t v = mbar_encode(&m);
+    memcpy(word, &v, 8);
+    return true;
+}
+
+/* Lands every bulk copy that completes on this mbarrier (a thread is about to wait on it). */
+static bool tma_land_for(block *b, warp *w, const insn *in, uint64_t mbar)
+{
+    for (int i = 0; i < b->n_tma;) {
+        if (b->tma[i].mbar != mbar) {
+            i++;
+            continue;
+        }
+        tma_copy c = b->tma[i];
+        b->tma[i] = b->tma[--b->n_tma];
+        if (!tma_land(b, w, in, &c))
+            return false;
+    }
+    return true;
+}
+
+/* An mbarrier instruction's address: in shared memory, or a generic address into it. */
+static int mbar_space(const insn *in) { return in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED; }
+
+step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    FOR_LANES(m, l) {
+        uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        uint64_t at = shared_offset_of(addr);
+        mbar_state st;
+        uint8_t *word;
+        if (in->op == OP_MBAR_INIT) {
+            uint32_t count = (uint32_t)r[o[0]][l];
+            if (!(word = mbar_at(b, w, in, l, mbar_space(in), addr, NULL)))
+                return STEP_FAULT;
+            if (count < 1 || count > MBAR_MAX_COUNT) {
+                fault(b, in, (int)l, w, EMU_ERR_INVALID, "mbarrier.init count %u is outside [1, 2^20-1]", count);
+                return STEP_FAULT;
+            }
+            st = (mbar_state){.pending = count, .expected = count, .tx = 0, .parity = 0};
+        } else {
+            if (!(word = mbar_at(b, w, in, l, mbar_space(in), addr, &st)))
+                return STEP_FAULT;
+            const uint64_t *src = in->n_src ? r[o[in->n_dst]] : NULL;
+            switch (in->op) {
+            case OP_MBAR_ARRIVE: {
+                uint64_t before = load_bits(word, 8);
+                uint32_t count = 1;
+                if (in->flags & F_EXPECT_TX) /* expect-tx(txCount), then arrive-on(1) */
+                    st.tx += (int32_t)src[l];
+                else if (in->n_src)
+                    count = (uint32_t)src[l];
+                if (count > st.pending) {
+                    fault(b, in, (int)l, w, EMU_ERR_INVALID, "mbarrier at shared 0x%" PRIx64 ": %u arrivals, %u pending "
+                          "in this phase", at, count, st.pending);
+                    return STEP_FAULT;
+                }
+                st.pending -= count;
+                r[o[0]][l] = before; /* the state: the phase before the arrival */
+                mbar_complete_if_done(b, &st, at);
+                break;
+            }
+            case OP_MBAR_EXPECT_TX: st.tx += (int32_t)src[l]; break;
+            case OP_MBAR_COMPLETE_TX: st.tx -= (int32_t)src[l]; mbar_complete_if_done(b, &st, at); break;
+            case OP_MBAR_INVAL: memset(word, 0xff, 8); continue;
+            default: break;
+            }
+        }
+        uint64_t v = mbar_encode(&st);
+        memcpy(word, &v, 8);
+    }
+    return STEP_NEXT;
+}
+
+/* try_wait: true when the phase asked about has completed ("waitComplete(parity p) = p != the current
+ * phase's parity"; the state form compares with the phase the state was taken in). A phase not yet
+ * complete suspends the threads until it completes, which is one of the outcomes the ISA allows a
+ * try_wait; if it never can, no warp can run and the block reports a deadlock. */
+step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
+                    uint32_t active)
+{
+    bool all_done = true;
+    uint64_t waited_on = 0;
+    FOR_LANES(m, l) {
+        uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        mbar_state st;
+        if (!tma_land_for(b, w, in, shared_offset_of(addr)) || !mbar_at(b, w, in, l, mbar_space(in), addr, &st))
+            return STEP_FAULT;
+        uint64_t operand = r[o[in->n_dst]][l];
+        unsigned asked = (in->flags & F_PARITY) ? (unsigned)(operand & 1) : (unsigned)(operand >> 63);
+        bool done = asked != st.parity;
+        r[o[0]][l] = done;
+        if (!done)
+            all_done = false, waited_on = shared_offset_of(addr);
+    }
+    if (all_done || m != active)
+        return STEP_NEXT;
+    /* A try_wait may also give up ("until a system-dependent time limit") and return false: with
+     * EMU_INTERLEAVE, half of them do (by the seed), so a kernel that ignores the answer shows. */
+    bool gives_up = false;
+    if (!(in->flags & F_TEST_WAIT) && emu_get_options()->interleave) {
+        b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+        gives_up = b->rng >> 63;
+    }
+    if ((in->flags & F_TEST_WAIT) || gives_up) { /* false, and the other warps get their turn */
+        if (++b->fruitless_polls > 1000000) {
+            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK, "deadlock: threads poll an mbarrier for a "
+                  "phase that no other thread can complete");
+            return STEP_FAULT;
+        }
+        return STEP_YIELD;
+    }
+    if (w->converged) { /* the lanes wait here; the warp keeps a pc per lane meanwhile */
+        for (int l = 0; l < LANES; l++)
+            w->pc[l] = w->wpc;
+        w->converged = false;
+    }
+    w->waiting |= active;
+    w->mbar_wait = (int64_t)waited_on;
+    return STEP_WAIT;
+}
+
+/* A bulk copy is in flight from its issue until it lands. By default it lands as late as the program
+ * allows, when a thread waits on its mbarrier, so a consumer that reads without waiting reads poison.
+ * With EMU_INTERLEAVE, half of the copies (by the seed) land at once instead, so a producer that
+ * overwrites a buffer its consumers still read shows too. Threads already waiting on the mbarrier poll
+ * again (and so land it). */
+static bool queue_bulk_copy(block *b, warp *w, const insn *in, const tma_copy *c)
+{
+    if (emu_get_options()->interleave) {
+        b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+        if (b->rng >> 63)
+            return tma_land(b, w, in, c);
+    }
+    if (b->n_tma == b->cap_tma) {
+        b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
+        b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
+    }
+    b->tma[b->n_tma++] = *c;
+    for (unsigned i = 0; i < b->n_warps; i++)
+        if (b->warps[i].mbar_wait == (int64_t)c->mbar) {
+            b->warps[i].waiting = 0;
+            b->warps[i].mbar_wait = -1;
+        }
+    return true;
+}
+
+step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    FOR_LANES(m, l) {
+        uint64_t map_addr = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        const uint8_t *p = mem_access(b, w, in, l, in->space, map_addr, 64, ACCESS_READ);
+        if (!p)
+            return STEP_FAULT;
+        tma_copy c;
+        memcpy(&c.map, p, sizeof c.map);
+        if (c.map.magic != EMU_TENSOR_MAP_MAGIC || c.map.rank != in->vec) {
+            fault(b, in, (int)l, w, EMU_ERR_INVALID, "cp.async.bulk.tensor.%dd: the operand at 0x%" PRIx64 " is not a "
+                  "%d-dimensional tensor map made by cuTensorMapEncodeTiled", in->vec, map_addr, in->vec);
+            return STEP_FAULT;
+        }
+        c.bytes = 0;
+        c.dst = (uint32_t)shared_offset_of(r[o[0]][l] + (uint64_t)in->dst_offset);
+        c.mbar = (uint32_t)shared_offset_of(r[o[1]][l] + (uint64_t)in->mbar_offset);
+        for (int d = 0; d < in->vec; d++)
+            c.coords[d] = (int32_t)r[o[2 + d]][l];
+        if (c.dst % 128) { /* "Shared memory alignment: 128 bytes" (Programming Guide, TMA Swizzle) */
+            fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "cp.async.bulk.tensor destination 0x%x is not 128-byte aligned",
+                  c.dst);
+            return STEP_FAULT;
+        }
+        if (!mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
+            return STEP_FAULT;
+        if (b->n_tma == b->cap_tma) {
+            b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
+            b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
+        }
+        if (!queue_bulk_copy(b, w, in, &c))
+            return STEP_FAULT;
+    }
+    return STEP_NEXT;
+}
+
+/* cp.async.bulk: to shared memory on an mbarrier (lands like a tensor copy, when a thread waits on
+ * it), or to global memory in the thread's bulk async-group (lands at the cp.async.bulk.wait_group
+ * that covers the group). Sizes and addresses are multiples of 16 ("cp.async.bulk"). */
+step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    if (in->op == OP_BULK_COMMIT) {
+        FOR_LANES(m, l) w->bulk_committed[l]++;
+        return STEP_NEXT;
+    }
+    if (in->op == OP_BULK_WAIT) {
+        int kept = 0;
+        for (int i = 0; i < w->n_stores; i++) {
+            bulk_store *st = &w->stores[i];
+            if ((m >> st->lane & 1) && st->group + (uint32_t)in->addr_offset < w->bulk_committed[st->lane]) {
+                const uint8_t *src = mem_access(b, w, in, st->lane, SPACE_SHARED, st->src, st->bytes, ACCESS_READ);
+                uint8_t *dst = src ? mem_access(b, w, in, st->lane, SPACE_GLOBAL, st->dst, st->bytes, ACCESS_WRITE) : NULL;
+                if (!dst)
+                    return STEP_FAULT;
+                memcpy(dst, src, st->bytes);
+            } else {
+                w->stores[kept++] = *st;
+            }
+        }
+        w->n_stores = kept;
+        return STEP_NEXT;
+    }
+    FOR_LANES(m, l) {
+        uint64_t dst = r[o[0]][l] + (uint64_t)(int64_t)in->dst_offset;
+        uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        uint32_t bytes = (uint32_t)r[o[1]][l];
+        if (bytes % 16 || dst % 16 || src % 16) {
+            fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "cp.async.bulk of %u bytes from 0x%" PRIx64 " to 0x%" PRIx64
+                  ": sizes and addresses must be multiples of 16", bytes, src, dst);
+            return STEP_FAULT;
+        }
+        if (in->flags & F_TO_GLOBAL) {
+            if (!mem_access(b, w, in, l, SPACE_SHARED, shared_offset_of(src), bytes, ACCESS_PROBE) ||
+                !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, ACCESS_PROBE))
+                return STEP_FAULT;
+            if (w->n_stores == w->cap_stores) {
+                w->cap_stores = w->cap_stores ? 2 * w->cap_stores : 16;
+                w->stores = realloc(w->stores, (size_t)w->cap_stores * sizeof *w->stores);
+            }
+            w->stores[w->n_stores++] = (bulk_store){l, w->bulk_committed[l], (uint32_t)shared_offset_of(src), bytes, dst};
+            continue;
+        }
+        tma_copy c = {.dst = (uint32_t)shared_offset_of(dst), .src = src, .bytes = bytes,
+                      .mbar = (uint32_t)shared_offset_of(r[o[2]][l] + (uint64_t)(int64_t)in->mbar_offset)};
+        if (!mem_access(b, w, in, l, SPACE_GLOBAL, src, bytes, ACCESS_PROBE) ||
+            !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, ACCESS_PROBE) ||
+            !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
+            return STEP_FAULT;
+        if (!queue_bulk_copy(b, w, in, &c))
+            return STEP_FAULT;
+    }
+    return STEP_NEXT;
+}
+
+int emu_registers_per_thread(unsigned threads)
+{
+    int per_thread = (int)(EMU_REGS_PER_BLOCK / (threads ? threads : 1)) / 8 * 8;
+    return per_thread > 256 ? 256 : per_thread;
+}
+
+/* setmaxnreg ("Miscellaneous Instructions: setmaxnreg"): .dec releases registers to the block's pool,
+ * .inc takes them from it, waiting until there are enough. A warpgroup whose .inc can never be met
+ * waits forever on a GPU; here no warp can run and the block reports the deadlock. */
+step exec_setmaxnreg(block *b, warp *w, const insn *in, uint32_t m)
+{
+    const int target = (int)in->addr_offset;
+    if (m != w->live) {
+        fault(b, in, (int)__builtin_ctz(m | 1), w, EMU_ERR_INVALID, "setmaxnreg must be executed by the whole warp");
+        return STEP_FAULT;
+    }
+    if ((in->flags & F_INC) ? target < w->regs : target > w->regs) {
+        fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_INVALID, "setmaxnreg.%s to %d registers from %d",
+              (in->flags & F_INC) ? "inc" : "dec", target, w->regs);
+        return STEP_FAULT;
+    }
+    int64_t change = (int64_t)(target - w->regs) * LANES;
+    if (change > b->register_pool) {
+        if (w->converged) {
+            for (int l = 0; l < LANES; l++)
+                w->pc[l] = w->wpc;
+            w->converged = false;
+        }
+        w->waiting |= m;
+        w->reg_wait = target;
+        return STEP_WAIT;
+    }
+    b->register_pool -= change;
+    w->regs = target;
+    if (change < 0) /* registers came back: warps waiting for some may go on */
+        for (unsigned i = 0; i < b->n_warps; i++)
+            if (b->warps[i].reg_wait) {
+                b->warps[i].waiting = 0;
+                b->warps[i].reg_wait = 0;
+            }
+    return STEP_NEXT;
+}
+
+/* wgmma.mma_async m64nNk16 ("Asynchronous Multiply-and-Accumulate Instruction: wgmma.mma_async"). The
+ * four warps of a warpgroup each own 16 rows of the 64-row D and A; B is shared. So each warp's part is
+ * computed on its own, from the warp's rank w in its warpgroup:
+ *   D (f32): d_i at row 16w + g + 8*((i >> 1) & 1), column 8*(i >> 2) + 2t + (i & 1)
+ *   A in registers: a_i at row 16w + g + 8*((i >> 1) & 1), column 2t + (i & 1) + 8*(i >> 2)
+ * (g = lane / 4, t = lane % 4; "Matrix Fragments for wgmma.mma_async.m64nNk16"). */
+
+/* The byte offset in shared memory of element (r, k) of a matrix a descriptor describes ("Matrix
+ * Descriptor Format"; "Shared Memory Matrix Layout", its canonical K-major and MN-major layouts): r is
+ * the M (A) or N (B) index, k the K index, 2-byte elements. The swizzle XORs the 16-byte chunk index
+ * with address bits 7 and up, as TMA writes it. */
+static uint64_t descriptor_address(uint64_t desc, bool mn_major, int r, int k)
+{
+    const uint64_t start = (desc & 0x3fff) << 4, lbo = (desc >> 16 & 0x3fff) << 4, sbo = (desc >> 32 & 0x3fff) << 4;
+    const unsigned mode = (unsigned)(desc >> 62);
+    const uint64_t sw = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+    uint64_t lin;
+    if (!sw)
+        lin = mn_major ? start + (uint64_t)(r >> 3) * sbo + (uint64_t)(r & 7) * 2 + (uint64_t)(k >> 3) * lbo +
+                             (uint64_t)(k & 7) * 16
+                       : start + (uint64_t)(r >> 3) * sbo + (uint64_t)(r & 7) * 16 + (uint64_t)(k >> 3) * lbo +
+                             (uint64_t)(k & 7) * 2;
+    else
+        lin = mn_major ? start + (uint64_t)r / (sw / 2) * lbo + (uint64_t)r % (sw / 2) * 2 + (uint64_t)(k >> 3) * sbo +
+                             (uint64_t)(k & 7) * sw
+                       : start + (uint64_t)(r >> 3) * sbo + (uint64_t)(r & 7) * sw + (uint64_t)k * 2;
+    return sw ? lin ^ ((lin >> 7) & (sw / 16 - 1)) << 4 : lin;
+}
+
+static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
+{
+    const insn *in = op->in;
+    const int n = in->size * 8, rank = (int)(w->index % 4), h = in->stype == T_BF16 ? T_BF16 : T_F16;
+    const int32_t *o = b->k->slots_of + in->operands;
+    const bool a_regs = in->flags & F_A_REGS, trans_a = in->mode & 1, trans_b = in->mode & 2;
+    const float sa = (in->mode & 4) ? -1.0f : 1.0f, sb = (in->mode & 8) ? -1.0f : 1.0f;
+    if ((!a_regs && op->a_desc >> 49 & 7) || op->b_desc >> 49 & 7) {
+        fault(b, in, 0, w, EMU_ERR_INVALID, "wgmma descriptor with a non-zero base offset: not supported yet");
+        return false;
+    }
+    float A[16][16];
+    static _Thread_local float B[16][256];
+    for (int row = 0; row < 16; row++)
+        for (int k = 0; k < 16; k++) {
+            if (a_regs) {
+                int lane = (row & 7) * 4 + (k & 7) / 2, i = (k & 1) + 2 * ((row >> 3) & 1) + 4 * (k >> 3);
+                A[row][k] = sa * half_in(op->a_regs[i / 2][lane] >> (16 * (i & 1)), h);
+            } else {
+                uint64_t at = descriptor_address(op->a_desc, trans_a, 16 * rank + row, k);
+                const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, ACCESS_READ);
+                if (!p)
+                    return false;
+                A[row][k] = sa * half_in(load_bits(p, 2), h);
+            }
+        }
+    for (int k = 0; k < 16; k++)
+        for (int col = 0; col < n; col++) {
+            const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, descriptor_address(op->b_desc, trans_b, col, k), 2,
+                                          ACCESS_READ);
+            if (!p)
+                return false;
+            B[k][col] = sb * half_in(load_bits(p, 2), h);
+        }
+    uint64_t (*r)[LANES] = w->r;
+    for (int lane = 0; lane < LANES; lane++) {
+        const int g = lane >> 2, t = lane & 3;
+        for (int i = 0; i < n / 2; i++) {
+            int row = g + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * t + (i & 1);
+            double acc = op->accumulate ? f32_of(r[o[i]][lane]) : 0.0; /* exact sum, one rounding (see mma) */
+            for (int k = 0; k < 16; k++)
+                acc += (double)A[row][k] * (double)B[k][col];
+            r[o[i]][lane] = bits_f32((float)acc);
+        }
+    }
+    return true;
+}
+
+step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    if (m != FULL_MASK) { /* .sync.aligned: the whole warp, as for mma.sync */
+        fault(b, in, (int)__builtin_ctz(m | 1), w, EMU_ERR_INVALID, "%s needs all 32 threads of the warp; lanes "
+              "0x%08x execute it", ptx_op_name((ptx_op)in->op), m);
+        return STEP_FAULT;
+    }
+    switch (in->op) {
+    case OP_WGMMA_FENCE:
+        return STEP_NEXT; /* orders register accesses: the emulator's are ordered already */
+    case OP_WGMMA_COMMIT:
+        w->wgmma_committed++;
+        return STEP_NEXT;
+    case OP_WGMMA_WAIT: { /* "wait until N or fewer of the most recent wgmma-groups are pending" */
+        int kept = 0;
+        for (int i = 0; i < w->n_wgmma; i++) {
+            if (w->wgmma[i].group + (uint32_t)in->addr_offset < w->wgmma_committed) {
+                if (!wgmma_run(b, w, &w->wgmma[i]))
+                    return STEP_FAULT;
+            } else {
+                w->wgmma[kept++] = w->wgmma[i];
+            }
+        }
+        w->n_wgmma = kept;
+        return STEP_NEXT;
+    }
+    default: { /* mma_async: queued; it reads shared memory and its accumulators when a wait covers it */
+        const int n_acc = in->size * 4; /* N/2 f32 registers */
+        const int src = in->n_dst;
+        wgmma_op op = {.in = in, .group = w->wgmma_committed};
+        if (in->flags & F_A_REGS) {
+            for (int i = 0; i < 4; i++)
+                for (int l = 0; l < LANES; l++)
+                    op.a_regs[i][l] = (uint32_t)r[o[src + i]][l];
+            op.b_desc = r[o[src + 4]][0];
+            op.accumulate = r[o[src + 5]][0] & 1;
+        } else {
+            op.a_desc = r[o[src]][0];
+            op.b_desc = r[o[src + 1]][0];
+            op.accumulate = r[o[src + 2]][0] & 1;
+        }
+        (void)n_acc;
+        b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
+        if (w->n_wgmma == w->cap_wgmma) {
+            w->cap_wgmma = w->cap_wgmma ? 2 * w->cap_wgmma : 8;
+            w->wgmma = realloc(w->wgmma, (size_t)w->cap_wgmma * sizeof *w->wgmma);
+        }
+        w->wgmma[w->n_wgmma++] = op;
+        return STEP_NEXT;
+    }
+    }
+}

@@ -1,0 +1,194 @@
+/* interp.h: the interpreter's state, shared by exec.c (the SIMT machine and the instructions every
+ * GPU since Ampere has) and hopper.c (mbarrier, TMA, wgmma, setmaxnreg). Not an interface: the
+ * emulator's users see emu.h. */
+#ifndef EMU_INTERP_H
+#define EMU_INTERP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "emu.h"
+
+#define LANES 32
+#define FULL_MASK 0xffffffffu
+#define NO_BARRIER -1
+
+/* Iterates over the set bits of a lane mask. */
+#define FOR_LANES(mask, l) \
+    for (uint32_t lanes_left_ = (mask), l; lanes_left_ && ((l = (uint32_t)__builtin_ctz(lanes_left_)), 1); \
+         lanes_left_ &= lanes_left_ - 1)
+
+/* ---------------------------------------------------------------------------------------------- */
+/* State                                                                                          */
+
+typedef struct {
+    uint32_t lane, group;      /* the thread that issued it, and its group number */
+    uint32_t dst;              /* shared-memory offset */
+    uint64_t src;              /* global address (host pointer) */
+    uint8_t size, src_bytes;   /* bytes written; bytes read (the rest is zero fill) */
+} async_copy;
+
+/* A wgmma.mma_async issued and not yet waited for: it runs at the wgmma.wait_group that covers it. */
+typedef struct {
+    const insn *in;
+    uint64_t a_desc, b_desc;   /* shared-memory matrix descriptors (a_desc unused when A is in registers) */
+    uint32_t a_regs[4][LANES]; /* A's fragment, when it comes from registers (copied at issue) */
+    bool accumulate;           /* scale-d: D = A*B + D, else D = A*B */
+    uint32_t group;
+} wgmma_op;
+
+/* A cp.async.bulk.tensor in flight: it lands, and completes its bytes on the mbarrier, when a thread
+ * first waits on that mbarrier. */
+typedef struct {
+    emu_tensor_map map;        /* the tensor form's map; unused by a plain bulk copy */
+    int32_t coords[5];
+    uint32_t dst, mbar;
+    uint64_t src;              /* a plain cp.async.bulk: the global source and the byte count */
+    uint32_t bytes;
+} tma_copy;
+
+/* A cp.async.bulk from shared to global memory, in its thread's bulk async-group. */
+typedef struct {
+    uint32_t lane, group, src, bytes;
+    uint64_t dst;
+} bulk_store;
+
+typedef struct {
+    uint64_t (*r)[LANES];      /* registers: r[slot][lane] */
+    int32_t pc[LANES];
+    int32_t wpc;               /* the pc of every live lane while `converged` */
+    bool converged;
+    uint32_t live;             /* lanes that exist and have not exited */
+    uint32_t waiting;          /* lanes stopped at a barrier */
+    int bar_id;                /* the barrier they wait at */
+    unsigned index;            /* warp number in the block */
+    async_copy *copies;        /* cp.async in flight */
+    int n_copies, cap_copies;
+    uint32_t committed[LANES]; /* cp.async groups committed per lane */
+    uint8_t *local;            /* .local memory, local_bytes per lane */
+    /* Hopper */
+    int64_t mbar_wait;         /* the mbarrier (shared offset) its waiting lanes wait on, -1 if none */
+    int reg_wait;              /* the count a setmaxnreg.inc waits to reach, 0 if none */
+    int regs;                  /* registers per thread (setmaxnreg changes it) */
+    wgmma_op *wgmma;           /* issued wgmma.mma_async not yet waited for */
+    int n_wgmma, cap_wgmma;
+    uint32_t wgmma_committed;  /* wgmma groups committed */
+    bulk_store *stores;        /* cp.async.bulk shared -> global, not yet waited for */
+    int n_stores, cap_stores;
+    uint32_t bulk_committed[LANES];
+} warp;
+
+typedef struct {
+    int arrived_warps;
+    uint32_t arrived_threads;
+    uint32_t expected;         /* threads, when the instruction gave a count; 0: every live warp */
+    uint32_t red_value;        /* bar.red: the running reduction */
+    int red_mode;
+    int32_t red_slot;          /* bar.red: where each waiting thread receives it */
+} barrier;
+
+typedef struct {
+    const emu_launch_desc *launch;
+    const ptx_kernel *k;
+    emu_dim3 ctaid;
+    unsigned n_threads, n_warps;
+    uint8_t *smem;
+    uint8_t *smem_written;     /* initcheck: a byte per byte of shared memory, set once a thread wrote it */
+    uint64_t smem_size;
+    warp *warps;
+    barrier bars[16];
+    tma_copy *tma;             /* bulk tensor copies in flight */
+    int n_tma, cap_tma;
+    int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
+    uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
+    uint64_t rng;
+    emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
+    bool counting;             /* whether memory requests are counted (the launch asked for counters) */
+    emu_status status;
+    char *err;
+    size_t err_len;
+} block;
+
+/* What an instruction did to the lanes' program counters: NEXT (advance them), BRANCH, WAIT (stay,
+ * the warp stops), EXIT, MOVED (a barrier released them and advanced them itself), YIELD (advance, and
+ * let the other warps run: a poll that found nothing), FAULT. */
+typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_YIELD, STEP_FAULT } step;
+
+/* How an access uses memory: it reads (initcheck: the bytes must have been written), it writes (they
+ * count as written from now on), or it is only checked for bounds and alignment now and lands later
+ * (cp.async, bulk copies: their landing reads and writes). */
+typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_PROBE } access_kind;
+
+/* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
+void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 6, 7)))
+#endif
+    ;
+
+/* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
+ * memcheck (bounds, alignment) and initcheck as compute-sanitizer defines them (exec.c). */
+uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
+                    access_kind kind);
+
+/* One warp-level load or store of `size` bytes per thread, counted (when the launch counts). */
+void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);
+
+/* Hopper's instruction families (hopper.c). */
+step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
+                    uint32_t active);
+step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+step exec_setmaxnreg(block *b, warp *w, const insn *in, uint32_t m);
+step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+
+/* Values: a slot's bits as a float, and back. */
+static inline float f32_of(uint64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint64_t bits_f32(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline double f64_of(uint64_t v)
+{
+    double d;
+    memcpy(&d, &v, 8);
+    return d;
+}
+
+static inline uint64_t bits_f64(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+static inline uint64_t load_bits(const uint8_t *p, int bytes)
+{
+    uint64_t v = 0;
+    memcpy(&v, p, (size_t)bytes); /* little-endian host, like the GPU */
+    return v;
+}
+
+/* emu_f16_table(), set when a launch starts */
+extern const float *emu_f16_values;
+
+/* 16-bit float types as 32-bit floats: every f16/bf16 value is exact in binary32. */
+
+static inline float half_in(uint64_t v, int type)
+{
+    return type == T_BF16 ? emu_bf16_to_f32((uint16_t)v) : emu_f16_values[(uint16_t)v];
+}
+
+#endif
