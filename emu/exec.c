@@ -804,6 +804,10 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
  * the exact answer, not a model of one GPU's arithmetic. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* the hottest loop of a tensor-core kernel's emulation: an AVX2 copy where the CPU has it, chosen at load */
+__attribute__((target_clones("avx2", "default")))
+#endif
 static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
     for (int i = 0; i < 16; i++) {
@@ -2079,6 +2083,12 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
     if (threads > EMU_MAX_THREADS_PER_BLOCK || L->block.z > 64 || L->grid.y > 65535 || L->grid.z > 65535) {
         snprintf(err, err_len, "kernel %s: launch of %ux%ux%u threads per block is beyond the device's limits", k->name,
                  L->block.x, L->block.y, L->block.z);
+        return EMU_ERR_LAUNCH;
+    }
+    if (k->req_threads[0] && (L->block.x != (unsigned)k->req_threads[0] || L->block.y != (unsigned)k->req_threads[1] ||
+                              L->block.z != (unsigned)k->req_threads[2])) {
+        snprintf(err, err_len, "kernel %s: launched with %ux%ux%u threads per block, but its .reqntid is %dx%dx%d", k->name,
+                 L->block.x, L->block.y, L->block.z, k->req_threads[0], k->req_threads[1], k->req_threads[2]);
         return EMU_ERR_LAUNCH;
     }
     if (k->max_threads && threads > (uint64_t)k->max_threads) {

@@ -529,7 +529,6 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
         return STEP_NEXT;
     }
     default: { /* mma_async: queued; it reads shared memory and its accumulators when a wait covers it */
-        const int n_acc = in->size * 4; /* N/2 f32 registers */
         const int src = in->n_dst;
         wgmma_op op = {.in = in, .group = w->wgmma_committed};
         if (in->flags & F_A_REGS) {
@@ -543,7 +542,6 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             op.b_desc = r[o[src + 1]][0];
             op.accumulate = r[o[src + 2]][0] & 1;
         }
-        (void)n_acc;
         b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
         if (w->n_wgmma == w->cap_wgmma) {
             w->cap_wgmma = w->cap_wgmma ? 2 * w->cap_wgmma : 8;

@@ -931,8 +931,8 @@ static bool decode(decoder *d)
         if (take(&m, "wide")) in->flags |= F_WIDE;
         if (take(&m, "cc")) in->flags |= F_CC;
         if (take(&m, "NaN")) in->flags |= F_NAN;
-        if (take(&m, "xorsign")) in->flags |= F_XORSIGN;
-        if (take(&m, "abs")) in->flags |= F_ABS;
+        if (take(&m, "xorsign") || take(&m, "abs")) /* min/max.xorsign.abs: sm_100 and later */
+            return unsupported(d);
         in->type = (uint8_t)take_type(&m);
         if (in->type == T_NONE)
             return failf(d->b->lx, in->ptx_line, "'%s' has no type", d->text);
@@ -1366,7 +1366,6 @@ static bool decode(decoder *d)
     }
     if (strcmp(base, "wgmma") == 0) {
         /* "Asynchronous Multiply-and-Accumulate Instruction: wgmma.*" */
-        d->b->k->uses_tensor_cores = true;
         if (take(&m, "fence") || take(&m, "commit_group")) {
             in->op = strstr(d->text, "fence") ? OP_WGMMA_FENCE : OP_WGMMA_COMMIT;
             return finish_modifiers(d, &m) && need_operands(d, 0);
@@ -1457,7 +1456,6 @@ static bool decode(decoder *d)
     }
 
     if (strcmp(base, "cp") == 0 && take(&m, "async")) {
-        d->b->k->uses_cp_async = true;
         if (take(&m, "bulk") && !strstr(d->text, ".tensor")) {
             /* cp.async.bulk ("Data Movement and Conversion Instructions: cp.async.bulk"):
              *   .shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
@@ -1626,7 +1624,6 @@ static bool decode(decoder *d)
         if (add_value(d, &ops->op[0], T_B32) != in->vec)
             return failf(d->b->lx, in->ptx_line, "'%s' needs %d destination registers", d->text, in->vec);
         in->n_dst = in->vec;
-        d->b->k->uses_tensor_cores = true;
         return set_address(d, &ops->op[1]);
     }
 
@@ -1653,12 +1650,10 @@ static bool decode(decoder *d)
                                     : failf(d->b->lx, in->ptx_line, "'%s': wrong fragment sizes", d->text);
         in->n_dst = (uint8_t)nd;
         in->n_src = (uint8_t)(4 + 2 + nc);
-        d->b->k->uses_tensor_cores = true;
         return true;
     }
 
     if (strcmp(base, "wmma") == 0) {
-        d->b->k->uses_tensor_cores = true;
         bool load = take(&m, "load"), store = !load && take(&m, "store"), mma = !load && !store && take(&m, "mma");
         if (!load && !store && !mma)
             return unsupported(d);
