@@ -889,6 +889,20 @@ static bool plain(decoder *d, int n_src, ptx_type src_type)
     return true;
 }
 
+/* cp.async.wait_group N, cp.async.bulk.wait_group N, wgmma.wait_group N: N is a constant, kept in
+ * addr_offset. */
+static bool decode_group_wait(decoder *d, modifiers *m, ptx_op op)
+{
+    d->in->op = (uint16_t)op;
+    if (!finish_modifiers(d, m) || !need_operands(d, 1))
+        return false;
+    const operand *n = &d->ops->op[0];
+    if (n->kind != O_LIT || n->lit != LIT_INT)
+        return failf(d->b->lx, d->in->ptx_line, "'%s' needs a constant group count", d->text);
+    d->in->addr_offset = (int64_t)n->bits;
+    return true;
+}
+
 static bool unsupported(decoder *d)
 {
     return failf(d->b->lx, d->in->ptx_line, "instruction '%s' is not supported by the emulator", d->text);
@@ -1370,15 +1384,8 @@ static bool decode(decoder *d)
             in->op = strstr(d->text, "fence") ? OP_WGMMA_FENCE : OP_WGMMA_COMMIT;
             return finish_modifiers(d, &m) && need_operands(d, 0);
         }
-        if (take(&m, "wait_group")) {
-            in->op = OP_WGMMA_WAIT;
-            if (!finish_modifiers(d, &m) || !need_operands(d, 1))
-                return false;
-            if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
-                return failf(d->b->lx, in->ptx_line, "'%s' needs a constant group count", d->text);
-            in->addr_offset = (int64_t)ops->op[0].bits;
-            return true;
-        }
+        if (take(&m, "wait_group"))
+            return decode_group_wait(d, &m, OP_WGMMA_WAIT);
         if (!take(&m, "mma_async"))
             return unsupported(d);
         /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc|{a}, b-desc, scale-d,
@@ -1465,14 +1472,8 @@ static bool decode(decoder *d)
                 return finish_modifiers(d, &m) && need_operands(d, 0);
             }
             if (take(&m, "wait_group")) {
-                in->op = OP_BULK_WAIT;
-                take(&m, "read");
-                if (!finish_modifiers(d, &m) || !need_operands(d, 1))
-                    return false;
-                if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
-                    return failf(d->b->lx, in->ptx_line, "'%s' needs a constant group count", d->text);
-                in->addr_offset = (int64_t)ops->op[0].bits;
-                return true;
+                take(&m, "read"); /* waits for the reads only: landing the whole copy then is as good */
+                return decode_group_wait(d, &m, OP_BULK_WAIT);
             }
             in->op = OP_BULK_COPY;
             bool to_shared = take(&m, "shared::cluster"), to_global = !to_shared && take(&m, "global");
@@ -1512,15 +1513,8 @@ static bool decode(decoder *d)
             in->op = OP_CP_ASYNC_COMMIT;
             return finish_modifiers(d, &m) && need_operands(d, 0);
         }
-        if (take(&m, "wait_group")) {
-            in->op = OP_CP_ASYNC_WAIT;
-            if (!finish_modifiers(d, &m) || !need_operands(d, 1))
-                return false;
-            if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
-                return failf(d->b->lx, in->ptx_line, "'%s' needs a constant group count", d->text);
-            in->addr_offset = (int64_t)ops->op[0].bits;
-            return true;
-        }
+        if (take(&m, "wait_group"))
+            return decode_group_wait(d, &m, OP_CP_ASYNC_WAIT);
         if (take(&m, "wait_all")) {
             in->op = OP_CP_ASYNC_WAIT_ALL;
             return finish_modifiers(d, &m) && need_operands(d, 0);
