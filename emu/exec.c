@@ -18,7 +18,9 @@
  *   - cp.async copies are queued per thread and land in shared memory only at the cp.async.wait_group
  *     that covers them ("Async-group mechanism"): a kernel that forgets to wait reads the poison that
  *     fills shared memory at block start, not the data.
- * Every memory access is checked (allocation, shared-memory size, alignment) before it happens.
+ * Every memory access is checked (allocation, shared-memory size, alignment) before it happens, and
+ * every read for bytes nothing has written yet (initcheck, unless EMU_INITCHECK=0). Hopper's
+ * instructions (mbarrier, TMA, wgmma, setmaxnreg) are hopper.c's; the state both share, interp.h.
  */
 #include <fenv.h>
 #include <inttypes.h>
