@@ -161,7 +161,7 @@ static const char *access_name(access_kind kind) { return kind == ACCESS_READ ? 
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind)
 {
-    const bool write = kind != ACCESS_READ, initcheck = emu_get_options()->initcheck && kind != ACCESS_PROBE;
+    const bool write = kind != ACCESS_READ, initcheck = b->initcheck && kind != ACCESS_PROBE;
     if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
         fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
               "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
@@ -2017,7 +2017,8 @@ static void *grid_worker(void *arg)
     grid_run *g = arg;
     const emu_launch_desc *L = g->launch;
     const ptx_kernel *k = L->kernel;
-    block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL};
+    block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL,
+               .initcheck = emu_get_options()->initcheck};
     char err[1024];
     b.err = err, b.err_len = sizeof err;
     b.n_threads = L->block.x * L->block.y * L->block.z;

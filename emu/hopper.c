@@ -454,6 +454,20 @@ static uint64_t descriptor_address(uint64_t desc, bool mn_major, int r, int k)
     return sw ? lin ^ ((lin >> 7) & (sw / 16 - 1)) << 4 : lin;
 }
 
+/* A 2-byte operand element in shared memory. The usual case (in bounds, written) is read directly;
+ * anything else goes through mem_access, which reports it. */
+static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int h, float sign, float *out)
+{
+    const uint8_t *p = b->smem + at;
+    if (at + 2 > b->smem_size || at % 2 || (b->initcheck && !(b->smem_written[at] && b->smem_written[at + 1]))) {
+        p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, ACCESS_READ);
+        if (!p)
+            return false;
+    }
+    *out = sign * half_in(load_bits(p, 2), h);
+    return true;
+}
+
 static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
 {
     const insn *in = op->in;
@@ -467,38 +481,40 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     }
     float A[16][16];
     static _Thread_local float B[16][256];
+    static _Thread_local double D[16][256];
     for (int row = 0; row < 16; row++)
         for (int k = 0; k < 16; k++) {
             if (a_regs) {
                 int lane = (row & 7) * 4 + (k & 7) / 2, i = (k & 1) + 2 * ((row >> 3) & 1) + 4 * (k >> 3);
                 A[row][k] = sa * half_in(op->a_regs[i / 2][lane] >> (16 * (i & 1)), h);
-            } else {
-                uint64_t at = descriptor_address(op->a_desc, trans_a, 16 * rank + row, k);
-                const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, ACCESS_READ);
-                if (!p)
-                    return false;
-                A[row][k] = sa * half_in(load_bits(p, 2), h);
+            } else if (!operand_element(b, w, in, descriptor_address(op->a_desc, trans_a, 16 * rank + row, k), h, sa,
+                                        &A[row][k])) {
+                return false;
             }
         }
     for (int k = 0; k < 16; k++)
-        for (int col = 0; col < n; col++) {
-            const uint8_t *p = mem_access(b, w, in, 0, SPACE_SHARED, descriptor_address(op->b_desc, trans_b, col, k), 2,
-                                          ACCESS_READ);
-            if (!p)
+        for (int col = 0; col < n; col++)
+            if (!operand_element(b, w, in, descriptor_address(op->b_desc, trans_b, col, k), h, sb, &B[k][col]))
                 return false;
-            B[k][col] = sb * half_in(load_bits(p, 2), h);
-        }
+    /* this warp's 16 rows of D: the accumulators gathered, A*B added in k order (exact products, one
+     * rounding at the end, as for mma), and scattered back */
     uint64_t (*r)[LANES] = w->r;
-    for (int lane = 0; lane < LANES; lane++) {
-        const int g = lane >> 2, t = lane & 3;
+    for (int lane = 0; lane < LANES; lane++)
         for (int i = 0; i < n / 2; i++) {
-            int row = g + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * t + (i & 1);
-            double acc = op->accumulate ? f32_of(r[o[i]][lane]) : 0.0; /* exact sum, one rounding (see mma) */
-            for (int k = 0; k < 16; k++)
-                acc += (double)A[row][k] * (double)B[k][col];
-            r[o[i]][lane] = bits_f32((float)acc);
+            int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+            D[row][col] = op->accumulate ? f32_of(r[o[i]][lane]) : 0.0;
         }
-    }
+    for (int row = 0; row < 16; row++)
+        for (int k = 0; k < 16; k++) {
+            const double a = A[row][k];
+            for (int col = 0; col < n; col++)
+                D[row][col] += a * (double)B[k][col];
+        }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int i = 0; i < n / 2; i++) {
+            int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
+            r[o[i]][lane] = bits_f32((float)D[row][col]);
+        }
     return true;
 }
 

@@ -104,6 +104,7 @@ typedef struct {
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
     uint64_t rng;
     emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
+    bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */
     bool counting;             /* whether memory requests are counted (the launch asked for counters) */
     emu_status status;
     char *err;
