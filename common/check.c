@@ -5,16 +5,30 @@
 
 #include "check.h"
 
-void fail(const char *fmt, ...)
+#if defined(__GNUC__)
+__attribute__((noreturn))
+#endif
+static void vfail(int status, const char *fmt, va_list args)
 {
-    va_list args;
-    va_start(args, fmt);
     fflush(stdout);
     fputs("error: ", stderr);
     vfprintf(stderr, fmt, args);
     fputc('\n', stderr);
-    va_end(args);
-    exit(1);
+    exit(status);
+}
+
+void fail(const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vfail(1, fmt, args);
+}
+
+void fail_status(int status, const char *fmt, ...)
+{
+    va_list args;
+    va_start(args, fmt);
+    vfail(status, fmt, args);
 }
 
 bool try_device_alloc(void **ptr, size_t bytes)

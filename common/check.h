@@ -24,6 +24,13 @@ void fail(const char *fmt, ...)
 #endif
     ;
 
+/* The same with another exit status: 2 for bad input (an unusable --load-npy file, like a bad flag). */
+void fail_status(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 2, 3)))
+#endif
+    ;
+
 /* cudaMalloc that treats running out of device memory as an answer rather than an error: a large
  * problem that fits our kernel may not leave room for cuDNN's, and that deserves "n/a", not an exit.
  * Returns false (with *ptr NULL and the error cleared) only for cudaErrorMemoryAllocation; any other

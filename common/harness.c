@@ -1,6 +1,5 @@
 /* harness.c: the one path every kernel run takes (see harness.h for the steps). */
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,31 +104,15 @@ static pass_tensors tensors_of(const conv_problem *prob, conv_pass pass)
     return t;
 }
 
-/* A --load-npy file that cannot be used is bad input, like a bad flag: "error: <what>", exit 2. */
-#if defined(__GNUC__)
-__attribute__((noreturn, format(printf, 1, 2)))
-#endif
-static void bad_input(const char *fmt, ...)
-{
-    va_list args;
-    va_start(args, fmt);
-    fflush(stdout);
-    fputs("error: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
-    va_end(args);
-    exit(2);
-}
-
 /* DIR/NAME.npy into dst as fp32, if its shape is exactly dims[0..ndim): the 4-D tensors in logical
- * order, an epilogue's per-channel vectors as (K,). Anything else is a one-line error (bad_input). */
+ * order, an epilogue's per-channel vectors as (K,). Anything else: one line, exit 2 (bad input). */
 static void load_input(const char *dir, const char *name, int ndim, const int *dims, size_t count, float *dst)
 {
     char path[4096], why[4200];
     snprintf(path, sizeof path, "%s/%s.npy", dir, name);
     npy_array array;
     if (!npy_read(path, &array, why, sizeof why))
-        bad_input("%s", why);
+        fail_status(2, "%s", why);
     bool shape_ok = array.ndim == ndim;
     for (int i = 0; shape_ok && i < ndim; i++)
         shape_ok = array.shape[i] == dims[i];
@@ -137,7 +120,7 @@ static void load_input(const char *dir, const char *name, int ndim, const int *d
         char expected[96] = "";
         for (int i = 0, used = 0; i < ndim && used < (int)sizeof expected; i++)
             used += snprintf(expected + used, sizeof expected - (size_t)used, "%s%d", i ? ", " : "", dims[i]);
-        bad_input("%s: shape does not match the problem: expected (%s%s)%s", path, expected, ndim == 1 ? "," : "",
+        fail_status(2, "%s: shape does not match the problem: expected (%s%s)%s", path, expected, ndim == 1 ? "," : "",
              ndim == 4 ? " in logical (NCHW / KCRS) order" : ", one value per output channel");
     }
     for (size_t i = 0; i < count; i++) {
@@ -145,7 +128,7 @@ static void load_input(const char *dir, const char *name, int ndim, const int *d
         case NPY_F16: dst[i] = half_to_float(((const uint16_t *)array.data)[i]); break;
         case NPY_F32: dst[i] = ((const float *)array.data)[i]; break;
         case NPY_F64: dst[i] = (float)((const double *)array.data)[i]; break;
-        default: bad_input("%s: not a float array", path); /* npy_read returns floats only */
+        default: fail_status(2, "%s: not a float array", path); /* npy_read returns floats only */
         }
     }
     free(array.data);
