@@ -20,8 +20,6 @@ static const char *const class_names[CLASS_COUNT] = {
     [CLASS_GLOBAL] = "global memory", [CLASS_SHARED] = "shared memory", [CLASS_OTHER_MEMORY] = "param/local",
     [CLASS_SYNC] = "sync"};
 
-const char *emu_class_name(emu_class c) { return class_names[c]; }
-
 /* "_Z20conv_naive_k_fastest12conv_problem..." -> "conv_naive_k_fastest" (the name, without the types). */
 void emu_short_name(const char *mangled, char *out, size_t out_len)
 {

@@ -123,7 +123,6 @@ typedef struct {
 } emu_counters;
 
 void emu_counters_add(emu_counters *into, const emu_counters *from);
-const char *emu_class_name(emu_class c);
 /* Prints a kernel's counters as a few labelled lines (counters.c). */
 void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c);
 /* A mangled kernel name without its parameter types: "_Z4scalePfi" -> "scale". */

@@ -150,25 +150,18 @@ static bool file_defines(const ptx_file *f, const char *name)
 /* ---------------------------------------------------------------------------------------------- */
 /* Registered kernels                                                                             */
 
-typedef struct fatbin fatbin;
-
 typedef struct {
     const void *host_fun;      /* the host stub's address: what <<<>>> and cudaFuncSetAttribute pass */
     char *name;                /* mangled */
-    fatbin *owner;
+    void **owner;              /* the handle of the fat binary it was registered with */
     const ptx_kernel *kernel;  /* resolved on first use */
     const ptx_module *module;
     int max_dynamic_smem;      /* cudaFuncAttributeMaxDynamicSharedMemorySize */
     emu_counters counters;     /* what its launches did (EMU_COUNTERS=1 prints them at exit) */
 } function;
 
-struct fatbin {
-    int id;
-};
-
 static function *functions;
 static int n_functions;
-static int n_fatbins;
 
 static function *function_of(const void *host_fun)
 {
@@ -232,9 +225,7 @@ static cudaError_t resolve(function *fn)
 EXPORT void **__cudaRegisterFatBinary(void *fat_cubin)
 {
     (void)fat_cubin; /* the machine code inside is for GPUs; the emulator reads the build's PTX instead */
-    fatbin *handle = malloc(sizeof *handle);
-    handle->id = n_fatbins++;
-    return (void **)handle;
+    return malloc(sizeof(void *)); /* a handle: only its address, which groups the kernels registered with it */
 }
 
 EXPORT void __cudaRegisterFatBinaryEnd(void **handle) { (void)handle; }
@@ -253,7 +244,7 @@ EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *de
 {
     (void)device_fun, (void)thread_limit, (void)tid, (void)bid, (void)block_dim, (void)grid_dim, (void)warp_size;
     functions = realloc(functions, (size_t)(n_functions + 1) * sizeof *functions);
-    functions[n_functions++] = (function){.host_fun = host_fun, .name = strdup(device_name), .owner = (fatbin *)handle};
+    functions[n_functions++] = (function){.host_fun = host_fun, .name = strdup(device_name), .owner = handle};
 }
 
 EXPORT void __cudaRegisterVar(void **handle, char *host_var, char *device_address, const char *device_name, int ext,
