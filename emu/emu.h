@@ -78,7 +78,8 @@ typedef enum {
     EMU_ERR_DEADLOCK,         /* a barrier or warp-collective that can never complete */
     EMU_ERR_TRAP,
     EMU_ERR_UNINITIALIZED,    /* initcheck: a read of memory nothing has written */
-    EMU_ERR_INVALID           /* an instruction used against its rules (a diverged .aligned op, ...) */
+    EMU_ERR_INVALID,          /* an instruction used against its rules (a diverged .aligned op, ...) */
+    EMU_ERR_RACE              /* racecheck: two threads access shared memory unordered, one of them writing */
 } emu_status;
 
 typedef struct { unsigned x, y, z; } emu_dim3;
@@ -134,12 +135,14 @@ emu_status emu_launch(const emu_launch_desc *launch, emu_counters *counters, cha
 
 /* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the
  * cores), EMU_INTERLEAVE (a seed: switch warps at random points between synchronizations),
- * EMU_INITCHECK=0 (do not report reads of memory nothing has written; on by default). */
+ * EMU_INITCHECK=0 (do not report reads of memory nothing has written; on by default),
+ * EMU_RACECHECK=0 (do not report unordered accesses to shared memory; on by default). */
 typedef struct {
     int threads;
     bool interleave;
     uint64_t interleave_seed;
     bool initcheck;
+    bool racecheck;
 } emu_options;
 const emu_options *emu_get_options(void);
 

@@ -52,6 +52,8 @@ static void read_options(void)
         options.threads = atoi(threads);
     const char *initcheck = getenv("EMU_INITCHECK");
     options.initcheck = !(initcheck && strcmp(initcheck, "0") == 0);
+    const char *racecheck = getenv("EMU_RACECHECK");
+    options.racecheck = !(racecheck && strcmp(racecheck, "0") == 0);
     const char *seed = getenv("EMU_INTERLEAVE");
     if (seed && *seed) {
         options.interleave = true;
@@ -153,15 +155,19 @@ static emu_rounding rounding_of(int rounding)
 /* ---------------------------------------------------------------------------------------------- */
 /* Memory                                                                                         */
 
-static const char *access_name(access_kind kind) { return kind == ACCESS_READ ? "read" : "write"; }
+static const char *access_name(access_kind kind)
+{
+    return kind == ACCESS_READ ? "read" : kind == ACCESS_ATOMIC ? "atomic" : "write";
+}
 
 /* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
- * memcheck (bounds, alignment) and initcheck (reads of bytes nothing has written) as compute-sanitizer
- * defines them. */
+ * memcheck (bounds, alignment), initcheck (reads of bytes nothing has written) and, in shared memory,
+ * racecheck (racecheck.c), as compute-sanitizer defines them. */
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind)
 {
     const bool write = kind != ACCESS_READ, initcheck = b->initcheck && kind != ACCESS_PROBE;
+    const bool marks_written = kind == ACCESS_WRITE || kind == ACCESS_ATOMIC;
     if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
         fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
               "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
@@ -186,7 +192,10 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                   " bytes of shared memory)", access_name(kind), size, addr, b->smem_size);
             return NULL;
         }
-        if (initcheck && kind == ACCESS_WRITE)
+        if (b->racecheck && (kind == ACCESS_READ || kind == ACCESS_WRITE) && !b->race_checked_elsewhere &&
+            !race_access(b, w, in, lane, addr, size, kind == ACCESS_WRITE))
+            return NULL;
+        if (initcheck && marks_written)
             memset(b->smem_written + addr, 1, size);
         if (initcheck && kind == ACCESS_READ)
             for (uint64_t i = addr; i < addr + size; i++)
@@ -221,7 +230,7 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
             return NULL;
         }
         uint64_t unwritten;
-        if (initcheck && kind == ACCESS_WRITE)
+        if (initcheck && marks_written)
             emu_mark_written(a, addr, size);
         if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
             fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
@@ -1034,6 +1043,8 @@ static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t al
                 memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
             memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
             memset(b->smem_written + c->dst, 1, c->size);
+            if (b->racecheck) /* the issuing thread's write, now: other threads need a barrier after this wait */
+                race_async_land(b, c->dst, c->size, w->index * LANES + c->lane, race_clock(b, w), c->issued_at, false);
         } else {
             w->copies[kept++] = *c;
         }
@@ -1063,6 +1074,8 @@ static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
         }
         if (!mem_access(b, w, in, l, SPACE_SHARED, dst, in->size, ACCESS_PROBE))
             return STEP_FAULT;
+        if (b->racecheck && !race_async_issue(b, w, in, l, dst, in->size))
+            return STEP_FAULT;
         if (src % in->size) { /* "Addresses as Operands": aligned to the access size, cp-size */
             fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "misaligned cp.async source 0x%" PRIx64 " (cp-size %u)", src,
                   in->size);
@@ -1074,7 +1087,8 @@ static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
             w->cap_copies = w->cap_copies ? 2 * w->cap_copies : 256;
             w->copies = realloc(w->copies, (size_t)w->cap_copies * sizeof *w->copies);
         }
-        w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes};
+        w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes,
+                                                (int32_t)(in - b->k->code)};
     }
     count_access(b, SPACE_GLOBAL, true, sources, m, in->size);       /* the read (LDGSTS's global side) */
     count_access(b, SPACE_SHARED, false, destinations, m, in->size); /* and the shared write */
@@ -1107,6 +1121,8 @@ static void try_complete(block *b, int id)
             continue;
         if (bar->red_slot >= 0)
             FOR_LANES(w->waiting, l) w->r[bar->red_slot][l] = bar->red_value;
+        if (b->racecheck) /* what every arrived warp did before arriving is ordered before what this one does next */
+            race_acquire(b, w, bar->released);
         FOR_LANES(w->waiting, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
         w->waiting = 0;
         w->bar_id = NO_BARRIER;
@@ -1175,6 +1191,8 @@ static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES]
         return STEP_WAIT;
     bar->arrived_warps++;
     bar->arrived_threads += LANES;
+    if (b->racecheck)
+        race_release(b, w, bar->released);
     b->c.barriers++;
     if (in->op == OP_BAR_ARRIVE) { /* arrive and go on */
         w->waiting = 0;
@@ -1357,7 +1375,7 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     /* atom / red: one thread at a time (blocks on other host threads use the CPU's atomics) */
     FOR_LANES(m, l) {
         uint64_t addr = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
-        uint8_t *p = mem_access(b, w, in, l, in->space, addr, (uint64_t)bytes, ACCESS_WRITE);
+        uint8_t *p = mem_access(b, w, in, l, in->space, addr, (uint64_t)bytes, ACCESS_ATOMIC);
         if (!p)
             return STEP_FAULT;
         const uint64_t *src = &r[o[in->n_dst]][l];
@@ -1643,7 +1661,11 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         return STEP_NEXT;
     case OP_LD: case OP_ST: case OP_ATOM: case OP_RED:
         return exec_memory(b, w, in, r, o, m);
-    case OP_PREFETCH: case OP_MEMBAR: case OP_NOP:
+    case OP_MEMBAR:
+        if (b->racecheck && (in->flags & F_PROXY_ASYNC) && m)
+            race_proxy_fence(b, w, m);
+        return STEP_NEXT;
+    case OP_PREFETCH: case OP_NOP:
         return STEP_NEXT;
     case OP_BRA:
         return STEP_BRANCH;
@@ -1672,6 +1694,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
                   "bar.warp.sync with member mask 0x%08x reached by lanes 0x%08x only", membermask, m);
             return STEP_FAULT;
         }
+        if (b->racecheck && membermask == w->live) /* "guarantees memory ordering among threads participating" */
+            race_tick(b, w);
         return STEP_NEXT;
     }
     case OP_CP_ASYNC:
@@ -1916,6 +1940,8 @@ static void run_block(block *b)
      * could pass for data; so does every register */
     memset(b->smem, 0xff, b->smem_size);
     memset(b->smem_written, 0, b->smem_size);
+    if (b->racecheck)
+        race_begin_block(b);
     memset(b->bars, 0, sizeof b->bars);
     for (int i = 0; i < 16; i++)
         b->bars[i].red_slot = -1;
@@ -2018,7 +2044,7 @@ static void *grid_worker(void *arg)
     const emu_launch_desc *L = g->launch;
     const ptx_kernel *k = L->kernel;
     block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL,
-               .initcheck = emu_get_options()->initcheck};
+               .initcheck = emu_get_options()->initcheck, .racecheck = emu_get_options()->racecheck};
     char err[1024];
     b.err = err, b.err_len = sizeof err;
     b.n_threads = L->block.x * L->block.y * L->block.z;
@@ -2026,6 +2052,8 @@ static void *grid_worker(void *arg)
     b.smem = malloc(g->smem_size ? g->smem_size : 1);
     b.smem_written = malloc(g->smem_size ? g->smem_size : 1);
     b.warps = calloc(b.n_warps, sizeof *b.warps);
+    if (b.racecheck)
+        race_alloc(&b);
     for (unsigned i = 0; i < b.n_warps; i++) {
         b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
         b.warps[i].local = calloc(LANES, k->local_bytes ? k->local_bytes : 1);
@@ -2067,6 +2095,7 @@ static void *grid_worker(void *arg)
     free(b.warps);
     free(b.smem);
     free(b.smem_written);
+    race_free(&b);
     return NULL;
 }
 

@@ -57,6 +57,8 @@ static void mbar_complete_if_done(block *b, mbar_state *m, uint64_t shared_offse
 {
     if (m->pending != 0 || m->tx != 0)
         return;
+    if (b->racecheck)
+        race_mbar_phase_complete(b, (uint32_t)shared_offset);
     m->parity ^= 1;
     m->pending = m->expected;
     b->fruitless_polls = 0;
@@ -74,25 +76,53 @@ static uint64_t shared_offset_of(uint64_t addr)
     return addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? addr - EMU_SHARED_WINDOW : addr;
 }
 
-/* One bulk tensor copy lands: the box, zero-filled (or NaN) outside the tensor, swizzled as the map
- * says ("Tensors: Tiled Mode"; the 16-byte chunks of each 128/64/32-byte row XORed with the row's index
- * in the pattern, the TMA swizzle of the CUDA Programming Guide), then complete-tx of the box's bytes. */
+static bool tma_land_box(block *b, warp *w, const insn *in, const tma_copy *c, uint64_t *written);
+
+/* The copy's bytes land (as the async proxy's write, for racecheck: ordered before whoever sees the
+ * mbarrier's phase complete), then complete-tx of them on its mbarrier. */
 static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
 {
-    if (c->bytes) { /* a plain bulk copy: bytes from src, then complete-tx of them */
+    uint64_t written = c->bytes;
+    b->race_checked_elsewhere = true;
+    bool landed;
+    if (c->bytes) { /* a plain bulk copy */
         const uint8_t *src = mem_access(b, w, in, 0, SPACE_GLOBAL, c->src, c->bytes, ACCESS_READ);
         uint8_t *dst = src ? mem_access(b, w, in, 0, SPACE_SHARED, c->dst, c->bytes, ACCESS_WRITE) : NULL;
-        mbar_state m;
-        uint8_t *word = dst ? mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m) : NULL;
-        if (!word)
-            return false;
-        memcpy(dst, src, c->bytes);
-        m.tx -= (int32_t)c->bytes;
-        mbar_complete_if_done(b, &m, c->mbar);
-        uint64_t v = mbar_encode(&m);
-        memcpy(word, &v, 8);
-        return true;
+        if ((landed = dst != NULL))
+            memcpy(dst, src, c->bytes);
+    } else {
+        landed = tma_land_box(b, w, in, c, &written);
     }
+    b->race_checked_elsewhere = false;
+    mbar_state m;
+    uint8_t *word = landed ? mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m) : NULL;
+    if (!word)
+        return false;
+    if (b->racecheck) {
+        race_async_land(b, c->dst, written, c->issuer, c->issue_clock, c->issued_at, true);
+        race_mbar_copy_landed(b, c->mbar, c->issuer, c->issue_clock);
+    }
+    m.tx -= (int32_t)written; /* a tensor box counts whole, the zero-filled part too */
+    mbar_complete_if_done(b, &m, c->mbar);
+    uint64_t v = mbar_encode(&m);
+    memcpy(word, &v, 8);
+    return true;
+}
+
+/* The bytes of a tensor copy's box. */
+static uint64_t box_bytes(const emu_tensor_map *map)
+{
+    uint64_t bytes = map->element_bytes;
+    for (int d = 0; d < map->rank; d++)
+        bytes *= (map->box[d] + map->element_stride[d] - 1) / map->element_stride[d];
+    return bytes;
+}
+
+/* A tensor copy's box lands: zero-filled (or NaN) outside the tensor, swizzled as the map says
+ * ("Tensors: Tiled Mode"; the 16-byte chunks of each 128/64/32-byte row XORed with the row's index in
+ * the pattern, the TMA swizzle of the CUDA Programming Guide). */
+static bool tma_land_box(block *b, warp *w, const insn *in, const tma_copy *c, uint64_t *written_out)
+{
     const emu_tensor_map *map = &c->map;
     const unsigned eb = map->element_bytes;
     uint32_t count[5] = {1, 1, 1, 1, 1};
@@ -135,14 +165,7 @@ static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
         }
         written += eb;
     }
-    mbar_state m;
-    uint8_t *word = mbar_at(b, w, in, 0, SPACE_SHARED, c->mbar, &m);
-    if (!word)
-        return false;
-    m.tx -= (int32_t)written; /* the whole box counts, the zero-filled part too */
-    mbar_complete_if_done(b, &m, c->mbar);
-    uint64_t v = mbar_encode(&m);
-    memcpy(word, &v, 8);
+    *written_out = written;
     return true;
 }
 
@@ -181,6 +204,8 @@ step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
                 return STEP_FAULT;
             }
             st = (mbar_state){.pending = count, .expected = count, .tx = 0, .parity = 0};
+            if (b->racecheck)
+                race_mbar_init(b, (uint32_t)at);
         } else {
             if (!(word = mbar_at(b, w, in, l, mbar_space(in), addr, &st)))
                 return STEP_FAULT;
@@ -200,11 +225,18 @@ step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
                 }
                 st.pending -= count;
                 r[o[0]][l] = before; /* the state: the phase before the arrival */
+                if (b->racecheck) /* what this thread did so far is ordered before the phase's waiters */
+                    race_mbar_arrive(b, w, (uint32_t)at);
                 mbar_complete_if_done(b, &st, at);
                 break;
             }
             case OP_MBAR_EXPECT_TX: st.tx += (int32_t)src[l]; break;
-            case OP_MBAR_COMPLETE_TX: st.tx -= (int32_t)src[l]; mbar_complete_if_done(b, &st, at); break;
+            case OP_MBAR_COMPLETE_TX:
+                st.tx -= (int32_t)src[l];
+                if (b->racecheck)
+                    race_mbar_arrive(b, w, (uint32_t)at);
+                mbar_complete_if_done(b, &st, at);
+                break;
             case OP_MBAR_INVAL: memset(word, 0xff, 8); continue;
             default: break;
             }
@@ -233,6 +265,8 @@ step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], con
         unsigned asked = (in->flags & F_PARITY) ? (unsigned)(operand & 1) : (unsigned)(operand >> 63);
         bool done = asked != st.parity;
         r[o[0]][l] = done;
+        if (done && b->racecheck) /* it saw the phase complete: what was released into it is ordered before */
+            race_mbar_acquire(b, w, (uint32_t)shared_offset_of(addr));
         if (!done)
             all_done = false, waited_on = shared_offset_of(addr);
     }
@@ -312,12 +346,11 @@ step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
                   c.dst);
             return STEP_FAULT;
         }
-        if (!mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
+        if (!mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL) ||
+            !mem_access(b, w, in, l, SPACE_SHARED, c.dst, box_bytes(&c.map), ACCESS_PROBE) ||
+            (b->racecheck && !race_async_issue(b, w, in, l, c.dst, box_bytes(&c.map))))
             return STEP_FAULT;
-        if (b->n_tma == b->cap_tma) {
-            b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
-            b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
-        }
+        c.issuer = (uint16_t)(w->index * LANES + l), c.issue_clock = race_clock_or_zero(b, w), c.issued_at = (int32_t)(in - b->k->code);
         if (!queue_bulk_copy(b, w, in, &c))
             return STEP_FAULT;
     }
@@ -374,8 +407,10 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
                       .mbar = (uint32_t)shared_offset_of(r[o[2]][l] + (uint64_t)(int64_t)in->mbar_offset)};
         if (!mem_access(b, w, in, l, SPACE_GLOBAL, src, bytes, ACCESS_PROBE) ||
             !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, ACCESS_PROBE) ||
-            !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL))
+            !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL) ||
+            (b->racecheck && !race_async_issue(b, w, in, l, c.dst, bytes)))
             return STEP_FAULT;
+        c.issuer = (uint16_t)(w->index * LANES + l), c.issue_clock = race_clock_or_zero(b, w), c.issued_at = (int32_t)(in - b->k->code);
         if (!queue_bulk_copy(b, w, in, &c))
             return STEP_FAULT;
     }
@@ -460,10 +495,14 @@ static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int 
 {
     const uint8_t *p = b->smem + at;
     if (at + 2 > b->smem_size || at % 2 || (b->initcheck && !(b->smem_written[at] && b->smem_written[at + 1]))) {
+        b->race_checked_elsewhere = true; /* bounds and initcheck only: racecheck follows, for the async proxy */
         p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, ACCESS_READ);
+        b->race_checked_elsewhere = false;
         if (!p)
             return false;
     }
+    if (b->racecheck && !race_async_proxy_read(b, w, in, at, 2))
+        return false;
     *out = sign * half_in(load_bits(p, 2), h);
     return true;
 }

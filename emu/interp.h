@@ -27,6 +27,7 @@ typedef struct {
     uint32_t dst;              /* shared-memory offset */
     uint64_t src;              /* global address (host pointer) */
     uint8_t size, src_bytes;   /* bytes written; bytes read (the rest is zero fill) */
+    int32_t issued_at;         /* the cp.async instruction, an index into the kernel's code (racecheck) */
 } async_copy;
 
 /* A wgmma.mma_async issued and not yet waited for: it runs at the wgmma.wait_group that covers it. */
@@ -46,6 +47,9 @@ typedef struct {
     uint32_t dst, mbar;
     uint64_t src;              /* a plain cp.async.bulk: the global source and the byte count */
     uint32_t bytes;
+    uint16_t issuer;           /* racecheck: the issuing thread, its warp's clock then, the instruction */
+    uint32_t issue_clock;
+    int32_t issued_at;
 } tma_copy;
 
 /* A cp.async.bulk from shared to global memory, in its thread's bulk async-group. */
@@ -86,7 +90,11 @@ typedef struct {
     uint32_t red_value;        /* bar.red: the running reduction */
     int red_mode;
     int32_t red_slot;          /* bar.red: where each waiting thread receives it */
+    uint32_t released[32];     /* racecheck: the arrived warps' clocks, joined */
 } barrier;
+
+typedef struct shadow_byte shadow_byte; /* racecheck.c */
+struct race_mbar;
 
 typedef struct {
     const emu_launch_desc *launch;
@@ -106,6 +114,15 @@ typedef struct {
     emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
     bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */
     bool counting;             /* whether memory requests are counted (the launch asked for counters) */
+    /* racecheck (racecheck.c): a shadow per byte of shared memory, a vector clock per warp (n_warps x
+     * n_warps), each thread's last fence.proxy.async, the mbarriers' clocks */
+    bool racecheck;
+    bool race_checked_elsewhere; /* an access whose caller does its race check (a copy landing, wgmma) */
+    shadow_byte *shadow;
+    uint32_t *vc;
+    uint32_t *fence_clock;
+    struct race_mbar *race_mbars;
+    int n_race_mbars, cap_race_mbars;
     emu_status status;
     char *err;
     size_t err_len;
@@ -117,9 +134,10 @@ typedef struct {
 typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_YIELD, STEP_FAULT } step;
 
 /* How an access uses memory: it reads (initcheck: the bytes must have been written), it writes (they
- * count as written from now on), or it is only checked for bounds and alignment now and lands later
- * (cp.async, bulk copies: their landing reads and writes). */
-typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_PROBE } access_kind;
+ * count as written from now on), it is an atomic read-modify-write (a write, but synchronization, not a
+ * race), or it is only checked for bounds and alignment now and lands later (cp.async, bulk copies:
+ * their landing reads and writes). */
+typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC, ACCESS_PROBE } access_kind;
 
 /* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
 void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
@@ -135,6 +153,28 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
 
 /* One warp-level load or store of `size` bytes per thread, counted (when the launch counts). */
 void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);
+
+/* racecheck (racecheck.c). Each check returns false after reporting a race. */
+void race_alloc(block *b);
+void race_begin_block(block *b);
+bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write);
+bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
+void race_async_land(block *b, uint64_t addr, uint64_t size, unsigned thread, uint32_t clock, int32_t issued_at,
+                     bool async_proxy);
+bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uint64_t size);
+void race_tick(block *b, const warp *w);                       /* bar.warp.sync */
+void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
+void race_acquire(block *b, const warp *w, const uint32_t *from);
+void race_proxy_fence(block *b, const warp *w, uint32_t lanes); /* fence.proxy.async */
+void race_mbar_init(block *b, uint32_t at);
+void race_mbar_arrive(block *b, const warp *w, uint32_t at);
+void race_mbar_copy_landed(block *b, uint32_t at, unsigned thread, uint32_t clock);
+void race_mbar_phase_complete(block *b, uint32_t at);
+void race_mbar_acquire(block *b, const warp *w, uint32_t at);
+void race_free(block *b);
+/* warp w's own clock (0 when racecheck is off) */
+static inline uint32_t race_clock(const block *b, const warp *w) { return b->vc[(size_t)w->index * b->n_warps + w->index]; }
+static inline uint32_t race_clock_or_zero(const block *b, const warp *w) { return b->racecheck ? race_clock(b, w) : 0; }
 
 /* Hopper's instruction families (hopper.c). */
 step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);

@@ -1262,9 +1262,12 @@ static bool decode(decoder *d)
     if (strcmp(base, "membar") == 0 || strcmp(base, "fence") == 0) {
         /* One block runs at a time on one host thread and its memory is coherent, so orderings between
          * its own threads, and between the generic and async proxies ("fence.proxy.async"), hold already.
-         * What a missing fence would break is a race check's business, not an interpreter's. */
+         * What a missing fence would break is racecheck's business (racecheck.c), not the interpreter's. */
         in->op = OP_MEMBAR;
-        take(&m, "sc"), take(&m, "gl"), take(&m, "proxy"), take(&m, "async"), take(&m, "mbarrier_init");
+        take(&m, "sc"), take(&m, "gl"), take(&m, "mbarrier_init");
+        bool proxy = take(&m, "proxy"), async = take(&m, "async");
+        if (proxy && async)
+            in->flags |= F_PROXY_ASYNC;
         take_space(&m);
         take(&m, "shared::cluster");
         return finish_modifiers(d, &m);

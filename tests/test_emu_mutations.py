@@ -36,6 +36,10 @@ MUTANTS = [
     ("wgmma descriptor with the wrong swizzle", "08a", str(SWIZZLE_128B), str(SWIZZLE_64B)),
     ("wgmma descriptor with the wrong swizzle", "08b", str(SWIZZLE_128B), str(SWIZZLE_64B)),
     ("cp.async gather never waited for", "08a", r"cp\.async\.wait_group \d+;", "membar.cta;"),
+    # wgmma reads shared memory through the async proxy; the gathered tiles were written through the
+    # generic proxy (cp.async), so without the proxy fence racecheck reports wgmma's read.
+    ("generic-proxy writes not fenced before wgmma reads them", "08a", r"fence\.proxy\.async\.shared::cta;", "membar.cta;"),
+    ("generic-proxy writes not fenced before wgmma reads them", "08b", r"fence\.proxy\.async\.shared::cta;", "membar.cta;"),
     # The producer goes on whether or not the consumers released the stage (it ignores its try_wait's
     # answer): it overwrites tiles still being read. Seen when copies may land at once and a try_wait may
     # give up, which EMU_INTERLEAVE allows (seeded, so this run is the same every time).

@@ -203,3 +203,117 @@ extern "C" __global__ void named_barrier_deadlock(const float* in, float* out)
         out[t - 32] = s[t - 32];
     }
 }
+
+// h-k: races in shared memory that give the right answer in the emulator's schedule (or only by luck
+// on a GPU): racecheck must name them.
+
+// h. Two tiles through one shared buffer: each thread stores its element, the block syncs, each thread
+//    reads the element of a thread in the other warp; out[t] = sum over tiles.
+//    reuse_without_sync: no barrier after the reads, so the next tile's store may overwrite an element
+//    the other warp has not read yet (write-after-read).
+extern "C" __global__ void tiles_ok(const float* in, float* out)
+{
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    float sum = 0.0f;
+    for (int tile = 0; tile < 2; tile++) {
+        s[t] = in[64 * tile + t];
+        __syncthreads();
+        sum += s[(t + 32) % 64];
+        __syncthreads();
+    }
+    out[t] = sum;
+}
+
+extern "C" __global__ void tiles_reuse_without_sync(const float* in, float* out)
+{
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    float sum = 0.0f;
+    for (int tile = 0; tile < 2; tile++) {
+        s[t] = in[64 * tile + t]; // BUG: reuse_without_sync -- the other warp may still be reading s[t]
+        __syncthreads();
+        sum += s[(t + 32) % 64];
+    }
+    out[t] = sum;
+}
+
+// i. Neighbour swap within one warp: lane t stores, then reads lane t ^ 1's element.
+//    no_syncwarp: nothing orders the lanes of a warp (they are not in lock step): __syncwarp is needed.
+extern "C" __global__ void lane_swap_ok(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncwarp();
+    out[t] = s[t ^ 1];
+}
+
+extern "C" __global__ void lane_swap_no_syncwarp(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    out[t] = s[t ^ 1]; // BUG: no_syncwarp -- lane t ^ 1's store is not ordered before this read
+}
+
+// j. A two-stage cp.async pipeline over four tiles of 64 floats: while the block reads tile k from one
+//    stage, the copy of tile k + 1 lands in the other; out[t] = sum of the tiles' elements (t + 32) % 64.
+//    stage_reused_early: no barrier at the end of an iteration, so the copy into a stage is issued while
+//    the other warp may still read it (an asynchronous write-after-read).
+__device__ __forceinline__ void cp_async4(float* smem, const float* gmem)
+{
+    unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    size_t g = __cvta_generic_to_global(gmem);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(g) : "memory");
+}
+
+template <bool sync_after_reads>
+__device__ void two_stage_sum(const float* in, float* out)
+{
+    __shared__ float stage[2][64];
+    unsigned t = threadIdx.x;
+    cp_async4(&stage[0][t], &in[t]);
+    asm volatile("cp.async.commit_group;\n" ::: "memory");
+    float sum = 0.0f;
+    for (int tile = 0; tile < 4; tile++) {
+        if (tile + 1 < 4)
+            cp_async4(&stage[(tile + 1) % 2][t], &in[64 * (tile + 1) + t]);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        asm volatile("cp.async.wait_group 1;\n" ::: "memory"); // tile's copy has landed, tile + 1's may not
+        __syncthreads();
+        sum += stage[tile % 2][(t + 32) % 64]; // BUG: stage_reused_early -- races with the next copy into it
+        if (sync_after_reads)
+            __syncthreads();
+    }
+    out[t] = sum;
+}
+
+extern "C" __global__ void two_stage_ok(const float* in, float* out) { two_stage_sum<true>(in, out); }
+extern "C" __global__ void two_stage_reused_early(const float* in, float* out) { two_stage_sum<false>(in, out); }
+
+// k. Two threads store to one word: thread t and thread t + 32 both write s[t % 32].
+//    write_write: with no order between them, which value survives is up to the schedule.
+extern "C" __global__ void last_writer_ok(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    if (t < 32)
+        s[t] = in[t];
+    __syncthreads();
+    if (t >= 32)
+        s[t - 32] = in[t];
+    __syncthreads();
+    if (t < 32)
+        out[t] = s[t];
+}
+
+extern "C" __global__ void last_writer_write_write(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t % 32] = in[t]; // BUG: write_write -- threads t and t + 32 store to the same word, unordered
+    __syncthreads();
+    if (t < 32)
+        out[t] = s[t];
+}

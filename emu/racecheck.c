@@ -1,0 +1,252 @@
+/* racecheck.c: accesses to shared memory by two threads that nothing orders, at least one of them a
+ * write: the hazards compute-sanitizer's racecheck reports (write-after-write, read-after-write,
+ * write-after-read), found the way a happens-before race detector finds them.
+ *
+ * What orders two accesses, from the PTX ISA ("Memory Consistency Model"; "bar, barrier";
+ * "bar.warp.sync"; "mbarrier"; "Proxies"; "cp.async"):
+ *   - program order: one thread's accesses are ordered;
+ *   - a barrier (bar.sync, barrier.sync, bar.red, bar.arrive): what a thread did before arriving is
+ *     ordered before what the waiting threads do after it completes;
+ *   - bar.warp.sync ("guarantees memory ordering among threads participating in barrier");
+ *   - an mbarrier: arrivals on a phase (and the bytes a bulk copy completes on it) are ordered before
+ *     what a thread does after its try_wait or test_wait has seen that phase complete.
+ * Threads of one warp are not in lock step: lanes of a warp are ordered only by these, too.
+ *
+ * How: vector clocks, one per warp (every lane of a warp passes a barrier together). Warp w's clock
+ * vc[w][w] ticks at each synchronization it releases; vc[w][v] is the latest tick of warp v that w has
+ * acquired. An access by thread t of warp v at clock c is ordered before the current access by thread u
+ * of warp w when t == u, or v == w and a tick came since (c < vc[w][w]), or v != w and w acquired it
+ * (c <= vc[w][v]). Each byte of shared memory remembers its last write and one read since (thread,
+ * clock, instruction): a write is checked against both, a read against the write.
+ *
+ * Asynchronous copies are writes that happen at some moment between their issue and their wait:
+ *   - cp.async: checked as a write when issued, in flight ("pending") until the issuing thread's
+ *     cp.async.wait_group lands it, then the write of that thread at that moment. Any access of bytes in
+ *     flight is a race: they may hold the old data or the new.
+ *   - cp.async.bulk(.tensor) to shared memory: the same, landing as a write of the async proxy that the
+ *     mbarrier it completes on orders before its waiters.
+ *   - wgmma reads its operands through the async proxy: a generic-proxy write (st.shared, cp.async) must
+ *     be followed by fence.proxy.async in the writing thread ("Proxies": "a cross-proxy fence is required
+ *     to synchronize across proxies"), besides being ordered before the wgmma as above.
+ * What it does not see: one read is remembered per byte, so a write that races only with an earlier of
+ * several unordered reads goes unreported; atomics and mbarrier objects are synchronization, not data. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "interp.h"
+
+enum { NO_THREAD = 0xffff };
+enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2 };
+
+struct shadow_byte {
+    uint32_t write_clock, read_clock;
+    int32_t write_at, read_at;      /* the instructions (indexes into the kernel's code) */
+    uint16_t writer, reader;        /* thread numbers in the block, NO_THREAD: none since the block began */
+    uint8_t flags;
+};
+
+/* An mbarrier's clocks: what the arrivals on its current phase release, and what its last completed
+ * phase released (a waiter that sees it complete acquires that). */
+struct race_mbar {
+    uint32_t at;
+    uint32_t *arrived, *completed;
+};
+
+static inline uint32_t *clock_of(block *b, unsigned warp_index) { return b->vc + (size_t)warp_index * b->n_warps; }
+
+static void join(uint32_t *into, const uint32_t *from, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        if (from[i] > into[i])
+            into[i] = from[i];
+}
+
+void race_alloc(block *b)
+{
+    b->shadow = malloc((b->smem_size ? b->smem_size : 1) * sizeof *b->shadow);
+    b->vc = malloc((size_t)b->n_warps * b->n_warps * sizeof *b->vc);
+    b->fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->fence_clock);
+}
+
+void race_begin_block(block *b)
+{
+    for (uint64_t i = 0; i < b->smem_size; i++)
+        b->shadow[i] = (shadow_byte){.writer = NO_THREAD, .reader = NO_THREAD};
+    memset(b->vc, 0, (size_t)b->n_warps * b->n_warps * sizeof *b->vc);
+    for (unsigned w = 0; w < b->n_warps; w++)
+        clock_of(b, w)[w] = 1;
+    memset(b->fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->fence_clock);
+    b->n_race_mbars = 0;
+}
+
+/* Whether an access by `thread` at `clock` is ordered before what warp w's lane does now. */
+static inline bool ordered(block *b, unsigned thread, uint32_t clock, const warp *w, uint32_t lane)
+{
+    if (thread == w->index * LANES + lane)
+        return true;
+    unsigned other = thread / LANES;
+    const uint32_t *vc = clock_of(b, w->index);
+    return other == w->index ? clock < vc[other] : clock <= vc[other];
+}
+
+/* The other side of a race: "thread (x,y,z) at PTX line N (file.cu:L)". */
+static void other_side(const block *b, unsigned t, int32_t at, char *out, size_t len)
+{
+    const emu_dim3 bd = b->launch->block;
+    const insn *in = &b->k->code[at];
+    const ptx_module *mod = b->launch->module;
+    const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
+    const char *base = file ? strrchr(file, '/') : NULL;
+    int n = snprintf(out, len, "thread (%u,%u,%u) at PTX line %d", t % bd.x, t / bd.x % bd.y, t / (bd.x * bd.y),
+                     in->ptx_line);
+    if (file && in->src_line > 0 && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, " (%s:%d)", base ? base + 1 : file, in->src_line);
+}
+
+static bool report(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at, const char *mine,
+                   const char *theirs, unsigned other, int32_t other_at, const char *why)
+{
+    char other_name[256];
+    other_side(b, other, other_at, other_name, sizeof other_name);
+    fault(b, in, (int)lane, w, EMU_ERR_RACE, "racecheck: %s of shared 0x%" PRIx64 " races with the %s by %s: %s", mine,
+          at, theirs, other_name, why);
+    return false;
+}
+
+static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait orders them";
+
+bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write)
+{
+    const unsigned me = w->index * LANES + lane;
+    const uint32_t now = clock_of(b, w->index)[w->index];
+    for (uint64_t at = addr; at < addr + size; at++) {
+        shadow_byte *s = &b->shadow[at];
+        if (s->flags & SHADOW_IN_FLIGHT)
+            return report(b, w, in, lane, at, write ? "write" : "read", "asynchronous copy", s->writer, s->write_at,
+                          "the copy is in flight, not yet waited for");
+        if (s->writer != NO_THREAD && !ordered(b, s->writer, s->write_clock, w, lane))
+            return report(b, w, in, lane, at, write ? "write" : "read", "write", s->writer, s->write_at, unordered);
+        if (write) {
+            if (s->reader != NO_THREAD && !ordered(b, s->reader, s->read_clock, w, lane))
+                return report(b, w, in, lane, at, "write", "read", s->reader, s->read_at, unordered);
+            *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD, 0};
+        } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
+            /* an unordered earlier read is kept: it is the one a later write may race with */
+            s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
+        }
+    }
+    return true;
+}
+
+bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
+{
+    if (!race_access(b, w, in, lane, addr, size, true))
+        return false;
+    for (uint64_t at = addr; at < addr + size; at++)
+        b->shadow[at].flags = SHADOW_IN_FLIGHT;
+    return true;
+}
+
+void race_async_land(block *b, uint64_t addr, uint64_t size, unsigned thread, uint32_t clock, int32_t issued_at,
+                     bool async_proxy)
+{
+    for (uint64_t at = addr; at < addr + size; at++)
+        b->shadow[at] = (shadow_byte){clock, 0, issued_at, 0, (uint16_t)thread, NO_THREAD,
+                                      async_proxy ? SHADOW_ASYNC_PROXY : 0};
+}
+
+bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uint64_t size)
+{
+    for (uint64_t at = addr; at < addr + size; at++) {
+        const shadow_byte *s = &b->shadow[at];
+        if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
+            b->fence_clock[s->writer] < s->write_clock)
+            return report(b, w, in, 0, at, "wgmma's read (async proxy)", "write (generic proxy)", s->writer,
+                          s->write_at, "the writer ran no fence.proxy.async after it");
+    }
+    return race_access(b, w, in, 0, addr, size, false);
+}
+
+/* ---- synchronization ------------------------------------------------------------------------- */
+
+void race_tick(block *b, const warp *w) { clock_of(b, w->index)[w->index]++; }
+
+void race_release(block *b, const warp *w, uint32_t *into)
+{
+    join(into, clock_of(b, w->index), b->n_warps);
+    race_tick(b, w);
+}
+
+/* An acquire may carry this warp's own releases back (lane 0 issued a copy, lane 1 waits for it): they
+ * are ordered before what follows, so the warp's clock moves past them. */
+void race_acquire(block *b, const warp *w, const uint32_t *from)
+{
+    uint32_t *vc = clock_of(b, w->index), own = vc[w->index];
+    join(vc, from, b->n_warps);
+    if (from[w->index] >= own)
+        vc[w->index] = from[w->index] + 1;
+}
+
+void race_proxy_fence(block *b, const warp *w, uint32_t lanes)
+{
+    FOR_LANES(lanes, l) b->fence_clock[w->index * LANES + l] = clock_of(b, w->index)[w->index];
+    race_tick(b, w);
+}
+
+static struct race_mbar *mbar_clocks(block *b, uint32_t at)
+{
+    for (int i = 0; i < b->n_race_mbars; i++)
+        if (b->race_mbars[i].at == at)
+            return &b->race_mbars[i];
+    if (b->n_race_mbars == b->cap_race_mbars) {
+        b->cap_race_mbars = b->cap_race_mbars ? 2 * b->cap_race_mbars : 16;
+        b->race_mbars = realloc(b->race_mbars, (size_t)b->cap_race_mbars * sizeof *b->race_mbars);
+        for (int i = b->n_race_mbars; i < b->cap_race_mbars; i++)
+            b->race_mbars[i].arrived = b->race_mbars[i].completed = NULL;
+    }
+    struct race_mbar *m = &b->race_mbars[b->n_race_mbars++];
+    m->at = at;
+    m->arrived = realloc(m->arrived, (size_t)b->n_warps * sizeof *m->arrived);
+    m->completed = realloc(m->completed, (size_t)b->n_warps * sizeof *m->completed);
+    memset(m->arrived, 0, (size_t)b->n_warps * sizeof *m->arrived);
+    memset(m->completed, 0, (size_t)b->n_warps * sizeof *m->completed);
+    return m;
+}
+
+void race_mbar_init(block *b, uint32_t at)
+{
+    struct race_mbar *m = mbar_clocks(b, at);
+    memset(m->arrived, 0, (size_t)b->n_warps * sizeof *m->arrived);
+    memset(m->completed, 0, (size_t)b->n_warps * sizeof *m->completed);
+}
+
+void race_mbar_arrive(block *b, const warp *w, uint32_t at) { race_release(b, w, mbar_clocks(b, at)->arrived); }
+
+void race_mbar_copy_landed(block *b, uint32_t at, unsigned thread, uint32_t clock)
+{
+    uint32_t *arrived = mbar_clocks(b, at)->arrived;
+    if (clock > arrived[thread / LANES])
+        arrived[thread / LANES] = clock;
+}
+
+void race_mbar_phase_complete(block *b, uint32_t at)
+{
+    struct race_mbar *m = mbar_clocks(b, at);
+    join(m->completed, m->arrived, b->n_warps);
+    memset(m->arrived, 0, (size_t)b->n_warps * sizeof *m->arrived);
+}
+
+void race_mbar_acquire(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
+
+void race_free(block *b)
+{
+    for (int i = 0; i < b->cap_race_mbars; i++) {
+        free(b->race_mbars[i].arrived);
+        free(b->race_mbars[i].completed);
+    }
+    free(b->race_mbars);
+    free(b->shadow);
+    free(b->vc);
+    free(b->fence_clock);
+}
