@@ -14,6 +14,7 @@
 #include "check.h"
 #include "cli.h"
 #include "emulate.h"
+#include "emulated.h"
 #include "epilogue.h"
 #include "harness.h"
 #include "registry.h"
@@ -65,6 +66,10 @@ static const char usage[] =
     "                    timed; kernels that call cuBLAS or cuDNN are n/a there (run, check)\n"
     "  --counters        with --emulate: what each kernel executed, counted as Nsight Compute defines it\n"
     "                    (instructions by class, global sectors per request, shared-memory bank conflicts)\n"
+    "  bench --emulate   no times: each GPU kernel on its chapter's reference layers (or --layer, --n),\n"
+    "                    counted, into bench/results/emulator.csv (or --csv); the blocks emulated are a\n"
+    "                    sample of each kind of block in the grid, the counts scaled to the grid\n"
+    "  --sample N        with bench --emulate: blocks emulated per kind (default 8, --quick 2; 0: all)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input (a flag, or a\n"
     "--load-npy file) or an unsupported problem, 77 (check) no GPU for GPU kernels.\n";
@@ -75,7 +80,7 @@ typedef struct {
     const char *layer;
     conv_problem overrides;      /* -1 where not given */
     uint64_t seed;
-    int reps, warmup, random_count;
+    int reps, warmup, random_count, sample;
     bool verify, cudnn, quick, emulate, counters; /* these two act before parsing (emulate_if_asked) */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
@@ -83,7 +88,7 @@ typedef struct {
 
 static options parse_options(int argc, char **argv)
 {
-    options opts = {.seed = 42, .reps = -1, .warmup = -1, .random_count = 100, .verify = true, .cudnn = true,
+    options opts = {.seed = 42, .reps = -1, .warmup = -1, .sample = -1, .random_count = 100, .verify = true, .cudnn = true,
                     .suite = "resnet50"};
     memset(&opts.overrides, 0xff, sizeof opts.overrides); /* every field -1: not given */
     opts.command = cli_command(argc, argv, usage);
@@ -109,7 +114,7 @@ static options parse_options(int argc, char **argv)
         {"--dil", &opts.overrides.dil_h, &opts.overrides.dil_w, 1},
         {"--dil-h", &opts.overrides.dil_h, NULL, 1}, {"--dil-w", &opts.overrides.dil_w, NULL, 1},
         {"--groups", &opts.overrides.groups, NULL, 1},
-        {"--reps", &opts.reps, NULL, 1}, {"--warmup", &opts.warmup, NULL, 0},
+        {"--reps", &opts.reps, NULL, 1}, {"--warmup", &opts.warmup, NULL, 0}, {"--sample", &opts.sample, NULL, 0},
         {"--random", &opts.random_count, NULL, 0}};
     struct { const char *flag; const char **value; } string_flags[] = {
         {"--layer", &opts.layer}, {"--save-npy", &opts.save_dir}, {"--load-npy", &opts.load_dir},
@@ -401,18 +406,6 @@ static int command_check(const options *opts)
     return 0;
 }
 
-static bool selected(const conv_kernel *kernel, const char *prefixes)
-{
-    if (!prefixes)
-        return true;
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", prefixes);
-    for (char *save = NULL, *prefix = strtok_r(copy, ",", &save); prefix; prefix = strtok_r(NULL, ",", &save))
-        if (registry_matches(kernel, prefix))
-            return true;
-    return false;
-}
-
 /* The layers a --quick run visits: a 3x3, a strided 3x3 and a 1x1, the shapes that behave differently. */
 static bool quick_layer(const suite_layer *layer)
 {
@@ -457,7 +450,7 @@ static void fill_row(results_row *row, const conv_kernel *kernel, epilogue_ops e
                      const conv_problem *prob, const run_outcome *outcome, const baseline_result *cudnn,
                      double peak_tflops, double peak_gbps, const char *date)
 {
-    memset(row, 0, sizeof *row);
+    results_row_init(row, &results_gpu);
     results_set(row, "chapter", "%.2s", kernel->id);
     if (epilogue_any(epilogue)) { /* its own row: "05c+bn+relu" beside the plain "05c" */
         char ops[64];
@@ -503,7 +496,7 @@ static int bench_without_gpu(const options *opts, const char *why)
     int failures = 0;
     for (int i = 0; i < registry_count(); i++) {
         const conv_kernel *kernel = registry_kernel(i);
-        if (kernel->device != ON_CPU || !selected(kernel, opts->kernels))
+        if (kernel->device != ON_CPU || !registry_selected(kernel, opts->kernels))
             continue;
         run_request request = run_request_defaults(kernel, &prob);
         request.seed = opts->seed;
@@ -532,9 +525,12 @@ static int command_bench(const options *opts)
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
     if (on_emulator()) {
-        printf("bench: on the emulator a kernel runs but is not timed, so there is nothing to benchmark; "
-               "`conv check PREFIX --emulate` verifies the kernels\n");
-        return 0;
+        if (epilogue_any(opts->epilogue))
+            cli_error("bench --emulate counts the kernels without an epilogue; --epilogue is for a GPU");
+        emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
+                                  .sample = opts->sample >= 0 ? (unsigned)opts->sample : opts->quick ? 2 : 8,
+                                  .csv = opts->csv, .seed = opts->seed};
+        return bench_emulated(&request);
     }
 
     char csv[4096];
@@ -558,7 +554,7 @@ static int command_bench(const options *opts)
     for (int k = 0; k < registry_count(); k++) {
         const conv_kernel *kernel = registry_kernel(k);
         /* with --epilogue, the kernels that have one (05f, the unfused comparison, only then) */
-        if (!selected(kernel, opts->kernels) || !(fused ? kernel->launch_fused != NULL : kernel->launch != NULL))
+        if (!registry_selected(kernel, opts->kernels) || !(fused ? kernel->launch_fused != NULL : kernel->launch != NULL))
             continue;
         for (int l = 0; l < suite_layer_count(); l++) {
             const suite_layer *layer = suite_layer_at(l);

@@ -1,4 +1,4 @@
-/* results.c: reading, merging and writing the results CSV. */
+/* results.c: reading, merging and writing the benchmark's CSVs. */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,16 +11,37 @@
 #include "harness.h"
 #include "results.h"
 
-const char *const results_header[RESULTS_COLUMNS] = {
+static const char *const gpu_header[] = {
     "chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
     "dilation", "groups", "dtype", "layout", "time_ms", "tflops", "gbps", "cudnn_ms", "cudnn_algo",
     "pct_cudnn", "peak_tflops", "peak_gbps", "pct_roofline", "rel_err", "status", "reps", "gpu", "cuda",
     "cudnn", "source_sha256", "date"};
+const results_table results_gpu = {gpu_header, sizeof gpu_header / sizeof gpu_header[0]};
 
-static int column_index(const char *column)
+/* The emulator's counts (emu/counters.h; emu/README.md, "Counters" for what each one is): warp
+ * instructions by class, global requests and 32-byte sectors, shared requests and wavefronts against
+ * the ideal, and the blocks emulated of the grids' (fewer when sampled: the counts are scaled). */
+static const char *const emulator_header[] = {
+    "chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
+    "dilation", "groups", "dtype", "layout", "flops", "min_bytes", "grid_blocks", "emulated_blocks", "launches",
+    "warp_inst", "thread_inst", "inst_tensor", "inst_fp32", "inst_fp64", "inst_fp16", "inst_integer",
+    "inst_conversion", "inst_control", "inst_global", "inst_shared", "inst_other_memory", "inst_sync",
+    "global_load_requests", "global_load_sectors", "global_load_bytes", "global_store_requests",
+    "global_store_sectors", "global_store_bytes", "shared_load_requests", "shared_load_wavefronts",
+    "shared_load_ideal", "shared_store_requests", "shared_store_wavefronts", "shared_store_ideal", "barriers",
+    "tensor_flops", "status", "source_sha256", "emulator_sha256", "date"};
+const results_table results_emulator = {emulator_header, sizeof emulator_header / sizeof emulator_header[0]};
+
+void results_row_init(results_row *row, const results_table *table)
 {
-    for (int i = 0; i < RESULTS_COLUMNS; i++)
-        if (strcmp(results_header[i], column) == 0)
+    memset(row, 0, sizeof *row);
+    row->table = table;
+}
+
+static int column_index(const results_table *table, const char *column)
+{
+    for (int i = 0; i < table->columns; i++)
+        if (strcmp(table->header[i], column) == 0)
             return i;
     fail("results: no column named '%s'", column);
 }
@@ -29,13 +50,14 @@ void results_set(results_row *row, const char *column, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    vsnprintf(row->field[column_index(column)], RESULTS_FIELD, fmt, args);
+    vsnprintf(row->field[column_index(row->table, column)], RESULTS_FIELD, fmt, args);
     va_end(args);
 }
 
-bool results_parse_line(const char *line, results_row *row)
+bool results_parse_line(const char *line, const results_table *table, results_row *row)
 {
-    memset(row, 0, sizeof *row);
+    results_row_init(row, table);
+    const int columns = table->columns;
     int column = 0;
     size_t length = 0;
     bool quoted = false;
@@ -54,7 +76,7 @@ bool results_parse_line(const char *line, results_row *row)
             quoted = true;
             continue;
         } else if (ch == ',' || ch == '\0' || ch == '\n' || ch == '\r') {
-            if (column >= RESULTS_COLUMNS)
+            if (column >= columns)
                 return false;
             row->field[column++][length] = '\0';
             length = 0;
@@ -62,11 +84,11 @@ bool results_parse_line(const char *line, results_row *row)
                 break;
             continue;
         }
-        if (column >= RESULTS_COLUMNS || length + 1 >= RESULTS_FIELD)
+        if (column >= columns || length + 1 >= RESULTS_FIELD)
             return false;
         row->field[column][length++] = ch;
     }
-    return column == RESULTS_COLUMNS;
+    return column == columns;
 }
 
 static void write_field(FILE *file, const char *value)
@@ -84,9 +106,9 @@ static void write_field(FILE *file, const char *value)
     fputc('"', file);
 }
 
-static void write_row(FILE *file, const char *const fields[RESULTS_COLUMNS])
+static void write_row(FILE *file, const char *const *fields, int columns)
 {
-    for (int i = 0; i < RESULTS_COLUMNS; i++) {
+    for (int i = 0; i < columns; i++) {
         if (i)
             fputc(',', file);
         write_field(file, fields[i]);
@@ -98,7 +120,7 @@ static bool same_key(const results_row *a, const results_row *b)
 {
     static const char *const key[] = {"kernel", "pass", "layer"};
     for (int i = 0; i < 3; i++) {
-        int at = column_index(key[i]);
+        int at = column_index(a->table, key[i]);
         if (strcmp(a->field[at], b->field[at]) != 0)
             return false;
     }
@@ -107,29 +129,30 @@ static bool same_key(const results_row *a, const results_row *b)
 
 bool results_merge(const char *path, const results_row *rows, int count, char *why, size_t why_len)
 {
+    const results_table *table = rows[0].table;
     results_row *kept = NULL;
     int kept_count = 0, kept_capacity = 0;
     bool ok = false;
     FILE *file = fopen(path, "r");
     if (file) {
-        char line[RESULTS_COLUMNS * RESULTS_FIELD];
+        char line[RESULTS_MAX_COLUMNS * RESULTS_FIELD];
         int line_number = 0;
         while (fgets(line, sizeof line, file)) {
             line_number++;
             if (line[0] == '\n' || line[0] == '\0')
                 continue;
             results_row row;
-            if (!results_parse_line(line, &row)) {
+            if (!results_parse_line(line, table, &row)) {
                 snprintf(why, why_len, "%s:%d: malformed line (expected %d fields)", path, line_number,
-                         RESULTS_COLUMNS);
+                         table->columns);
                 goto done;
             }
             if (line_number == 1) {
-                for (int i = 0; i < RESULTS_COLUMNS; i++)
-                    if (strcmp(row.field[i], results_header[i]) != 0) {
+                for (int i = 0; i < table->columns; i++)
+                    if (strcmp(row.field[i], table->header[i]) != 0) {
                         snprintf(why, why_len, "%s: header differs from this version's (column %d is '%s', "
                                  "expected '%s'); move the file away", path, i + 1, row.field[i],
-                                 results_header[i]);
+                                 table->header[i]);
                         goto done;
                     }
                 continue;
@@ -162,13 +185,13 @@ bool results_merge(const char *path, const results_row *rows, int count, char *w
         snprintf(why, why_len, "%s: cannot write: %s", temporary, strerror(errno));
         goto done;
     }
-    write_row(file, results_header);
-    const char *fields[RESULTS_COLUMNS];
+    write_row(file, table->header, table->columns);
+    const char *fields[RESULTS_MAX_COLUMNS];
     for (int r = 0; r < kept_count + count; r++) {
         const results_row *row = r < kept_count ? &kept[r] : &rows[r - kept_count];
-        for (int i = 0; i < RESULTS_COLUMNS; i++)
+        for (int i = 0; i < table->columns; i++)
             fields[i] = row->field[i];
-        write_row(file, fields);
+        write_row(file, fields, table->columns);
     }
     bool written = !ferror(file);
     written = fclose(file) == 0 && written;

@@ -1,5 +1,8 @@
-/* results.h: the results CSV (bench/results/<gpu>.csv): one row per (kernel, pass, layer), written
- * only by the benchmark. A new measurement replaces the row with the same key instead of adding one. */
+/* results.h: the benchmark's CSVs, one row per (kernel, pass, layer), written only by the benchmark. A
+ * new row replaces the row with the same key instead of adding one. Two tables:
+ *   results_gpu       bench/results/<gpu>.csv: measurements on a GPU;
+ *   results_emulator  bench/results/emulator.csv: what the emulator counted (no times), with the columns
+ *                     that mean the same thing named the same. */
 #ifndef RESULTS_H
 #define RESULTS_H
 
@@ -8,14 +11,23 @@
 
 #include "conv.h"
 
-#define RESULTS_COLUMNS 35
+#define RESULTS_MAX_COLUMNS 64
 #define RESULTS_FIELD 160
 
-extern const char *const results_header[RESULTS_COLUMNS];
+typedef struct {
+    const char *const *header;
+    int columns;
+} results_table;
+
+extern const results_table results_gpu, results_emulator;
 
 typedef struct {
-    char field[RESULTS_COLUMNS][RESULTS_FIELD];
+    const results_table *table;
+    char field[RESULTS_MAX_COLUMNS][RESULTS_FIELD];
 } results_row;
+
+/* An empty row of a table. */
+void results_row_init(results_row *row, const results_table *table);
 
 /* Sets a row's field by column name (fails loudly on an unknown name: a programming error). */
 void results_set(results_row *row, const char *column, const char *fmt, ...)
@@ -38,12 +50,13 @@ void results_set_machine(results_row *row, double peak_tflops, double peak_gbps,
                          const char *date);
 
 /* Reads path (which may not exist yet: zero rows), replaces rows whose kernel/pass/layer match a new
- * row, appends the rest, and writes the file back atomically. Returns false with why on any problem
- * (an existing file with another header, a malformed line, an unwritable path). */
+ * row, appends the rest, and writes the file back atomically. The rows are of one table. Returns false
+ * with why on any problem (an existing file with another header, a malformed line, an unwritable path). */
 bool results_merge(const char *path, const results_row *rows, int count, char *why, size_t why_len);
 
-/* Parses one CSV line into a row (RFC 4180 quoting). Returns false if the field count is wrong. */
-bool results_parse_line(const char *line, results_row *row);
+/* Parses one CSV line into a row of the table (RFC 4180 quoting). Returns false if the field count is
+ * wrong. */
+bool results_parse_line(const char *line, const results_table *table, results_row *row);
 
 /* Where the benchmark writes by default: SOURCE_ROOT/bench/results/<gpu>.csv, "h100.csv" for an
  * "NVIDIA H100 80GB HBM3" (the folder is created if missing). */

@@ -3,6 +3,7 @@
  * A chapter adds its kernels by exporting an array chNN_kernels[] and its length; adding the chapter
  * here (and its sources to the build) is the whole of registering it.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
@@ -85,4 +86,16 @@ const char *source_sha256(const char *source)
 const char *registry_source_sha256(const conv_kernel *kernel)
 {
     return source_sha256(kernel->source);
+}
+
+bool registry_selected(const conv_kernel *kernel, const char *prefixes)
+{
+    if (!prefixes)
+        return true;
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", prefixes);
+    for (char *save = NULL, *prefix = strtok_r(copy, ",", &save); prefix; prefix = strtok_r(NULL, ",", &save))
+        if (registry_matches(kernel, prefix))
+            return true;
+    return false;
 }

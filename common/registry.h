@@ -17,6 +17,8 @@ const conv_kernel *registry_find(const char *id);
 
 /* Whether a kernel's id starts with prefix ("02" selects 02a and 02b; "" selects all). */
 bool registry_matches(const conv_kernel *kernel, const char *prefix);
+/* Whether the kernel matches one of the comma-separated id prefixes (all kernels when NULL). */
+bool registry_selected(const conv_kernel *kernel, const char *prefixes);
 
 /* The sha256 of a kernel's code as it was built: every .c, .cu and .h file in its source file's folder
  * (generated at build time by bench/hash_sources.py), or "unknown". */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "counters.h"
 #include "device_name.h"
 #include "ptx.h"
 
@@ -91,37 +92,10 @@ typedef struct {
     uint64_t dynamic_smem;
     uint64_t max_dynamic_smem;  /* what the kernel opted in to (cudaFuncSetAttribute), 0 = default */
     const uint8_t *params;      /* kernel->param_bytes bytes, laid out as the .param list says */
+    unsigned sample;            /* 0: run every block; else emulate at most this many blocks of each kind
+                                 * (counters.h, "Sampled launches") and scale the counters to the grid */
 } emu_launch_desc;
 
-/* What a launch did, counted the way Nsight Compute defines its metrics (emu/README.md, "Counters").
- * Counts, never times. */
-typedef enum {
-    CLASS_TENSOR,       /* mma, wmma.mma, wgmma.mma_async */
-    CLASS_FP32,         /* f32 arithmetic */
-    CLASS_FP64,
-    CLASS_FP16,         /* f16/bf16 arithmetic */
-    CLASS_INTEGER,      /* integer arithmetic, logic, shifts, comparisons, selects, moves */
-    CLASS_CONVERSION,   /* cvt, cvta */
-    CLASS_CONTROL,      /* branches, exit */
-    CLASS_GLOBAL,       /* loads, stores and atomics in global memory, cp.async, bulk copies */
-    CLASS_SHARED,       /* loads and stores in shared memory, ldmatrix, wmma.load/store */
-    CLASS_OTHER_MEMORY, /* param, local, const */
-    CLASS_SYNC,         /* barriers, mbarrier, fences, warp collectives */
-    CLASS_COUNT
-} emu_class;
-
-typedef struct {
-    uint64_t launches;
-    uint64_t warp_instructions;       /* smsp__inst_executed: instructions executed, per warp */
-    uint64_t thread_instructions;     /* smsp__thread_inst_executed: the same, per active thread */
-    uint64_t by_class[CLASS_COUNT];   /* warp instructions */
-    uint64_t global_load_requests, global_load_sectors, global_load_bytes;    /* a request: one warp's */
-    uint64_t global_store_requests, global_store_sectors, global_store_bytes; /* instruction; a sector: 32 B */
-    uint64_t shared_load_requests, shared_load_wavefronts, shared_load_ideal;    /* wavefronts: the passes */
-    uint64_t shared_store_requests, shared_store_wavefronts, shared_store_ideal; /* through the 32 banks */
-    uint64_t barriers;                /* bar.sync / barrier.sync arrivals, per warp */
-    uint64_t tensor_flops;            /* 2*M*N*K of every mma, wmma and wgmma */
-} emu_counters;
 
 void emu_counters_add(emu_counters *into, const emu_counters *from);
 /* Prints a kernel's counters as a few labelled lines (counters.c). */
@@ -129,8 +103,8 @@ void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c);
 /* A mangled kernel name without its parameter types: "_Z4scalePfi" -> "scale". */
 void emu_short_name(const char *mangled, char *out, size_t out_len);
 
-/* Runs every block of the grid. On an error, writes one line to err and returns its status. When
- * counters is not NULL, what the launch did is added to it. */
+/* Runs every block of the grid (or the sample the launch asks for). On an error, writes one line to err
+ * and returns its status. When counters is not NULL, what the launch did is added to it. */
 emu_status emu_launch(const emu_launch_desc *launch, emu_counters *counters, char *err, size_t err_len);
 
 /* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the

@@ -1882,11 +1882,19 @@ out:
 /* ---------------------------------------------------------------------------------------------- */
 /* Blocks and grids                                                                               */
 
+/* A block a sampled launch emulates, and how many blocks of the grid its counts stand for. */
+typedef struct {
+    uint64_t id;
+    double weight;
+} sampled_block;
+
 typedef struct {
     const emu_launch_desc *launch;
     uint64_t smem_size;
     _Atomic uint64_t next_block;
-    uint64_t n_blocks;
+    uint64_t n_blocks;         /* to run: the grid's, or the sample's */
+    const sampled_block *sample; /* NULL: every block, each standing for itself */
+    double scaled[sizeof(emu_counters) / sizeof(uint64_t)]; /* a sampled launch's counts, scaled */
     _Atomic int failed;
     pthread_mutex_t lock;
     emu_counters *counters;    /* where the blocks' counts go, or NULL */
@@ -2043,8 +2051,9 @@ static void *grid_worker(void *arg)
     grid_run *g = arg;
     const emu_launch_desc *L = g->launch;
     const ptx_kernel *k = L->kernel;
+    /* a sampled launch skips blocks whose results later kernels read: initcheck would only see that */
     block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL,
-               .initcheck = emu_get_options()->initcheck, .racecheck = emu_get_options()->racecheck};
+               .initcheck = emu_get_options()->initcheck && !g->sample, .racecheck = emu_get_options()->racecheck};
     char err[1024];
     b.err = err, b.err_len = sizeof err;
     b.n_threads = L->block.x * L->block.y * L->block.z;
@@ -2059,14 +2068,24 @@ static void *grid_worker(void *arg)
         b.warps[i].local = calloc(LANES, k->local_bytes ? k->local_bytes : 1);
     }
     for (;;) {
-        uint64_t id = atomic_fetch_add(&g->next_block, 1);
-        if (id >= g->n_blocks || atomic_load(&g->failed))
+        uint64_t next = atomic_fetch_add(&g->next_block, 1);
+        if (next >= g->n_blocks || atomic_load(&g->failed))
             break;
+        uint64_t id = g->sample ? g->sample[next].id : next;
         b.ctaid.x = (unsigned)(id % L->grid.x);
         b.ctaid.y = (unsigned)(id / L->grid.x % L->grid.y);
         b.ctaid.z = (unsigned)(id / ((uint64_t)L->grid.x * L->grid.y));
         b.rng = emu_get_options()->interleave_seed ^ (id * 0x9e3779b97f4a7c15ull);
         run_block(&b);
+        if (g->sample && g->counters) { /* this block's counts, standing for its kind */
+            const uint64_t *counts = (const uint64_t *)&b.c;
+            pthread_mutex_lock(&g->lock);
+            for (size_t i = 0; i < sizeof b.c / sizeof(uint64_t); i++)
+                g->scaled[i] += g->sample[next].weight * (double)counts[i];
+            pthread_mutex_unlock(&g->lock);
+            atomic_fetch_add(&thread_instructions, b.c.thread_instructions);
+            memset(&b.c, 0, sizeof b.c);
+        }
         if (b.status != EMU_OK) {
             pthread_mutex_lock(&g->lock);
             if (!atomic_load(&g->failed)) {
@@ -2100,6 +2119,40 @@ static void *grid_worker(void *arg)
 }
 
 const float *emu_f16_values;
+
+/* Where index i sits in an extent of n: 0 the first, 2 the last, 1 one between. */
+static unsigned position_kind(unsigned i, unsigned n) { return i == 0 ? 0 : i == n - 1 ? 2 : 1; }
+
+/* The blocks a sampled launch emulates (counters.h, "Sampled launches"): at most per_kind of each kind,
+ * chosen by reservoir sampling with a fixed seed, each weighted by its kind's size over the number
+ * chosen. Returns how many; *out is malloc'ed. */
+static uint64_t choose_sample(emu_dim3 grid, unsigned per_kind, sampled_block **out)
+{
+    enum { KINDS = 27 };
+    uint64_t seen[KINDS] = {0}, n_blocks = (uint64_t)grid.x * grid.y * grid.z;
+    sampled_block *reservoir = malloc((size_t)KINDS * per_kind * sizeof *reservoir);
+    uint64_t rng = 0x5eed5eed5eed5eedull;
+    for (uint64_t id = 0; id < n_blocks; id++) {
+        unsigned x = (unsigned)(id % grid.x), y = (unsigned)(id / grid.x % grid.y);
+        unsigned z = (unsigned)(id / ((uint64_t)grid.x * grid.y));
+        unsigned kind = position_kind(x, grid.x) + 3 * position_kind(y, grid.y) + 9 * position_kind(z, grid.z);
+        uint64_t slot = seen[kind]++;
+        if (slot >= per_kind) { /* keep it with probability per_kind / seen */
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            slot = (rng >> 11) % seen[kind];
+        }
+        if (slot < per_kind)
+            reservoir[kind * per_kind + slot].id = id;
+    }
+    uint64_t chosen = 0;
+    for (unsigned kind = 0; kind < KINDS; kind++) {
+        uint64_t taken = seen[kind] < per_kind ? seen[kind] : per_kind;
+        for (uint64_t i = 0; i < taken; i++)
+            reservoir[chosen++] = (sampled_block){reservoir[kind * per_kind + i].id, (double)seen[kind] / (double)taken};
+    }
+    *out = reservoir;
+    return chosen;
+}
 
 emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *err, size_t err_len)
 {
@@ -2143,8 +2196,17 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
     }
     grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
                   .err_len = err_len, .counters = counters};
-    if (counters)
+    sampled_block *sample = NULL;
+    if (L->sample) {
+        uint64_t chosen = choose_sample(L->grid, L->sample, &sample);
+        if (chosen < n_blocks)
+            g.sample = sample, g.n_blocks = chosen;
+    }
+    if (counters) {
         counters->launches++;
+        counters->grid_blocks += n_blocks;
+        counters->emulated_blocks += g.n_blocks;
+    }
     pthread_mutex_init(&g.lock, NULL);
     int n_threads = emu_get_options()->threads;
     if ((uint64_t)n_threads > n_blocks)
@@ -2160,5 +2222,11 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
         free(ids);
     }
     pthread_mutex_destroy(&g.lock);
+    if (g.sample && counters) {
+        uint64_t *into = (uint64_t *)counters;
+        for (size_t i = 0; i < sizeof *counters / sizeof(uint64_t); i++)
+            into[i] += (uint64_t)llround(g.scaled[i]);
+    }
+    free(sample);
     return g.status;
 }

@@ -312,6 +312,26 @@ static double now_seconds(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* `conv bench --emulate` (counters.h): the sample it asks for, and the counts of the launches since it
+ * last took them. */
+static bool bench_counting;
+static unsigned bench_sample;
+static emu_counters bench_counters;
+
+EXPORT void emu_bench_sample(unsigned blocks_per_kind)
+{
+    bench_counting = true;
+    bench_sample = blocks_per_kind;
+}
+
+EXPORT void emu_bench_take(emu_counters *counters, uint64_t *grid_blocks, uint64_t *emulated_blocks)
+{
+    *counters = bench_counters;
+    *grid_blocks = bench_counters.grid_blocks;
+    *emulated_blocks = bench_counters.emulated_blocks;
+    memset(&bench_counters, 0, sizeof bench_counters);
+}
+
 static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size_t smem)
 {
     STICKY();
@@ -328,7 +348,8 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
         memcpy(params + k->params[i].offset, args[i], k->params[i].size);
     emu_launch_desc desc = {.module = fn->module, .kernel = k, .grid = {grid.x, grid.y, grid.z},
                             .block = {block.x, block.y, block.z}, .dynamic_smem = smem,
-                            .max_dynamic_smem = (uint64_t)fn->max_dynamic_smem, .params = params};
+                            .max_dynamic_smem = (uint64_t)fn->max_dynamic_smem, .params = params,
+                            .sample = bench_sample};
     char message[1024];
     static bool stats_registered, counters_registered;
     if (!stats_registered && getenv("EMU_STATS") && atoi(getenv("EMU_STATS")) > 0) {
@@ -341,7 +362,10 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
         counters_registered = true;
     }
     double started = now_seconds();
-    emu_status status = emu_launch(&desc, counting ? &fn->counters : NULL, message, sizeof message);
+    emu_counters launch_counters = {0};
+    emu_status status = emu_launch(&desc, counting || bench_counting ? &launch_counters : NULL, message, sizeof message);
+    emu_counters_add(&fn->counters, &launch_counters);
+    emu_counters_add(&bench_counters, &launch_counters);
     launch_seconds += now_seconds() - started;
     launches++;
     free(params);

@@ -10,7 +10,7 @@
 static results_row make_row(const char *kernel, const char *layer, const char *time_ms)
 {
     results_row row;
-    memset(&row, 0, sizeof row);
+    results_row_init(&row, &results_gpu);
     results_set(&row, "chapter", "%.2s", kernel);
     results_set(&row, "kernel", "%s", kernel);
     results_set(&row, "kernel_name", "naive, \"uncoalesced\"");
@@ -23,8 +23,8 @@ static results_row make_row(const char *kernel, const char *layer, const char *t
 
 static const char *field(const results_row *row, const char *column)
 {
-    for (int i = 0; i < RESULTS_COLUMNS; i++)
-        if (strcmp(results_header[i], column) == 0)
+    for (int i = 0; i < row->table->columns; i++)
+        if (strcmp(row->table->header[i], column) == 0)
             return row->field[i];
     return "(no such column)";
 }
@@ -35,7 +35,7 @@ static void test_column_writers(void)
     prob.stride_h = 2;
     prob.pad_h = prob.pad_w = 1;
     results_row row;
-    memset(&row, 0, sizeof row);
+    results_row_init(&row, &results_gpu);
     results_set_problem(&row, &prob, DTYPE_F16, LAYOUT_NHWC);
     EXPECT(strcmp(field(&row, "c"), "64") == 0 && strcmp(field(&row, "k"), "128") == 0, "c, k");
     EXPECT(strcmp(field(&row, "stride"), "2x1") == 0, "stride h != w: '%s'", field(&row, "stride"));
@@ -68,12 +68,12 @@ static int count_lines(const char *path)
 static results_row read_row(const char *path, int index)
 {
     FILE *f = fopen(path, "r");
-    char line[RESULTS_COLUMNS * RESULTS_FIELD];
+    char line[RESULTS_MAX_COLUMNS * RESULTS_FIELD];
     results_row row;
-    memset(&row, 0, sizeof row);
+    results_row_init(&row, &results_gpu);
     for (int i = 0; f && i <= index + 1 && fgets(line, sizeof line, f); i++)
         if (i == index + 1)
-            results_parse_line(line, &row);
+            results_parse_line(line, &results_gpu, &row);
     if (f)
         fclose(f);
     return row;
@@ -102,7 +102,7 @@ int main(int argc, char **argv)
     EXPECT(strcmp(read_row(path, 1).field[18], "1.25") == 0, "replacement has the new time");
     EXPECT(strcmp(read_row(path, 2).field[4], "resnet50/res4_3x3") == 0, "new layer appended");
 
-    EXPECT(!results_parse_line("a,b,c\n", &back), "too few fields is malformed");
+    EXPECT(!results_parse_line("a,b,c\n", &results_gpu, &back), "too few fields is malformed");
     FILE *f = fopen(path, "w");
     fputs("kernel,time\n02a,1.0\n", f);
     fclose(f);

@@ -708,7 +708,7 @@ typedef struct {
 static void fill_row_head(results_row *row, const block_params *params, const char *block_name, int impl,
                           const conv_kernel *kernel)
 {
-    memset(row, 0, sizeof *row);
+    results_row_init(row, &results_gpu);
     results_set(row, "chapter", "10");
     results_set(row, "kernel", "%s", impl_id[impl]);
     results_set(row, "kernel_name", "basic block on %s, %s", kernel->id,

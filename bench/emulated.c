@@ -1,0 +1,149 @@
+/* emulated.c: `conv bench --emulate`. Without a GPU, the benchmark's question "how fast?" has no answer,
+ * but "what did the kernel make the machine do?" has one: the emulator counts it (emu/README.md,
+ * "Counters"). For each kernel, on its chapter's reference layers at the suite's batch size, one run is
+ * emulated, a sample of the blocks (emu/counters.h: every kind of block at the grid's edges and inside,
+ * scaled to the grid), and its counts become a row of bench/results/emulator.csv. bench/tables.py turns
+ * the rows into each chapter's counter table and a bound from counts at an H100's published peaks.
+ * Correctness is `conv check --emulate`'s business: a sampled run computes only part of the output. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "check.h"
+#include "counters.h"
+#include "emulated.h"
+#include "harness.h"
+#include "registry.h"
+#include "results.h"
+#include "suites.h"
+
+/* The layers each chapter's README shows its kernels' counts on: the 3x3 layer of ResNet-50's fourth
+ * stage (14x14, 256 -> 256 channels) for the dense kernels; chapter 06 adds the strided layer its second
+ * kernel is for; chapter 09 takes a MobileNet depthwise layer, the only kind its kernels run. */
+static int reference_layers(const conv_kernel *kernel, const char *layers[2])
+{
+    if (strncmp(kernel->id, "06", 2) == 0) {
+        layers[0] = "resnet50/res4_3x3", layers[1] = "resnet50/res3_3x3_s2";
+        return 2;
+    }
+    layers[0] = strncmp(kernel->id, "09", 2) == 0 ? "mobilenet/dw144_56" : "resnet50/res4_3x3";
+    return 1;
+}
+
+static void set_counts(results_row *row, const emu_counters *c)
+{
+    static const char *const class_columns[CLASS_COUNT] = {
+        [CLASS_TENSOR] = "inst_tensor", [CLASS_FP32] = "inst_fp32", [CLASS_FP64] = "inst_fp64",
+        [CLASS_FP16] = "inst_fp16", [CLASS_INTEGER] = "inst_integer", [CLASS_CONVERSION] = "inst_conversion",
+        [CLASS_CONTROL] = "inst_control", [CLASS_GLOBAL] = "inst_global", [CLASS_SHARED] = "inst_shared",
+        [CLASS_OTHER_MEMORY] = "inst_other_memory", [CLASS_SYNC] = "inst_sync"};
+    const struct { const char *column; uint64_t value; } counts[] = {
+        {"grid_blocks", c->grid_blocks}, {"emulated_blocks", c->emulated_blocks}, {"launches", c->launches},
+        {"warp_inst", c->warp_instructions}, {"thread_inst", c->thread_instructions},
+        {"global_load_requests", c->global_load_requests}, {"global_load_sectors", c->global_load_sectors},
+        {"global_load_bytes", c->global_load_bytes}, {"global_store_requests", c->global_store_requests},
+        {"global_store_sectors", c->global_store_sectors}, {"global_store_bytes", c->global_store_bytes},
+        {"shared_load_requests", c->shared_load_requests}, {"shared_load_wavefronts", c->shared_load_wavefronts},
+        {"shared_load_ideal", c->shared_load_ideal}, {"shared_store_requests", c->shared_store_requests},
+        {"shared_store_wavefronts", c->shared_store_wavefronts}, {"shared_store_ideal", c->shared_store_ideal},
+        {"barriers", c->barriers}, {"tensor_flops", c->tensor_flops}};
+    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++)
+        results_set(row, counts[i].column, "%llu", (unsigned long long)counts[i].value);
+    for (int k = 0; k < CLASS_COUNT; k++)
+        results_set(row, class_columns[k], "%llu", (unsigned long long)c->by_class[k]);
+}
+
+static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
+
+int bench_emulated(const emulated_bench *request)
+{
+    emu_bench_sample_fn *sample = (emu_bench_sample_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_SAMPLE);
+    emu_bench_take_fn *take = (emu_bench_take_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_TAKE);
+    if (!sample || !take)
+        fail("the emulator's library exports no counters (%s, %s): is libcudaemu.so out of date?", EMU_BENCH_SAMPLE,
+             EMU_BENCH_TAKE);
+    char csv[4096];
+    if (request->csv)
+        snprintf(csv, sizeof csv, "%s", request->csv);
+    else
+        snprintf(csv, sizeof csv, "%s/bench/results/emulator.csv", CONV_SOURCE_ROOT);
+    char date[16];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+    printf("bench: on the PTX emulator: counts of what each kernel executed (never times), %s\n",
+           request->sample ? "from a sample of each grid's blocks, scaled to the grid" : "every block emulated");
+    int rows = 0, failures = 0;
+    for (int i = 0; i < registry_count(); i++) {
+        const conv_kernel *kernel = registry_kernel(i);
+        if (kernel->device != ON_GPU || !kernel->launch || !registry_selected(kernel, request->kernels))
+            continue;
+        const char *layers[2];
+        int layer_count = request->layer ? 1 : reference_layers(kernel, layers);
+        if (request->layer)
+            layers[0] = request->layer;
+        for (int l = 0; l < layer_count; l++) {
+            conv_problem prob;
+            char why[2048];
+            if (!suite_find(layers[l], 0, &prob, why, sizeof why))
+                fail("%s", why);
+            if (request->n > 0)
+                prob.n = request->n;
+            if (!problem_validate(&prob, why, sizeof why))
+                fail("layer %s: %s", layers[l], why);
+            run_request run = run_request_defaults(kernel, &prob);
+            run.seed = request->seed;
+            run.verify = run.time = run.cudnn = false;
+            sample(request->sample);
+            emu_counters counts;
+            uint64_t grid_blocks, emulated_blocks;
+            take(&counts, &grid_blocks, &emulated_blocks); /* nothing from earlier runs */
+            run_outcome outcome = run_kernel(&run);
+            take(&counts, &grid_blocks, &emulated_blocks);
+
+            results_row row;
+            results_row_init(&row, &results_emulator);
+            results_set(&row, "chapter", "%.2s", kernel->id);
+            results_set(&row, "kernel", "%s", kernel->id);
+            results_set(&row, "kernel_name", "%s", kernel->name);
+            results_set(&row, "pass", "%s", pass_name(kernel->pass));
+            results_set(&row, "layer", "%s", layers[l]);
+            results_set_problem(&row, &prob, kernel->dtype, kernel->layout);
+            results_set(&row, "flops", "%.0f", problem_flops(&prob));
+            results_set(&row, "min_bytes", "%.0f", outcome.min_bytes);
+            results_set(&row, "source_sha256", "%s", registry_source_sha256(kernel));
+            results_set(&row, "emulator_sha256", "%s", source_sha256("emu/exec.c"));
+            results_set(&row, "date", "%s", date);
+            printf("%-4s %-22s n=%-3d ", kernel->id, layers[l], prob.n);
+            if (outcome.status == RUN_UNSUPPORTED) {
+                results_set(&row, "status", "unsupported");
+                printf("unsupported: %s\n", outcome.why);
+            } else if (outcome.status == RUN_FAIL) { /* an error the emulator stopped the kernel for */
+                results_set(&row, "status", "fail");
+                printf("FAIL: %s\n", outcome.why);
+                failures++;
+            } else {
+                results_set(&row, "status", "counted");
+                set_counts(&row, &counts);
+                printf("%llu of %llu blocks emulated: %.3g warp instructions, %.2f sectors per global load, %llu "
+                       "shared bank conflicts\n", (unsigned long long)emulated_blocks,
+                       (unsigned long long)grid_blocks, (double)counts.warp_instructions,
+                       ratio(counts.global_load_sectors, counts.global_load_requests),
+                       (unsigned long long)(counts.shared_load_wavefronts - counts.shared_load_ideal +
+                                            counts.shared_store_wavefronts - counts.shared_store_ideal));
+            }
+            char reason[4200];
+            if (!results_merge(csv, &row, 1, reason, sizeof reason)) /* row by row: a cut-off run keeps its rows */
+                fail("%s", reason);
+            rows++;
+        }
+    }
+    if (!rows) {
+        fprintf(stderr, "conv: no kernel the emulator runs matches --kernels %s\n",
+                request->kernels ? request->kernels : "");
+        return 2;
+    }
+    printf("bench: %d rows of counts written to %s (counted by the emulator; no times)\n", rows, csv);
+    return failures ? 1 : 0;
+}

@@ -1,0 +1,20 @@
+/* emulated.h: `conv bench --emulate`: every chapter's kernels on their reference layers, on the PTX
+ * emulator, counted (never timed), into bench/results/emulator.csv. */
+#ifndef EMULATED_H
+#define EMULATED_H
+
+#include <stdint.h>
+
+typedef struct {
+    const char *kernels;   /* comma-separated id prefixes, or NULL: every kernel the emulator can run */
+    const char *layer;     /* SUITE/LAYER instead of each chapter's reference layers, or NULL */
+    int n;                 /* the batch instead of the layer's, or -1 */
+    unsigned sample;       /* blocks emulated per kind of block (emu/counters.h); 0: every block */
+    const char *csv;       /* where the rows go (NULL: bench/results/emulator.csv) */
+    uint64_t seed;
+} emulated_bench;
+
+/* Runs the request; 0 when every kernel ran (or was unsupported, which its row says), 1 otherwise. */
+int bench_emulated(const emulated_bench *request);
+
+#endif

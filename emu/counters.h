@@ -1,0 +1,54 @@
+/* counters.h: what a launch did, counted by the emulator the way Nsight Compute defines its metrics
+ * (emu/README.md, "Counters"). Counts, never times. Standalone (only <stdint.h>), so that the runner can
+ * read the counters libcudaemu exports (emu_bench_take, below) without the emulator's insides. */
+#ifndef EMU_COUNTERS_H
+#define EMU_COUNTERS_H
+
+#include <stdint.h>
+
+typedef enum {
+    CLASS_TENSOR,       /* mma, wmma.mma, wgmma.mma_async */
+    CLASS_FP32,         /* f32 arithmetic */
+    CLASS_FP64,
+    CLASS_FP16,         /* f16/bf16 arithmetic */
+    CLASS_INTEGER,      /* integer arithmetic, logic, shifts, comparisons, selects, moves */
+    CLASS_CONVERSION,   /* cvt, cvta */
+    CLASS_CONTROL,      /* branches, exit */
+    CLASS_GLOBAL,       /* loads, stores and atomics in global memory, cp.async, bulk copies */
+    CLASS_SHARED,       /* loads and stores in shared memory, ldmatrix, wmma.load/store */
+    CLASS_OTHER_MEMORY, /* param, local, const */
+    CLASS_SYNC,         /* barriers, mbarrier, fences, warp collectives */
+    CLASS_COUNT
+} emu_class;
+
+typedef struct {
+    uint64_t launches;
+    uint64_t grid_blocks, emulated_blocks; /* blocks the grids had, and how many ran (counters.h, sampled) */
+    uint64_t warp_instructions;       /* smsp__inst_executed: instructions executed, per warp */
+    uint64_t thread_instructions;     /* smsp__thread_inst_executed: the same, per active thread */
+    uint64_t by_class[CLASS_COUNT];   /* warp instructions */
+    uint64_t global_load_requests, global_load_sectors, global_load_bytes;    /* a request: one warp's */
+    uint64_t global_store_requests, global_store_sectors, global_store_bytes; /* instruction; a sector: 32 B */
+    uint64_t shared_load_requests, shared_load_wavefronts, shared_load_ideal;    /* wavefronts: the passes */
+    uint64_t shared_store_requests, shared_store_wavefronts, shared_store_ideal; /* through the 32 banks */
+    uint64_t barriers;                /* bar.sync / barrier.sync arrivals, per warp */
+    uint64_t tensor_flops;            /* 2*M*N*K of every mma, wmma and wgmma */
+} emu_counters;
+
+/* Sampled launches. A full-size layer has thousands of blocks; most do the same work as their
+ * neighbours. With a sample of S, the blocks of a grid are sorted into kinds by where they sit in each
+ * dimension (the first, the last, or one between: up to 27 kinds, so every edge of the grid is its own
+ * kind), at most S blocks of each kind are emulated (chosen by a fixed seed), and each one's counts
+ * stand for its kind: they are scaled by (blocks of the kind) / (blocks emulated of it). The outputs of
+ * a sampled launch are not computed (most blocks never run), so such a launch counts and is never
+ * verified; initcheck is off for it, as later kernels read what skipped blocks did not write.
+ *
+ * What libcudaemu exports for `conv bench --emulate` (looked up with dlsym; absent on a real GPU): */
+typedef void emu_bench_sample_fn(unsigned blocks_per_kind); /* from the next launch on; 0: every block */
+/* The counters of every launch since the last call, scaled as above, and how many blocks their grids
+ * had and how many were emulated; then starts again from zero. */
+typedef void emu_bench_take_fn(emu_counters *counters, uint64_t *grid_blocks, uint64_t *emulated_blocks);
+#define EMU_BENCH_SAMPLE "emu_bench_sample"
+#define EMU_BENCH_TAKE "emu_bench_take"
+
+#endif
