@@ -68,7 +68,7 @@ int bench_emulated(const emulated_bench *request)
     if (request->csv)
         snprintf(csv, sizeof csv, "%s", request->csv);
     else
-        snprintf(csv, sizeof csv, "%s/bench/results/emulator.csv", CONV_SOURCE_ROOT);
+        results_path(CONV_SOURCE_ROOT, "emulator", csv, sizeof csv);
     char date[16];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));

@@ -280,12 +280,17 @@ static void gpu_short_name(const char *name, char *out, size_t len)
     snprintf(out, len, "gpu");
 }
 
+void results_path(const char *source_root, const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/bench/results", source_root);
+    if (mkdir(path, 0755) != 0 && errno != EEXIST)
+        fail("cannot create %s: %s", path, strerror(errno));
+    snprintf(path, len, "%s/bench/results/%s.csv", source_root, name);
+}
+
 void results_default_path(const char *source_root, const char *gpu, char *path, size_t len)
 {
     char short_name[64];
     gpu_short_name(gpu, short_name, sizeof short_name);
-    snprintf(path, len, "%s/bench/results", source_root);
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        fail("cannot create %s: %s", path, strerror(errno));
-    snprintf(path, len, "%s/bench/results/%s.csv", source_root, short_name);
+    results_path(source_root, short_name, path, len);
 }

@@ -1,5 +1,6 @@
 """The runner's command line: every kind of bad input gets one clear line on stderr and a non-zero
 exit, never a crash; good input works. Run as: test_cli.py PATH_TO_CONV TMP_DIR"""
+import csv
 import os
 import struct
 import sys
@@ -103,9 +104,16 @@ del os.environ["EMU_PTX_PATH"]
 if result.returncode != 77 or "08a  n/a on the emulator" not in result.stdout or "no PTX defines it" \
         not in result.stdout:
     failures.append(f"check 08 --emulate without PTX: exit {result.returncode}: {result.stdout!r}")
-result = run("bench", "--emulate")
-if result.returncode != 0 or "nothing to benchmark" not in result.stdout:
-    failures.append(f"bench --emulate: exit {result.returncode}: {result.stdout!r}")
+emulator_csv = os.path.join(tmp, "emulator.csv")
+if os.path.exists(emulator_csv):
+    os.remove(emulator_csv)
+result = run("bench", "--emulate", "--kernels", "02b,04x", "--n", "1", "--csv", emulator_csv)
+rows = list(csv.DictReader(open(emulator_csv))) if os.path.exists(emulator_csv) else []
+statuses = {row["kernel"]: row["status"] for row in rows}
+if result.returncode != 0 or statuses != {"02b": "counted", "04x": "unsupported"} or "time" in "".join(rows[0]):
+    failures.append(f"bench --emulate: exit {result.returncode}, rows {statuses}: {result.stdout!r}")
+elif int(rows[0]["warp_inst"]) <= 0 or int(rows[0]["emulated_blocks"]) > int(rows[0]["grid_blocks"]):
+    failures.append(f"bench --emulate: implausible counts {rows[0]}")
 if "--emulate" not in run("--help").stdout:
     failures.append("--help does not mention --emulate")
 
