@@ -7,8 +7,9 @@
  * change, and the tap part (igemm_tap_offset()) once per k tile, shared by all of that thread's rows
  * (implicit_gemm.h: "split").
  *
- * Why: 05c spends most of its instructions on divisions and 2-byte loads, 32 per thread per k tile for
- * each tile. Now it is 2 loads of 16 bytes each, and one division of kappa per k tile.
+ * Why: 05c spends most of its instructions on divisions and 2-byte loads: per thread and k tile, 16 for
+ * each tile, each after its own divisions. Now it is 2 loads of 16 bytes for each tile, and one division
+ * of kappa per k tile.
  *
  * The cost: the 8 values must be 8 channels of one tap, 16-byte aligned, so C/groups must be a multiple
  * of 8. Other problems (conv1's C = 3) run on a copy of x and w with each group's channels padded with

@@ -7,8 +7,8 @@
  * column tile's edge). Both live in common/igemm_pipeline.cuh; chapter 08 stores the same way.
  *
  * Why: straight from the fragments (05b-05g) a lane holds pairs of neighbouring channels, so a warp's
- * store writes 4 bytes in each of 8 rows: 32-bit stores, 16 bytes of each 32-byte sector of y used per
- * request. Through shared memory every store is 16 bytes and a warp writes whole lines. The +8 halves of
+ * store writes 16 bytes (4 lanes' pairs) in each of 8 rows of y: 32-bit stores, half of each 32-byte
+ * sector per request. Through shared memory every store is 16 bytes and a warp writes whole lines. The +8 halves of
  * pitch put the 8 rows of one fragment store into different banks.
  *
  * On the way out the block is also the place to fuse what follows a convolution in a network: bias,
