@@ -1,5 +1,6 @@
 /* steps.cuh: what the steps of chapter 05 share unchanged, so that each step's file holds only its
- * kernel and a diff between two steps shows only the idea that separates them.
+ * kernel and a diff between two steps shows only the idea that separates them. A step's file repeats
+ * the kernel code it keeps from the step before, on purpose: each reads top to bottom on its own.
  *
  *   tile_shape<>         a block tile shape (one IGEMM_SHAPE_05x line of implicit_gemm.h) with the
  *                        constants every step derives from it: igemm_tile's warp tile, mma tiles per
