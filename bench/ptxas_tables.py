@@ -1,11 +1,12 @@
 """The register tables in the chapter READMEs, from what ptxas reports for this build, never typed.
 
-A README holds, between markers, the source to compile and one row per kernel (a label and a regular
-expression matching the kernel's mangled name); the table below the spec is generated:
+A README holds, between markers, the sources to compile (a path or a glob, relative to the repository
+root) and one row per kernel (a label and a regular expression matching the kernel's mangled name in
+exactly one of them); the table below the spec is generated:
 
-    <!-- ptxas-table: chapters/05_implicit_gemm_tc/implicit_gemm.cu
+    <!-- ptxas-table: chapters/05_implicit_gemm_tc/*.cu
     05a igemm_wmma
-    05c igemm_pipelined.*Li128ELi128E
+    05h igemm_staged.*Li128ELi128E
     -->
     | kernel | registers, sm_80 | registers, sm_90 | stack and spills |
     ...
@@ -15,6 +16,7 @@ expression matching the kernel's mangled name); the table below the spec is gene
     python3 bench/ptxas_tables.py --check ...    (the build suite: exit 1 when a table differs from ptxas)
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
@@ -45,6 +47,17 @@ def ptxas_report(nvcc, includes, source, arch):
         found = re.search(r"Used (\d+) registers", line)
         if found and function:
             report[function] = (int(found.group(1)), *frame)
+    return report
+
+
+def sources_report(nvcc, includes, pattern, arch):
+    """ptxas_report() merged over every source the pattern names."""
+    sources = sorted(glob.glob(os.path.join(ROOT, pattern)))
+    if not sources:
+        sys.exit(f"ptxas_tables: {pattern} names no source")
+    report = {}
+    for source in sources:
+        report.update(ptxas_report(nvcc, includes, os.path.relpath(source, ROOT), arch))
     return report
 
 
@@ -82,7 +95,7 @@ def main():
         text = open(readme).read()
 
         def generate(match):
-            reports = {a: ptxas_report(args.nvcc, args.includes, match.group("source"), a) for a in archs}
+            reports = {a: sources_report(args.nvcc, args.includes, match.group("source"), a) for a in archs}
             rows = [r for r in match.group("rows").splitlines() if r.strip()]
             return match.group(1) + table(rows, reports, archs) + match.group(5)
 

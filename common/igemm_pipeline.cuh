@@ -53,7 +53,7 @@ struct igemm_tile {
         BK = BK_,                            /* reduction per stage */
         WARPS_M = WARPS_M_,
         WARPS_N = WARPS_N_,
-        STAGES = STAGES_,                    /* 1: 05b's load-store-compute; >= 2: cp.async pipeline */
+        STAGES = STAGES_,                    /* 1: 05b-05e's load, store, compute; >= 3: cp.async pipeline */
         THREADS = 32 * WARPS_M * WARPS_N,
         WM = BM / WARPS_M,                   /* warp tile */
         WN = BN / WARPS_N,
@@ -77,7 +77,7 @@ struct igemm_tile {
  * 16-deep step of a k tile where the operand is k-contiguous, one per 16-wide fragment of the warp tile
  * where it is k-major (the layouts above). The B offsets start at b_from: A_TILE_BYTES for
  * igemm_mainloop(), which hands igemm_warp_tile_mma() the stage as both a_tile and b_tile; 0 where B
- * has a tile of its own (05b). */
+ * has a tile of its own (05c-05e). */
 template <class T, bool A_KMAJOR, bool B_KMAJOR>
 struct igemm_lanes {
     uint32_t a[A_KMAJOR ? T::MMA_M : T::BK / 16];

@@ -13,7 +13,7 @@ done <<'JOBS'
 02b resnet50/res4_3x3 2
 03b resnet50/res4_3x3 2
 04d resnet50/res4_3x3 2
-05c resnet50/res4_3x3 16
+05h resnet50/res4_3x3 16
 06b resnet50/res4_3x3 16
 07b resnet50/res4_3x3 16
 08b resnet50/res4_3x3 16

@@ -11,7 +11,7 @@
  *      of every wgmma exactly, element for element; and that a tile not 1024-byte aligned is not;
  *   4. the accumulator fragment: every (row, column) of the 64 x 128 warpgroup tile exactly once, as
  *      four m16n8 C fragments stacked per warp (tensor_core.h's mma_c_row/col);
- *   5. the whole kernel, 08a and 08b, emulated on small problems: the copies (05c's walk and masks,
+ *   5. the whole kernel, 08a and 08b, emulated on small problems: the copies (05g's walk and masks,
  *      zero-fill; 08b: A by the 128 producer threads, B as the TMA box with its zero fill), the stage
  *      ring, the wgmma reads through descriptors, the accumulator fragment, the staged epilogue,
  *      against the fp64 reference;

@@ -17,13 +17,13 @@
  * A is never built (hence "implicit"): for each element a kernel loads it works out where in x that
  * element lives. The chapter does this three ways, each step cheaper than the last:
  *   direct  igemm_a_offset(): divide m into (n, p, q) and kappa into (r, s, c), then bounds-check.
- *           05a, for every element it stages.
+ *           05a, 05b and 05c, for every element they stage.
  *   split   the pixel part, igemm_row_origin(), once per row for the whole loop (a thread's rows do not
  *           change), plus the tap part, igemm_tap_offset(), once per k step (it is the same for every
- *           row): the address is the sum. 05b.
+ *           row): the address is the sum. 05d, 05e and 05f.
  *   walked  the tap part advanced by precomputed deltas instead of divided again (igemm_walk,
  *           igemm_iter_next()), the bounds check a test of two bits of per-row masks computed once
- *           (igemm_tap_mask()). 05c, 05d and 05e.
+ *           (igemm_tap_mask()). 05g to 05j.
  * tests/test_implicit_gemm.c checks all three against each other and, multiplied out, against the
  * fp64 reference.
  *
@@ -42,18 +42,24 @@
 
 #define IG_FN static HOST_DEVICE inline
 
-/* The tile shapes of 05b-05e, all in one place:
+/* The tile shapes of 05b-05j, all in one place:
  *     block M (pixels), block N (output channels), block K (reduction per stage),
  *     warps along M, warps along N, pipeline stages.
- * implicit_gemm.cu instantiates its kernels from these (tile_shape<IGEMM_SHAPE_05C>) and the CPU test
- * emulates exactly these; change a number here and both follow. Registers follow from the warp tile:
- * up to 64 fp32 accumulators per thread (05b, 05d) get 128 registers, 128 (05c, 05e) up to 255.
- * Constraints (static_asserts in the .cu): block K a multiple of 16; the warp tile, (block M / warps M)
- * x (block N / warps N), a multiple of 16 x 16; every thread copies the same number of 16-byte chunks. */
-#define IGEMM_SHAPE_05B 128, 128, 32, 2, 4, 1 /* unpipelined; 8 warps of 64x32 */
-#define IGEMM_SHAPE_05C 128, 128, 32, 2, 2, 4 /* 4 warps of 64x64 */
-#define IGEMM_SHAPE_05D 64, 64, 32, 2, 2, 4   /* 4 warps of 32x32: small layers */
-#define IGEMM_SHAPE_05E 256, 64, 32, 4, 1, 4  /* 4 warps of 64x64: K = 64 layers */
+ * Each step instantiates its kernel from its line (tile_shape<IGEMM_SHAPE_05D>, steps.cuh) and the CPU
+ * test emulates exactly these; change a number here and both follow. Registers follow from the warp
+ * tile: up to 64 fp32 accumulators per thread get 128 registers, 128 accumulators up to 255.
+ * Constraints (static_asserts in igemm_pipeline.cuh and steps.cuh): block K a multiple of 16; the warp
+ * tile, (block M / warps M) x (block N / warps N), a multiple of 16 x 16; every thread copies the same
+ * number of 16-byte chunks. The first steps keep 05a's tile, so that what changes is only the idea. */
+#define IGEMM_SHAPE_05B 64, 64, 32, 2, 2, 1    /* 05a's tile: 4 warps of 32x32, one stage */
+#define IGEMM_SHAPE_05C 64, 64, 32, 2, 2, 1
+#define IGEMM_SHAPE_05D 64, 64, 32, 2, 2, 1
+#define IGEMM_SHAPE_05E 128, 128, 32, 2, 2, 1  /* 4 warps of 64x64 */
+#define IGEMM_SHAPE_05F 128, 128, 32, 2, 2, 4  /* the same tile, 4 stages */
+#define IGEMM_SHAPE_05G 128, 128, 32, 2, 2, 4
+#define IGEMM_SHAPE_05H 128, 128, 32, 2, 2, 4
+#define IGEMM_SHAPE_05I 64, 64, 32, 2, 2, 4    /* 4 warps of 32x32: small layers */
+#define IGEMM_SHAPE_05J 256, 64, 32, 4, 1, 4   /* 4 warps of 64x64 stacked along M: K = 64 layers */
 
 /* ---- the GEMM's extents ----------------------------------------------------------------------------- */
 
@@ -255,7 +261,7 @@ IG_FN bool igemm_offsets_fit(const conv_problem *prob)
            filter_max <= INT32_MAX;
 }
 
-/* For supports() (host only): whether the channel-padded problem a 16-byte kernel runs on (05b-05e,
+/* For supports() (host only): whether the channel-padded problem a 16-byte kernel runs on (05d-05j,
  * 08a-08b) keeps its tensors and offsets within 32-bit index math; otherwise false with the reason,
  * naming kernel `id`. */
 static inline bool igemm_padded_fits_32bit(const char *id, const conv_problem *prob, char *why, size_t why_len)
@@ -291,7 +297,7 @@ IG_FN int igemm_load_chunk(int thread, int chunks_per_row)
     return thread % chunks_per_row;
 }
 
-/* Row pitch, in halves, of the output tile staged in shared memory by 05c-05e's epilogue. The 8 extra
+/* Row pitch, in halves, of the output tile staged in shared memory by the epilogue of 05h-05j. The 8 extra
  * halves (16 bytes) put the 8 rows that one fragment store of a warp touches into 8 different groups
  * of 4 banks; rows stay 16-byte aligned for the vector reads that follow. */
 IG_FN int igemm_out_pitch(int bn)

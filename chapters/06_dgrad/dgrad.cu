@@ -21,7 +21,7 @@
  * of 4 warps of 32x32 for problems too small to fill the GPU: dgrad_pick_shape()), a 4-stage cp.async
  * pipeline with one barrier per k tile, zero-fill (src-size 0) for taps outside dy and for tile edges, swizzled shared
  * memory (tensor_core.h) and a staged epilogue writing 16-byte chunks of dx. Compared with chapter 05's
- * 05c only the index math (dgrad.h) and the B side (ldmatrix .trans) differ.
+ * 05h only the index math (dgrad.h) and the B side (ldmatrix .trans) differ.
  *
  * From common/igemm_pipeline.cuh (chapter 05's building blocks, shared): the derived tile constants
  * (igemm_tile, which dgrad_shape below extends), the per-lane ldmatrix offsets and the warp tile's
@@ -181,7 +181,7 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     const igemm_lanes<T, false, true> lanes = igemm_lanes_of<T, false, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* The pipeline of chapter 05c (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one
+    /* The pipeline of chapter 05's 05f-05j (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one
      * barrier per k tile. A phase without taps has no k tiles at all and leaves acc zero. */
     const int k_tiles = tiles_covering(depth, T::BK);
     auto copy_next = [&](uint32_t stage) { copy_tile<T>(tc, stage, prob, ph, depth, walk, dy, w_tile, w); };

@@ -12,7 +12,7 @@
  * 8x8 piece on its way into the mma.sync fragments.
  *
  *   07a  one block per 64 x 128 output tile walks the whole reduction, 32 pixels per stage, through a
- *        4-stage cp.async pipeline (chapter 05c's loop). Correct, and slow where the output is small:
+ *        4-stage cp.async pipeline (chapter 05's loop, 05f on). Correct, and slow where the output is small:
  *        conv1's dw is one row of 4 tiles (with channels padded to 8), so 4 blocks run on 132 SMs.
  *   07b  split-K: the reduction is cut into `splits` contiguous ranges (plan_split_k(), from the SM
  *        count), each block computes its tile over one range and writes the fp32 partial tile to the
@@ -162,7 +162,7 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
     const igemm_lanes<T, true, true> lanes = igemm_lanes_of<T, true, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* The pipeline of chapter 05c (igemm_mainloop): STAGES-1 tiles in flight, one barrier per tile. */
+    /* The pipeline of chapter 05's 05f-05j (igemm_mainloop): STAGES-1 tiles in flight, one barrier per tile. */
     const int k_tiles = (int)((end - begin + T::BK - 1) / T::BK);
     int64_t remaining = end - begin; /* pixels left from the next tile to copy on */
     auto copy_next = [&](uint32_t stage) {

@@ -1,12 +1,12 @@
 /* Chapter 08: implicit GEMM on Hopper's warpgroup tensor cores (wgmma).
  *
- * What it computes: fprop, exactly chapter 05's (implicit_gemm.cu): fp16 NHWC x, KRSC w, fp32
+ * What it computes: fprop, exactly chapter 05's: fp16 NHWC x, KRSC w, fp32
  * accumulation, fp16 NHWC y, any padding, stride, dilation and groups; C/groups not a multiple of 8
  * runs on chapter 05's zero-padded copy (pad_channels), in the workspace.
  *
  * The GEMM view is unchanged (implicit_gemm.h): per group, Y[m][j] = sum_kappa A[m][kappa] B[kappa][j],
  * m = (n, p, q) an output pixel, j an output channel, kappa = (r, s, c) with c fastest. A is gathered
- * from x by cp.async exactly as 05c gathers it (row origins and tap masks computed once per row, the
+ * from x by cp.async exactly as 05g and 05h gather it (row origins and tap masks computed once per row, the
  * tap walked by igemm_iter_next(), zero-fill for the padding); B is rows of the KRSC filter.
  *
  * What is new, 08a:
@@ -259,8 +259,8 @@ static __device__ __forceinline__ void consumers_sync(void)
 
 /* ---- 08a: the kernel ------------------------------------------------------------------------------ */
 
-/* A thread's share of gathering the A tile (BM rows of 8 chunks) when `COPIERS` threads share it: 05c's
- * tile_copier for this tile shape. Row origins and tap masks are computed once; the position along
+/* A thread's share of gathering the A tile (BM rows of 8 chunks) when `COPIERS` threads share it: 05h's
+ * row setup and copy_next() for this tile shape. Row origins and tap masks are computed once; the position along
  * kappa walks one k tile at a time (igemm_iter_next: no division in the loop). */
 template <int COPIERS>
 struct a_copier {

@@ -9,7 +9,7 @@
  * step runs on the registry kernels of chapters 05-07, and the result is judged by held-out accuracy.
  *
  * Backends (--backend):
- *   ours   fprop 05c, dgrad 06a (stride 1) / 06b (stride 2), wgrad 07b; fp16 NHWC activations and
+ *   ours   fprop 05h, dgrad 06a (stride 1) / 06b (stride 2), wgrad 07b; fp16 NHWC activations and
  *          gradients, KRSC filters, fp32 accumulation, a static loss scale (README: loss scaling).
  *   cudnn  the same convolutions through cuDNN (common/cudnn_conv.h), same dtype and layout.
  *   cpu    the fp64 references (common/reference.h) on fp32 NCHW: runs anywhere, slowly.
@@ -75,7 +75,7 @@ static void usage(FILE *out)
             "usage: train_cnn [--backend ours|cudnn|cpu | --compare] [options]\n"
             "Trains conv3x3(1->16,s2)+ReLU, conv3x3(16->32)+ReLU, conv3x3(32->64,s2)+ReLU, global average pool,\n"
             "linear(64->4), softmax cross-entropy, with plain SGD, on synthetic bar orientations (4 classes).\n"
-            "  --backend B       ours (default): fprop 05c, dgrad 06a/06b, wgrad 07b, fp16 NHWC\n"
+            "  --backend B       ours (default): fprop 05h, dgrad 06a/06b, wgrad 07b, fp16 NHWC\n"
             "                    cudnn: the same convolutions through cuDNN; cpu: the fp64 references\n"
             "  --compare         train ours and cudnn side by side; fail if their losses differ by more\n"
             "                    than %.3g at any logged step\n"
@@ -301,11 +301,11 @@ static bool gpu_net_init(gpu_net *g, const char *name, bool use_cudnn, const net
     if (use_cudnn)
         return cudnn_plans(g, why, why_len);
     size_t workspace = 0;
-    g->fprop = our_kernel("05c", &shape->conv[0], &workspace);
+    g->fprop = our_kernel("05h", &shape->conv[0], &workspace);
     g->wgrad = our_kernel("07b", &shape->conv[0], &workspace);
     for (int i = 1; i < NET_CONVS; i++) {
         const conv_problem *prob = &shape->conv[i];
-        our_kernel("05c", prob, &workspace);
+        our_kernel("05h", prob, &workspace);
         our_kernel("07b", prob, &workspace);
         g->dgrad[i] = our_kernel(prob->stride_h == 1 && prob->stride_w == 1 ? "06a" : "06b", prob, &workspace);
     }

@@ -1,0 +1,63 @@
+/* steps.c: chapter 05's registry entries, one per step, in the order a reader climbs them. Each step's
+ * kernel, supports() and launch are in its own file, named in .source; README.md walks through them.
+ */
+#include "conv.h"
+#include "epilogue.h"
+#include "pad_channels.h"
+
+#define STEP(id)                                                                                   \
+    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
+    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+#define FUSED(id)                                                                                  \
+    void launch_fused_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace,   \
+                           const conv_epilogue *ep);
+STEP(05a)
+STEP(05b)
+STEP(05c)
+STEP(05d)
+STEP(05e)
+STEP(05f)
+STEP(05g)
+STEP(05h)
+STEP(05i)
+STEP(05j)
+FUSED(05h)
+FUSED(05i)
+FUSED(05j)
+FUSED(05k)
+#undef STEP
+#undef FUSED
+
+#define DIR "chapters/05_implicit_gemm_tc/"
+#define FPROP_F16_NHWC .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU
+
+const conv_kernel ch05_kernels[] = {
+    {.id = "05a", .name = "implicit GEMM, WMMA 16x16x16, 64x64 tile", .source = DIR "05a_wmma.cu", FPROP_F16_NHWC,
+     .supports = supports_05a, .launch = launch_05a},
+    {.id = "05b", .name = "mma.sync + ldmatrix, padded smem, 64x64", .source = DIR "05b_mma_sync.cu",
+     FPROP_F16_NHWC, .supports = supports_05b, .launch = launch_05b},
+    {.id = "05c", .name = "mma.sync + ldmatrix, swizzled smem, 64x64", .source = DIR "05c_swizzle.cu",
+     FPROP_F16_NHWC, .supports = supports_05c, .launch = launch_05c},
+    {.id = "05d", .name = "16-byte loads, split addresses, 64x64", .source = DIR "05d_16byte_loads.cu",
+     FPROP_F16_NHWC, .supports = supports_05d, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05d},
+    {.id = "05e", .name = "16-byte loads, 128x128 with 64x64 warp tiles", .source = DIR "05d_16byte_loads.cu",
+     FPROP_F16_NHWC, .supports = supports_05e, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05e},
+    {.id = "05f", .name = "cp.async 4-stage pipeline, 128x128", .source = DIR "05f_cp_async.cu", FPROP_F16_NHWC,
+     .supports = supports_05f, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05f},
+    {.id = "05g", .name = "pipeline + walked addresses and tap masks, 128x128", .source = DIR "05g_walked.cu",
+     FPROP_F16_NHWC, .supports = supports_05g, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05g},
+    {.id = "05h", .name = "walked pipeline, staged 16-byte epilogue, 128x128", .source = DIR "05h_staged_epilogue.cu",
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05h,
+     .launch_fused = launch_fused_05h},
+    {.id = "05i", .name = "05h on a 64x64 tile (small layers)", .source = DIR "05h_staged_epilogue.cu",
+     FPROP_F16_NHWC, .supports = supports_05i, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05i,
+     .launch_fused = launch_fused_05i},
+    {.id = "05j", .name = "05h on a 256x64 tile (K = 64 layers)", .source = DIR "05h_staged_epilogue.cu",
+     FPROP_F16_NHWC, .supports = supports_05j, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05j,
+     .launch_fused = launch_fused_05j},
+    /* 05k has no plain launch: without an epilogue it would be 05h again */
+    {.id = "05k", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05h_staged_epilogue.cu",
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes,
+     .launch_fused = launch_fused_05k},
+};
+const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);
