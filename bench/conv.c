@@ -69,7 +69,7 @@ static const char usage[] =
     "  bench --emulate   no times: each GPU kernel on its chapter's reference layers (or --layer, --n),\n"
     "                    counted, into bench/results/emulator.csv (or --csv); the blocks emulated are a\n"
     "                    sample of each kind of block in the grid, the counts scaled to the grid\n"
-    "  --sample N        with bench --emulate: blocks emulated per kind (default 8, --quick 2; 0: all)\n"
+    "  --sample N        with bench --emulate: blocks emulated per kind of block (default 8; 0: all)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input (a flag, or a\n"
     "--load-npy file) or an unsupported problem, 77 (check) no GPU for GPU kernels.\n";
@@ -528,7 +528,7 @@ static int command_bench(const options *opts)
         if (epilogue_any(opts->epilogue))
             cli_error("bench --emulate counts the kernels without an epilogue; --epilogue is for a GPU");
         emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
-                                  .sample = opts->sample >= 0 ? (unsigned)opts->sample : opts->quick ? 2 : 8,
+                                  .sample = opts->sample >= 0 ? (unsigned)opts->sample : 8,
                                   .csv = opts->csv, .seed = opts->seed};
         return bench_emulated(&request);
     }

@@ -9,6 +9,10 @@ For every DIR/<gpu>.csv written by the benchmark runner this writes, into --out:
   <gpu>_roofline.png   arithmetic intensity vs TFLOP/s of every (kernel, layer), under
                        the measured copy-bandwidth slope and compute roofs;
   <gpu>_pct_cudnn.png  % of cuDNN for every kernel x layer, one heat-map panel per pass.
+From DIR/emulator.csv (`conv bench --emulate`: counts, no times) it writes
+  emulator_bound_ladder.png   every kernel's bound from counts at an H100's published peaks
+                       (bench/emulator_csv.py), on each chapter's reference layers, coloured by
+                       the resource that sets it: a floor from counts, never a measurement.
 Only rows with status `pass` and a time are plotted (and not chapter 10's whole blocks); the heat map greys out `fail`
 and unsupported (n/s) cells. Reads only the CSVs, never the runner's stdout.
 A malformed CSV prints one line `plot: FILE: what is wrong` to stderr and exits 1.
@@ -23,6 +27,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import emulator_csv  # noqa: E402
 from results_csv import (DTYPE_LABEL, PASSES, CsvError, kernel_key, kernel_label,  # noqa: E402
                          layer_key, layer_labels, load)
 
@@ -361,16 +366,51 @@ def plot_csv(results, out_dir):
             plot_pct_cudnn(results, f"{stem}_pct_cudnn.png")]
 
 
+EMULATOR_CSV = "emulator.csv"
+RESOURCE_COLOR = {"tensor cores": "#2e86c1", "fp32 pipes": "#28b463", "issue slots": "#af7ac5",
+                  "shared memory": "#f39c12", "DRAM": "#c0392b"}
+
+
+def plot_bound_ladder(rows, path):
+    """Each counted (kernel, layer) as a bar: its bound from counts in µs (log), coloured by the resource
+    that sets it, chapter order top to bottom."""
+    h100 = emulator_csv.h100_figures()
+    counted = [r for r in rows if r["status"] == "counted"]
+    labels = [f"{r['kernel']}  {r['layer'].split('/', 1)[-1]}" for r in counted]
+    floors = [emulator_csv.floor(r, h100) for r in counted]
+    fig, ax = plt.subplots(figsize=(10, 0.28 * len(counted) + 1.6))
+    y = list(range(len(counted)))[::-1]
+    ax.barh(y, [us for us, _ in floors], color=[RESOURCE_COLOR[resource] for _, resource in floors])
+    ax.set_yticks(y, labels, fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("bound from counts, µs (log scale): the least time at an H100 SXM5's published peaks")
+    ax.legend(handles=[Patch(color=color, label=f"limited by {name}") for name, color in RESOURCE_COLOR.items()],
+              fontsize=8, loc="lower right")
+    dates = sorted({r["date"] for r in rows})
+    fig.suptitle("Kernel ladder: bound from the emulator's counts (not a measurement)", fontsize=11)
+    ax.set_title(f"counted by the PTX emulator, {dates[0] if len(dates) == 1 else dates[0] + ' to ' + dates[-1]};"
+                 " batch 32; source bench/results/emulator.csv", fontsize=8)
+    fig.tight_layout()
+    return save(fig, path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default="bench/results", help="folder of <gpu>.csv files")
     ap.add_argument("--out", default="docs", help="folder for the PNGs")
     args = ap.parse_args(argv)
 
-    csvs = sorted(glob.glob(os.path.join(args.results, "*.csv")))
+    counts_path = os.path.join(args.results, EMULATOR_CSV)
+    counts = None
+    if os.path.exists(counts_path):
+        try:
+            counts = emulator_csv.load(counts_path)
+        except emulator_csv.CsvError as e:
+            print(f"plot: {counts_path}: {e}", file=sys.stderr)
+            return 1
+    csvs = sorted(p for p in glob.glob(os.path.join(args.results, "*.csv")) if os.path.basename(p) != EMULATOR_CSV)
     if not csvs:
         print(f"plot: no results CSV in {args.results} yet (run the benchmark on a GPU)")
-        return 0
     loaded = []
     for csv_path in csvs:  # check every CSV before drawing any
         try:
@@ -378,11 +418,15 @@ def main(argv=None):
         except CsvError as e:
             print(f"plot: {csv_path}: {e}", file=sys.stderr)
             return 1
+    if not loaded and not counts:
+        return 0
     import_matplotlib()
     os.makedirs(args.out, exist_ok=True)
     for results in loaded:
         for png in plot_csv(results, args.out):
             print(png)
+    if counts:
+        print(plot_bound_ladder(counts, os.path.join(args.out, "emulator_bound_ladder.png")))
     return 0
 
 

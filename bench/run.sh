@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The main job: set up, build, benchmark every chapter on the default suite, write the results CSV
-# and the plots. Without a GPU it runs the CPU chapter and redraws the plots from the committed CSVs.
+# and the plots. Without a GPU the kernels run on the PTX emulator instead (CONV_EMULATE=auto): each on
+# its chapter's reference layers, counted, never timed (bench/results/emulator.csv, about a minute on
+# two cores); then the chapters' counter tables and the plots are written from the CSVs.
 #
 #   bash bench/run.sh            the resnet50 suite (under 10 minutes on an H100)
-#   bash bench/run.sh --quick    3 layers, 10 repetitions: a first look
+#   bash bench/run.sh --quick    3 layers, 10 repetitions: a first look (on the emulator: the same counts)
 # Any other arguments go to `conv bench` (see ./build/conv --help).
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 status=0
-./build/conv bench "$@" || status=$?
+CONV_EMULATE=auto ./build/conv bench "$@" || status=$?
+if [ -f bench/results/emulator.csv ]; then
+    python3 bench/tables.py --counters bench/results/emulator.csv --readmes . || status=$?
+fi
 python3 bench/plot.py --results bench/results --out docs || status=$?
 exit $status

@@ -2,12 +2,19 @@
 
     python3 bench/tables.py CSV [CSV ...] [--chapter 02] [--pass fprop]
     python3 bench/tables.py CSV [CSV ...] [--chapter 02] [--pass fprop] --readme FILE --marker NAME
+    python3 bench/tables.py --counters bench/results/emulator.csv --chapter 05
+    python3 bench/tables.py --counters bench/results/emulator.csv --readmes ROOT [--check]
 
 The first form prints, for each CSV (one per GPU) with matching rows, a line naming
 the GPU, CUDA/cuDNN versions and date, then a table of every (kernel, layer) row:
 ms, TFLOP/s, GB/s, % of cuDNN, % of the roofline, status and verification error. The second form replaces whatever lies
 between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in FILE with that text, so
 chapter READMEs are generated from the measurements, never typed.
+With --counters the CSV is the emulator's (`conv bench --emulate`): the table shows what each kernel
+executed on its chapter's reference layers, counted, and the bound from counts at an H100's published
+peaks (bench/emulator_csv.py). --readmes writes that table between `<!-- counters:begin -->` and
+`<!-- counters:end -->` in every chapter README that has the pair; with --check it writes nothing and
+exits 1, naming the README, when one differs from what the CSV gives.
 A malformed CSV, or missing markers, prints one line to stderr and exits 1.
 """
 
@@ -18,6 +25,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import emulator_csv  # noqa: E402
 from results_csv import CsvError, kernel_key, kernel_label, layer_key, layer_labels, load  # noqa: E402
 
 DASH = "–"
@@ -64,6 +72,89 @@ def markdown(results, rows):
     return "\n".join(lines)
 
 
+def counters_markdown(rows, h100):
+    """The emulator's counts of one chapter's kernels as a table, with its bound from counts."""
+    def ratio(a, b):
+        return a / b if b else None
+
+    head = ["kernel", "layer", "blocks emulated", "warp instructions", "lanes active", "sectors per load",
+            "sectors per store", "global traffic / minimum", "shared bank conflicts", "tensor FLOP / useful",
+            "bound from counts", "limited by"]
+    align = ["---", "---"] + ["---:"] * 9 + ["---"]
+    lines = ["Counted by the PTX emulator (`conv bench --emulate`, `bench/results/emulator.csv`), not measured. "
+             "A sample of each grid's blocks is emulated and the counts scaled to the grid (`emu/counters.h`). "
+             "The bound from counts is the time the busiest resource would need at an H100 SXM5's published "
+             "peaks ([docs/h100.md](../../docs/h100.md)): a floor, not a prediction of the time.", "",
+             "| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
+    for r in rows:
+        layer = f"{r['layer'].split('/', 1)[-1]} (N={r['n']})"
+        if r["status"] != "counted":
+            cells = [r["kernel"], layer] + [DASH] * 9 + [r["status"]]
+        else:
+            traffic = 32 * (r["global_load_sectors"] + r["global_store_sectors"])
+            conflicts = (r["shared_load_wavefronts"] - r["shared_load_ideal"] +
+                         r["shared_store_wavefronts"] - r["shared_store_ideal"])
+            bound, limiter = emulator_csv.floor(r, h100)
+            tensor = ratio(r["tensor_flops"], r["flops"])
+            cells = [r["kernel"], layer, f"{r['emulated_blocks']:,} of {r['grid_blocks']:,}",
+                     f"{r['warp_inst']:.3g}", f"{100 * ratio(r['thread_inst'], 32 * r['warp_inst']):.0f}%",
+                     fmt(ratio(r["global_load_sectors"], r["global_load_requests"])),
+                     fmt(ratio(r["global_store_sectors"], r["global_store_requests"])),
+                     f"{fmt(ratio(traffic, r['min_bytes']))}×", f"{conflicts:,}",
+                     f"{fmt(tensor)}×" if tensor else DASH, f"{fmt(bound)} µs", limiter]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines)
+
+
+def counters_main(args):
+    """--counters: the emulator's counts, printed for a chapter or written into the chapter READMEs."""
+    try:
+        rows = emulator_csv.load(args.counters)
+    except emulator_csv.CsvError as e:
+        print(f"tables: {args.counters}: {e}", file=sys.stderr)
+        return 1
+    h100 = emulator_csv.h100_figures()
+    order = {key: i for i, key in enumerate(dict.fromkeys(r["layer"] for r in rows))}
+    rows.sort(key=lambda r: (r["chapter"], r["kernel"], order[r["layer"]]))
+    if not args.readmes:
+        chosen = [r for r in rows if not args.chapter or r["chapter"] == args.chapter.zfill(2)]
+        if not chosen:
+            print(f"tables: {args.counters}: no rows for chapter {args.chapter}", file=sys.stderr)
+            return 1
+        print(counters_markdown(chosen, h100))
+        return 0
+    chapters = os.path.join(args.readmes, "chapters")
+    stale = 0
+    for folder in sorted(os.listdir(chapters)):
+        readme = os.path.join(chapters, folder, "README.md")
+        if not os.path.isfile(readme):
+            continue
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        if "<!-- counters:begin -->" not in text:
+            continue
+        chosen = [r for r in rows if r["chapter"] == folder[:2]]
+        if not chosen:
+            print(f"tables: {readme}: {args.counters} has no rows for chapter {folder[:2]}", file=sys.stderr)
+            return 1
+        try:
+            new = replace_between_markers(text, "counters", counters_markdown(chosen, h100))
+        except ValueError as e:
+            print(f"tables: {readme}: {e}", file=sys.stderr)
+            return 1
+        if new == text:
+            continue
+        if args.check:
+            print(f"tables: {readme}: the counters table differs from {args.counters}; run "
+                  f"python3 bench/tables.py --counters {args.counters} --readmes .", file=sys.stderr)
+            stale += 1
+        else:
+            with open(readme, "w", encoding="utf-8") as f:
+                f.write(new)
+            print(f"tables: {readme}: counters table updated ({len(chosen)} rows)")
+    return 1 if stale else 0
+
+
 def replace_between_markers(text, marker, content):
     """Put `content` between the NAME:begin/end comments; ValueError if they are not there once."""
     begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
@@ -79,13 +170,22 @@ def replace_between_markers(text, marker, content):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("csv", nargs="+", help="results CSVs, e.g. bench/results/h100.csv")
+    ap.add_argument("csv", nargs="*", help="results CSVs, e.g. bench/results/h100.csv")
+    ap.add_argument("--counters", metavar="CSV", help="the emulator's counts, bench/results/emulator.csv")
+    ap.add_argument("--readmes", metavar="ROOT", help="with --counters: every chapter README under ROOT")
+    ap.add_argument("--check", action="store_true", help="with --readmes: compare, write nothing")
     ap.add_argument("--chapter", help="only this chapter, e.g. 02")
     ap.add_argument("--pass", dest="pass_", choices=("fprop", "dgrad", "wgrad"),
                     help="only this pass")
     ap.add_argument("--readme", help="write the table into this file instead of printing it")
     ap.add_argument("--marker", help="NAME of the <!-- NAME:begin/end --> pair in --readme")
     args = ap.parse_args(argv)
+    if args.counters:
+        return counters_main(args)
+    if args.readmes or args.check:
+        ap.error("--readmes and --check go with --counters")
+    if not args.csv:
+        ap.error("a results CSV, or --counters CSV")
     if bool(args.readme) != bool(args.marker):
         ap.error("--readme and --marker go together")
     chapter = args.chapter.zfill(2) if args.chapter and args.chapter.isdigit() else args.chapter
