@@ -1882,19 +1882,13 @@ out:
 /* ---------------------------------------------------------------------------------------------- */
 /* Blocks and grids                                                                               */
 
-/* A block a sampled launch emulates, and how many blocks of the grid its counts stand for. */
-typedef struct {
-    uint64_t id;
-    double weight;
-} sampled_block;
-
 typedef struct {
     const emu_launch_desc *launch;
     uint64_t smem_size;
     _Atomic uint64_t next_block;
     uint64_t n_blocks;         /* to run: the grid's, or the sample's */
-    const sampled_block *sample; /* NULL: every block, each standing for itself */
-    double scaled[sizeof(emu_counters) / sizeof(uint64_t)]; /* a sampled launch's counts, scaled */
+    const uint64_t *sample;    /* the blocks to run, or NULL: every block */
+    emu_counters *per_block;   /* with a sample: each block's counts, in the sample's order */
     _Atomic int failed;
     pthread_mutex_t lock;
     emu_counters *counters;    /* where the blocks' counts go, or NULL */
@@ -2051,9 +2045,9 @@ static void *grid_worker(void *arg)
     grid_run *g = arg;
     const emu_launch_desc *L = g->launch;
     const ptx_kernel *k = L->kernel;
-    /* a sampled launch skips blocks whose results later kernels read: initcheck would only see that */
+    /* sampled launches skip blocks whose results later kernels read: initcheck would only see that */
     block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL,
-               .initcheck = emu_get_options()->initcheck && !g->sample, .racecheck = emu_get_options()->racecheck};
+               .initcheck = emu_get_options()->initcheck && !L->sample, .racecheck = emu_get_options()->racecheck};
     char err[1024];
     b.err = err, b.err_len = sizeof err;
     b.n_threads = L->block.x * L->block.y * L->block.z;
@@ -2071,18 +2065,14 @@ static void *grid_worker(void *arg)
         uint64_t next = atomic_fetch_add(&g->next_block, 1);
         if (next >= g->n_blocks || atomic_load(&g->failed))
             break;
-        uint64_t id = g->sample ? g->sample[next].id : next;
+        uint64_t id = g->sample ? g->sample[next] : next;
         b.ctaid.x = (unsigned)(id % L->grid.x);
         b.ctaid.y = (unsigned)(id / L->grid.x % L->grid.y);
         b.ctaid.z = (unsigned)(id / ((uint64_t)L->grid.x * L->grid.y));
         b.rng = emu_get_options()->interleave_seed ^ (id * 0x9e3779b97f4a7c15ull);
         run_block(&b);
-        if (g->sample && g->counters) { /* this block's counts, standing for its kind */
-            const uint64_t *counts = (const uint64_t *)&b.c;
-            pthread_mutex_lock(&g->lock);
-            for (size_t i = 0; i < sizeof b.c / sizeof(uint64_t); i++)
-                g->scaled[i] += g->sample[next].weight * (double)counts[i];
-            pthread_mutex_unlock(&g->lock);
+        if (g->sample && g->counters) { /* kept apart: how much it counts depends on the whole sample */
+            g->per_block[next] = b.c;
             atomic_fetch_add(&thread_instructions, b.c.thread_instructions);
             memset(&b.c, 0, sizeof b.c);
         }
@@ -2120,38 +2110,159 @@ static void *grid_worker(void *arg)
 
 const float *emu_f16_values;
 
+/* Runs the grid's blocks (or g->sample's) on the host threads. */
+static void run_blocks(grid_run *g)
+{
+    atomic_store(&g->next_block, 0);
+    int n_threads = emu_get_options()->threads;
+    if ((uint64_t)n_threads > g->n_blocks)
+        n_threads = (int)g->n_blocks;
+    if (n_threads <= 1) {
+        grid_worker(g);
+        return;
+    }
+    pthread_t *ids = malloc((size_t)n_threads * sizeof *ids);
+    for (int i = 0; i < n_threads; i++)
+        pthread_create(&ids[i], NULL, grid_worker, g);
+    for (int i = 0; i < n_threads; i++)
+        pthread_join(ids[i], NULL);
+    free(ids);
+}
+
+/* ---- sampled launches (counters.h, "Sampled launches") ---------------------------------------- */
+
+enum { KINDS = 27, MIN_JUDGED = 8 };
+
 /* Where index i sits in an extent of n: 0 the first, 2 the last, 1 one between. */
 static unsigned position_kind(unsigned i, unsigned n) { return i == 0 ? 0 : i == n - 1 ? 2 : 1; }
 
-/* The blocks a sampled launch emulates (counters.h, "Sampled launches"): at most per_kind of each kind,
- * chosen by reservoir sampling with a fixed seed, each weighted by its kind's size over the number
- * chosen. Returns how many; *out is malloc'ed. */
-static uint64_t choose_sample(emu_dim3 grid, unsigned per_kind, sampled_block **out)
+/* The counts a sample's precision is judged by: what the counter tables and the bounds use most. */
+static void judged_counts(const emu_counters *c, double out[3])
 {
-    enum { KINDS = 27 };
-    uint64_t seen[KINDS] = {0}, n_blocks = (uint64_t)grid.x * grid.y * grid.z;
-    sampled_block *reservoir = malloc((size_t)KINDS * per_kind * sizeof *reservoir);
-    uint64_t rng = 0x5eed5eed5eed5eedull;
+    out[0] = (double)c->warp_instructions;
+    out[1] = (double)(c->global_load_sectors + c->global_store_sectors);
+    out[2] = (double)(c->shared_load_wavefronts + c->shared_store_wavefronts);
+}
+
+/* The order blocks of one kind are sampled in: by the bit-reversed index, so that every prefix of the
+ * order is spread evenly over the kind (2 blocks: its two halves' starts; 4: its quarters'...), which
+ * catches blocks that differ periodically (a tile at the end of every row of tiles) far better than a
+ * random choice; rotated by a fixed seed so that the first block is not always taken. */
+static uint64_t bit_reversed(uint64_t i, unsigned bits)
+{
+    uint64_t r = 0;
+    for (unsigned b = 0; b < bits; b++, i >>= 1)
+        r = r << 1 | (i & 1);
+    return r;
+}
+
+static void spread_order(uint64_t *members, uint64_t n)
+{
+    unsigned bits = 0;
+    while ((1ull << bits) < n)
+        bits++;
+    uint64_t *spread = malloc(n * sizeof *spread), at = 0, rotate = n ? 0x9e3779b97f4a7c15ull % n : 0;
+    for (uint64_t i = 0; at < n; i++) { /* the bit-reversed indexes below n, in order */
+        uint64_t j = bit_reversed(i, bits);
+        if (j < n)
+            spread[at++] = members[(j + rotate) % n];
+    }
+    memcpy(members, spread, n * sizeof *members);
+    free(spread);
+}
+
+/* A stratified sample, grown until it is precise enough. The blocks of each kind are taken in the order
+ * above; at first `per_kind` of each (and at least 8 before their spread is judged), then, while the estimate of any judged count has a
+ * relative standard error above 0.3% (the usual estimate for stratified sampling without replacement:
+ * Var = sum over kinds of N^2 (1 - n/N) s^2 / n), twice as many of each kind whose blocks differ. A grid
+ * whose blocks all do the same work stops at the first round. Adds the scaled counts to counters and
+ * returns the blocks emulated. */
+static uint64_t sampled_launch(grid_run *g, emu_dim3 grid, unsigned per_kind, emu_counters *counters)
+{
+    const uint64_t n_blocks = (uint64_t)grid.x * grid.y * grid.z;
+    uint64_t size[KINDS] = {0}, start[KINDS], taken[KINDS] = {0}, wanted[KINDS];
+    uint64_t *order = malloc(n_blocks * sizeof *order);
+    unsigned char *kind_of = malloc(n_blocks);
     for (uint64_t id = 0; id < n_blocks; id++) {
         unsigned x = (unsigned)(id % grid.x), y = (unsigned)(id / grid.x % grid.y);
         unsigned z = (unsigned)(id / ((uint64_t)grid.x * grid.y));
-        unsigned kind = position_kind(x, grid.x) + 3 * position_kind(y, grid.y) + 9 * position_kind(z, grid.z);
-        uint64_t slot = seen[kind]++;
-        if (slot >= per_kind) { /* keep it with probability per_kind / seen */
-            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
-            slot = (rng >> 11) % seen[kind];
+        kind_of[id] = (unsigned char)(position_kind(x, grid.x) + 3 * position_kind(y, grid.y) +
+                                      9 * position_kind(z, grid.z));
+        size[kind_of[id]]++;
+    }
+    uint64_t at = 0;
+    for (int k = 0; k < KINDS; k++) {
+        start[k] = at;
+        for (uint64_t id = 0; id < n_blocks; id++)
+            if (kind_of[id] == k)
+                order[at++] = id;
+        spread_order(order + start[k], size[k]);
+        wanted[k] = size[k] < per_kind ? size[k] : per_kind;
+    }
+    emu_counters *per_block = malloc(n_blocks * sizeof *per_block); /* in `order`, by kind */
+    uint64_t *batch = malloc(n_blocks * sizeof *batch);
+    emu_counters *batch_counts = malloc(n_blocks * sizeof *batch_counts);
+    for (;;) {
+        uint64_t n = 0;
+        for (int k = 0; k < KINDS; k++)
+            for (uint64_t i = taken[k]; i < wanted[k]; i++)
+                batch[n++] = order[start[k] + i];
+        if (n == 0)
+            break;
+        g->sample = batch, g->n_blocks = n, g->per_block = batch_counts;
+        run_blocks(g);
+        if (g->status != EMU_OK)
+            break;
+        n = 0;
+        for (int k = 0; k < KINDS; k++)
+            for (; taken[k] < wanted[k]; taken[k]++)
+                per_block[start[k] + taken[k]] = batch_counts[n++];
+        /* the estimate's relative standard error, for each judged count */
+        double total[3] = {0}, variance[3] = {0}, spread[KINDS] = {0};
+        for (int k = 0; k < KINDS; k++) {
+            if (!taken[k])
+                continue;
+            double sum[3] = {0}, squares[3] = {0}, v[3];
+            for (uint64_t i = 0; i < taken[k]; i++) {
+                judged_counts(&per_block[start[k] + i], v);
+                for (int m = 0; m < 3; m++)
+                    sum[m] += v[m], squares[m] += v[m] * v[m];
+            }
+            const double n_k = (double)taken[k], size_k = (double)size[k];
+            for (int m = 0; m < 3; m++) {
+                double mean = sum[m] / n_k, s2 = n_k > 1 ? (squares[m] - n_k * mean * mean) / (n_k - 1) : 0.0;
+                total[m] += size_k * mean;
+                variance[m] += size_k * size_k * (1.0 - n_k / size_k) * (s2 > 0 ? s2 : 0.0) / n_k;
+                spread[k] += s2 > 0 ? s2 : 0.0;
+            }
         }
-        if (slot < per_kind)
-            reservoir[kind * per_kind + slot].id = id;
+        /* fewer than 8 blocks of a kind say too little about how its blocks differ */
+        bool precise = true, too_few[KINDS];
+        for (int k = 0; k < KINDS; k++)
+            too_few[k] = taken[k] < size[k] && taken[k] < MIN_JUDGED, precise &= !too_few[k];
+        for (int m = 0; m < 3; m++)
+            precise &= total[m] == 0.0 || sqrt(variance[m]) <= 0.003 * total[m];
+        if (precise)
+            break;
+        for (int k = 0; k < KINDS; k++)
+            if (spread[k] > 0.0 || too_few[k])
+                wanted[k] = 2 * taken[k] < size[k] ? 2 * taken[k] : size[k];
     }
-    uint64_t chosen = 0;
-    for (unsigned kind = 0; kind < KINDS; kind++) {
-        uint64_t taken = seen[kind] < per_kind ? seen[kind] : per_kind;
-        for (uint64_t i = 0; i < taken; i++)
-            reservoir[chosen++] = (sampled_block){reservoir[kind * per_kind + i].id, (double)seen[kind] / (double)taken};
+    uint64_t emulated = 0;
+    double scaled[sizeof(emu_counters) / sizeof(uint64_t)] = {0};
+    for (int k = 0; k < KINDS; k++) {
+        emulated += taken[k];
+        for (uint64_t i = 0; i < taken[k]; i++) {
+            const uint64_t *c = (const uint64_t *)&per_block[start[k] + i];
+            for (size_t f = 0; f < sizeof scaled / sizeof scaled[0]; f++)
+                scaled[f] += (double)size[k] / (double)taken[k] * (double)c[f];
+        }
     }
-    *out = reservoir;
-    return chosen;
+    uint64_t *into = (uint64_t *)counters;
+    for (size_t f = 0; f < sizeof scaled / sizeof scaled[0]; f++)
+        into[f] += (uint64_t)llround(scaled[f]);
+    free(order), free(kind_of), free(per_block), free(batch), free(batch_counts);
+    return emulated;
 }
 
 emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *err, size_t err_len)
@@ -2196,37 +2307,14 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
     }
     grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
                   .err_len = err_len, .counters = counters};
-    sampled_block *sample = NULL;
-    if (L->sample) {
-        uint64_t chosen = choose_sample(L->grid, L->sample, &sample);
-        if (chosen < n_blocks)
-            g.sample = sample, g.n_blocks = chosen;
-    }
+    pthread_mutex_init(&g.lock, NULL);
+    uint64_t emulated = L->sample && counters ? sampled_launch(&g, L->grid, L->sample, counters)
+                                              : (run_blocks(&g), n_blocks);
+    pthread_mutex_destroy(&g.lock);
     if (counters) {
         counters->launches++;
         counters->grid_blocks += n_blocks;
-        counters->emulated_blocks += g.n_blocks;
+        counters->emulated_blocks += emulated;
     }
-    pthread_mutex_init(&g.lock, NULL);
-    int n_threads = emu_get_options()->threads;
-    if ((uint64_t)n_threads > n_blocks)
-        n_threads = (int)n_blocks;
-    if (n_threads <= 1) {
-        grid_worker(&g);
-    } else {
-        pthread_t *ids = malloc((size_t)n_threads * sizeof *ids);
-        for (int i = 0; i < n_threads; i++)
-            pthread_create(&ids[i], NULL, grid_worker, &g);
-        for (int i = 0; i < n_threads; i++)
-            pthread_join(ids[i], NULL);
-        free(ids);
-    }
-    pthread_mutex_destroy(&g.lock);
-    if (g.sample && counters) {
-        uint64_t *into = (uint64_t *)counters;
-        for (size_t i = 0; i < sizeof *counters / sizeof(uint64_t); i++)
-            into[i] += (uint64_t)llround(g.scaled[i]);
-    }
-    free(sample);
     return g.status;
 }
