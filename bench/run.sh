@@ -5,7 +5,7 @@
 # two cores); then the chapters' counter tables and the plots are written from the CSVs.
 #
 #   bash bench/run.sh            the resnet50 suite (under 10 minutes on an H100)
-#   bash bench/run.sh --quick    3 layers, 10 repetitions: a first look (on the emulator: the same counts)
+#   bash bench/run.sh --quick    3 layers, 10 repetitions: a first look (on the emulator: the same run)
 # Any other arguments go to `conv bench` (see ./build/conv --help).
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 

@@ -77,19 +77,21 @@ def counters_markdown(rows, h100):
     def ratio(a, b):
         return a / b if b else None
 
-    head = ["kernel", "layer", "blocks emulated", "warp instructions", "lanes active", "sectors per load",
-            "sectors per store", "global traffic / minimum", "shared bank conflicts", "tensor FLOP / useful",
-            "bound from counts", "limited by"]
-    align = ["---", "---"] + ["---:"] * 9 + ["---"]
+    head = ["kernel", "layer", "blocks emulated", "warp instructions", "per m16n8k16 of work",
+            "lanes active", "sectors per load", "sectors per store", "global traffic / minimum",
+            "shared bank conflicts", "tensor FLOP / useful", "bound from counts", "limited by"]
+    align = ["---", "---"] + ["---:"] * 10 + ["---"]
     lines = ["Counted by the PTX emulator (`conv bench --emulate`, `bench/results/emulator.csv`), not measured. "
              "A sample of each grid's blocks is emulated and the counts scaled to the grid (`emu/counters.h`). "
-             "The bound from counts is the time the busiest resource would need at an H100 SXM5's published "
-             "peaks ([docs/h100.md](../../docs/h100.md)): a floor, not a prediction of the time.", "",
+             "Warp instructions per m16n8k16 of work: for each 4,096 tensor-core FLOP (one `mma.sync` m16n8k16; "
+             "a WMMA 16x16x16 is two, a wgmma m64n128k16 per warp sixteen), how many instructions the warp "
+             "executes. The bound from counts is the time the busiest resource would need at an H100 SXM5's "
+             "published peaks ([docs/h100.md](../../docs/h100.md)): a floor, not a prediction of the time.", "",
              "| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
     for r in rows:
         layer = f"{r['layer'].split('/', 1)[-1]} (N={r['n']})"
         if r["status"] != "counted":
-            cells = [r["kernel"], layer] + [DASH] * 9 + [r["status"]]
+            cells = [r["kernel"], layer] + [DASH] * 10 + [r["status"]]
         else:
             traffic = 32 * (r["global_load_sectors"] + r["global_store_sectors"])
             conflicts = (r["shared_load_wavefronts"] - r["shared_load_ideal"] +
@@ -97,7 +99,8 @@ def counters_markdown(rows, h100):
             bound, limiter = emulator_csv.floor(r, h100)
             tensor = ratio(r["tensor_flops"], r["flops"])
             cells = [r["kernel"], layer, f"{r['emulated_blocks']:,} of {r['grid_blocks']:,}",
-                     f"{r['warp_inst']:.3g}", f"{100 * ratio(r['thread_inst'], 32 * r['warp_inst']):.0f}%",
+                     f"{r['warp_inst']:.3g}", fmt(ratio(4096 * r["warp_inst"], r["tensor_flops"])),
+                     f"{100 * ratio(r['thread_inst'], 32 * r['warp_inst']):.0f}%",
                      fmt(ratio(r["global_load_sectors"], r["global_load_requests"])),
                      fmt(ratio(r["global_store_sectors"], r["global_store_requests"])),
                      f"{fmt(ratio(traffic, r['min_bytes']))}×", f"{conflicts:,}",

@@ -38,12 +38,13 @@ typedef struct {
 /* Sampled launches. A full-size layer has thousands of blocks; most do the same work as their
  * neighbours. With a sample of S, the blocks of a grid are sorted into kinds by where they sit in each
  * dimension (the first, the last, or one between: up to 27 kinds, so every edge of the grid is its own
- * kind), and S blocks of each kind are emulated, spread evenly over it; then twice as many of each kind
+ * kind), and S blocks of each kind are emulated, chosen at random (a fixed seed); then twice as many of each kind
  * whose blocks differ, until the estimate of the total instructions, global sectors and shared
- * wavefronts has a relative standard error of at most 0.3% (exec.c, sampled_launch). Each block's counts
+ * wavefronts has a relative standard error of at most 0.5% (exec.c, sampled_launch). Each block's counts
  * stand for its kind: they are scaled by (blocks of the kind) / (blocks emulated of it). The outputs of
  * a sampled launch are not computed (most blocks never run), so such a launch counts and is never
- * verified; initcheck is off for it, as later kernels read what skipped blocks did not write.
+ * verified, and initcheck and racecheck are off for it (`conv check --emulate` runs them; later kernels
+ * read what skipped blocks did not write, which initcheck would only report).
  *
  * What libcudaemu exports for `conv bench --emulate` (looked up with dlsym; absent on a real GPU): */
 typedef void emu_bench_sample_fn(unsigned blocks_per_kind); /* from the next launch on; 0: every block */
