@@ -521,12 +521,18 @@ static int command_bench(const options *opts)
 {
     if (!suite_exists(opts->suite))
         cli_error("unknown suite '%s' (known: resnet50, tutorial, mobilenet)", opts->suite);
+    if (opts->sample >= 0 && !on_emulator())
+        cli_error("--sample chooses the blocks the emulator runs: it needs --emulate");
     char why[256];
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
     if (on_emulator()) {
         if (epilogue_any(opts->epilogue))
             cli_error("bench --emulate counts the kernels without an epilogue; --epilogue is for a GPU");
+        conv_problem layer;
+        char reason[2048];
+        if (opts->layer && !suite_find(opts->layer, 0, &layer, reason, sizeof reason))
+            cli_error("%s", reason);
         emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
                                   .sample = opts->sample >= 0 ? (unsigned)opts->sample : 8,
                                   .csv = opts->csv, .seed = opts->seed};

@@ -114,6 +114,12 @@ if result.returncode != 0 or statuses != {"02b": "counted", "04x": "unsupported"
     failures.append(f"bench --emulate: exit {result.returncode}, rows {statuses}: {result.stdout!r}")
 elif int(rows[0]["warp_inst"]) <= 0 or int(rows[0]["emulated_blocks"]) > int(rows[0]["grid_blocks"]):
     failures.append(f"bench --emulate: implausible counts {rows[0]}")
+for args, words in ((["bench", "--emulate", "--layer", "no/such", "--csv", emulator_csv], "unknown layer"),
+                    (["bench", "--sample", "4"], "needs --emulate"),
+                    (["bench", "--emulate", "--sample", "-1"], "at least 0")):
+    result = run(*args)
+    if result.returncode != 2 or words not in result.stderr:
+        failures.append(f"{' '.join(args)}: exit {result.returncode}, want 2 and '{words}': {result.stderr!r}")
 if "--emulate" not in run("--help").stdout:
     failures.append("--help does not mention --emulate")
 
