@@ -501,7 +501,10 @@ static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int 
         if (!p)
             return false;
     }
-    if (b->racecheck && !race_async_proxy_read(b, w, in, at, 2))
+    /* racecheck by whole 16-byte chunks: in every layout a descriptor describes, an operand's elements
+     * fill the 16-byte chunks they lie in (8 along K, or 8 along M or N), so the chunk is checked once,
+     * at its first element */
+    if (b->racecheck && at % 16 == 0 && !race_async_proxy_read(b, w, in, at, 16))
         return false;
     *out = sign * half_in(load_bits(p, 2), h);
     return true;
