@@ -6,9 +6,9 @@
  * epilogue_value() of common/epilogue.cuh, in the order common/epilogue.h gives), and only then are the
  * values rounded to fp16 and written through 05h's staged 16-byte stores. Everything else is 05h's.
  *
- * Why: done as separate elementwise kernels, each operation reads y back and writes it again (05l below
- * does exactly that, for comparison). Here y leaves the block once, already through the epilogue, and
- * the values are rounded to fp16 once, after the last operation, not after each.
+ * Why: done as a pass of its own, the epilogue reads y back (and the residual) and writes it again (05l
+ * below does exactly that, for comparison). Fused, y leaves the block once, already through the
+ * epilogue, and each value is rounded to fp16 once, after the last operation.
  *
  * The plain launch passes an epilogue with every operation off, so plain and fused runs are the same
  * kernel. Below the kernel: 05j and 05k, the same kernel on two other tile shapes, and 05l, the unfused
@@ -144,8 +144,8 @@ static size_t staged_smem_bytes(void)
 
 /* ep: the fused epilogue's operands (device memory), or every operation off for the plain launch. */
 template <class T>
-static void launch_fused(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
-                         const conv_epilogue *ep)
+static void launch_with_epilogue(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
 {
     const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
     const size_t smem = staged_smem_bytes<T>();
@@ -171,13 +171,13 @@ extern "C" bool supports_05i(const conv_problem *prob, char *why, size_t why_len
 
 extern "C" void launch_05i(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_fused<shape_05i>(prob, x, w, y, workspace, &no_epilogue);
+    launch_with_epilogue<shape_05i>(prob, x, w, y, workspace, &no_epilogue);
 }
 
 extern "C" void launch_fused_05i(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                                  const conv_epilogue *ep)
 {
-    launch_fused<shape_05i>(prob, x, w, y, workspace, ep);
+    launch_with_epilogue<shape_05i>(prob, x, w, y, workspace, ep);
 }
 
 /* ---- 05j and 05k: two more tile shapes ------------------------------------------------------------------
@@ -206,24 +206,24 @@ extern "C" bool supports_05k(const conv_problem *prob, char *why, size_t why_len
 
 extern "C" void launch_05j(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_fused<shape_05j>(prob, x, w, y, workspace, &no_epilogue);
+    launch_with_epilogue<shape_05j>(prob, x, w, y, workspace, &no_epilogue);
 }
 
 extern "C" void launch_05k(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_fused<shape_05k>(prob, x, w, y, workspace, &no_epilogue);
+    launch_with_epilogue<shape_05k>(prob, x, w, y, workspace, &no_epilogue);
 }
 
 extern "C" void launch_fused_05j(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                                  const conv_epilogue *ep)
 {
-    launch_fused<shape_05j>(prob, x, w, y, workspace, ep);
+    launch_with_epilogue<shape_05j>(prob, x, w, y, workspace, ep);
 }
 
 extern "C" void launch_fused_05k(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                                  const conv_epilogue *ep)
 {
-    launch_fused<shape_05k>(prob, x, w, y, workspace, ep);
+    launch_with_epilogue<shape_05k>(prob, x, w, y, workspace, ep);
 }
 
 /* ---- 05l: the unfused comparison -----------------------------------------------------------------------
