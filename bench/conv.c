@@ -56,7 +56,7 @@ static const char usage[] =
     "  --epilogue OPS    fuse bias, bn (scale+shift), residual, relu into the store, e.g. bn,residual,relu\n"
     "                    (run, check, bench; fprop kernels with a fused epilogue; verified against the\n"
     "                    reference convolution followed by the same operations, see common/epilogue.h;\n"
-    "                    bench rows are named e.g. 05h+bn+relu and compared with cuDNN's fused call)\n"
+    "                    bench rows are named e.g. 05i+bn+relu and compared with cuDNN's fused call)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
     "  --suite NAME      resnet50, tutorial or mobilenet (bench; default resnet50)\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
@@ -452,7 +452,7 @@ static void fill_row(results_row *row, const conv_kernel *kernel, epilogue_ops e
 {
     results_row_init(row, &results_gpu);
     results_set(row, "chapter", "%.2s", kernel->id);
-    if (epilogue_any(epilogue)) { /* its own row: "05h+bn+relu" beside the plain "05h" */
+    if (epilogue_any(epilogue)) { /* its own row: "05i+bn+relu" beside the plain "05i" */
         char ops[64];
         epilogue_format(epilogue, ops, sizeof ops);
         results_set(row, "kernel", "%s+%s", kernel->id, ops);
@@ -559,7 +559,7 @@ static int command_bench(const options *opts)
     job *jobs = xmalloc((size_t)capacity * sizeof *jobs);
     for (int k = 0; k < registry_count(); k++) {
         const conv_kernel *kernel = registry_kernel(k);
-        /* with --epilogue, the kernels that have one (05k, the unfused comparison, only then) */
+        /* with --epilogue, the kernels that have one (05l, the unfused comparison, only then) */
         if (!registry_selected(kernel, opts->kernels) || !(fused ? kernel->launch_fused != NULL : kernel->launch != NULL))
             continue;
         for (int l = 0; l < suite_layer_count(); l++) {

@@ -13,7 +13,7 @@
 # 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
 # 3. compute-sanitizer memcheck and racecheck over every GPU kernel on the fixed awkward shapes;
 # 4. the benchmark (writes bench/results/<gpu>.csv), the plots and each chapter's results table;
-# 5. chapter 05's fused epilogues on the resnet50 suite (05h fused, 05k unfused, cuDNN's fused call);
+# 5. chapter 05's fused epilogues on the resnet50 suite (05i fused, 05l unfused, cuDNN's fused call);
 # 6. chapter 10's ResNet block benchmark (rows 10a, 10b in the same CSV) and chapter 11's training run
 #    on both backends (its loss curves and plot into docs/).
 # Logs go to $OUT (the device tool's return folder) or build/gpu_session: session.log, the CSV, PNGs.
@@ -84,9 +84,9 @@ if [ "$what" = all ] || [ "$what" = bench ]; then
 fi
 
 if [ "$what" = all ] || [ "$what" = fusion ]; then
-    step "fused epilogues on resnet50: 05h fused vs 05k unfused vs cuDNN's fused call"
+    step "fused epilogues on resnet50: 05i fused vs 05l unfused vs cuDNN's fused call"
     for ops in bias,relu bn,relu bn,residual,relu; do
-        ./build/conv bench --kernels 05h,05k --epilogue "$ops" >>"$log" 2>&1 || status=1
+        ./build/conv bench --kernels 05i,05l --epilogue "$ops" >>"$log" 2>&1 || status=1
     done
     grep -E "^bench:|FAIL" "$log" | tail -6
 fi

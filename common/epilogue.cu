@@ -1,4 +1,4 @@
-/* epilogue.cu: the epilogue as a pass of its own (05k, the unfused comparison).
+/* epilogue.cu: the epilogue as a pass of its own (05l, the unfused comparison).
  *
  * What a network does without fusion: the convolution writes y, then an elementwise kernel reads y
  * back (and the residual), applies the same operations (epilogue_value_with(), epilogue.cuh) and

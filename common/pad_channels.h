@@ -28,7 +28,7 @@ static inline int round_up_to_8(int channels)
     return (channels + 7) / 8 * 8;
 }
 
-/* ---- fprop on padded copies (chapter 05's 05d-05k, chapter 08) ---------------------------------------- */
+/* ---- fprop on padded copies (chapter 05's 05d-05l, chapter 08) ---------------------------------------- */
 
 /* The problem a kernel runs on the padded copies: the same in every way but C, each group's C/groups
  * rounded up to a multiple of 8. Its extra channels are zeros in both x and w, so they add exact

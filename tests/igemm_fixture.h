@@ -56,7 +56,7 @@ static void fixture_free(fixture *f)
     free(f->magnitude);
 }
 
-/* x and w with each group's channels zero-padded to round_up_to_8(), as 05d-05j's pad_channels
+/* x and w with each group's channels zero-padded to round_up_to_8(), as 05d-05k's pad_channels
  * writes them, written here from the layouts' definitions. */
 static void pad_operands(const conv_problem *prob, const float *x, const float *w, float **x_padded,
                          float **w_padded)

@@ -70,7 +70,7 @@ if b and tiled:
     traffic = {k: 32 * (r["global_load_sectors"] + r["global_store_sectors"]) / r["min_bytes"]
                for k, r in (("02b", b), ("03b", tiled))}
     claim(f"03b's global traffic is at most a tenth of 02b's ({traffic})", traffic["03b"] <= traffic["02b"] / 10)
-for kernel in ("05b", "05c", "05d", "05e", "05f", "05g", "05h", "05i", "05j"):
+for kernel in ("05b", "05c", "05d", "05e", "05f", "05g", "05h", "05i", "05j", "05k"):
     r = row(kernel)
     if r:
         conflicts = (r["shared_load_wavefronts"] - r["shared_load_ideal"] +

@@ -123,9 +123,9 @@ expect("02b global stores: sectors per request (coalesced)",
 expect("02a global stores: sectors per request (one per thread)",
        number(kernel_counts("02a"), r"global stores\s+\d+ requests, \d+ sectors: ([\d.]+)"), 32.0)
 # Chapter 05: ldmatrix reads and the tile stores have no bank conflicts, with padded rows (05b), swizzled
-# rows and 2-byte stores (05c), swizzled rows and 16-byte stores (05d), and in the last step, whose
-# cp.async copies and staged epilogue use shared memory too (05h)
-for kernel_id in ("05b", "05c", "05d", "05h"):
+# rows and 2-byte stores (05c), swizzled rows and 16-byte stores (05d), and in the steps whose cp.async
+# copies and staged output tile use shared memory too: plain (05h) and with the fused epilogue (05i)
+for kernel_id in ("05b", "05c", "05d", "05h", "05i"):
     out = kernel_counts(kernel_id)
     expect(f"{kernel_id} shared-load bank conflicts (ldmatrix from swizzled tiles)",
            number(out, r"shared loads .* (\d+) bank conflicts"), 0)

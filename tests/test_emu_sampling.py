@@ -21,7 +21,7 @@ JOBS = [
     ("02b", "tutorial/first_graph", 1),
     ("03a", "tutorial/first_graph", 1),
     ("04d", "tutorial/first_graph", 1),
-    ("05i", "tutorial/first_graph", 8),
+    ("05j", "tutorial/first_graph", 8),
     ("06b", "resnet50/res3_3x3_s2", 8),
     ("07b", "tutorial/first_graph", 16),
     ("08b", "resnet50/res4_3x3", 32),

@@ -42,7 +42,8 @@ expect_error(["bench", "--blocks", ","], "--blocks needs at least one block name
 expect_error(["check", "--kernel", "99z"], "kernel '99z' is not a kernel")
 expect_error(["check", "--kernel", "05a"], "kernel '05a' has no fused epilogue (launch_fused)")
 expect_error(["bench", "--kernel", "05b"], "kernel '05b' has no fused epilogue")
-expect_error(["check", "--kernel", "05k"], "kernel '05k' has no plain launch")
+expect_error(["check", "--kernel", "05h"], "kernel '05h' has no fused epilogue")
+expect_error(["check", "--kernel", "05l"], "kernel '05l' has no plain launch")
 expect_error(["check", "--kernel", "01"], "kernel '01' is not an fp16 NHWC fprop GPU kernel")
 expect_error(["check", "--kernel", "06a"], "is not an fp16 NHWC fprop GPU kernel")
 

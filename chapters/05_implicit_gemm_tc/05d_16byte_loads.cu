@@ -128,7 +128,7 @@ extern "C" void launch_05d(const conv_problem *prob, void *x, void *w, void *y, 
  * memory delivers about 128 B per clock per SM, so the bigger warp tile lets it keep up with twice the
  * tensor-core rate. The bigger block tile reads each loaded byte of x and w for twice as many outputs:
  * half the global traffic per multiply-add. The price: 4 times fewer blocks, too few to fill the GPU on
- * the late layers (05i is the answer there).
+ * the late layers (05j is the answer there).
  */
 typedef tile_shape<IGEMM_SHAPE_05E> shape_05e;
 

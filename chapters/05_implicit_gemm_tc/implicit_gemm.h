@@ -23,7 +23,7 @@
  *           row): the address is the sum. 05d, 05e and 05f.
  *   walked  the tap part advanced by precomputed deltas instead of divided again (igemm_walk,
  *           igemm_iter_next()), the bounds check a test of two bits of per-row masks computed once
- *           (igemm_tap_mask()). 05g to 05j.
+ *           (igemm_tap_mask()). 05g to 05k.
  * tests/test_implicit_gemm.c checks all three against each other and, multiplied out, against the
  * fp64 reference.
  *
@@ -42,7 +42,7 @@
 
 #define IG_FN static HOST_DEVICE inline
 
-/* The tile shapes of 05b-05j, all in one place:
+/* The tile shapes of 05b-05k, all in one place:
  *     block M (pixels), block N (output channels), block K (reduction per stage),
  *     warps along M, warps along N, pipeline stages.
  * Each step instantiates its kernel from its line (tile_shape<IGEMM_SHAPE_05D>, steps.cuh) and the CPU
@@ -58,8 +58,9 @@
 #define IGEMM_SHAPE_05F 128, 128, 32, 2, 2, 4  /* the same tile, 4 stages */
 #define IGEMM_SHAPE_05G 128, 128, 32, 2, 2, 4
 #define IGEMM_SHAPE_05H 128, 128, 32, 2, 2, 4
-#define IGEMM_SHAPE_05I 64, 64, 32, 2, 2, 4    /* 4 warps of 32x32: small layers */
-#define IGEMM_SHAPE_05J 256, 64, 32, 4, 1, 4   /* 4 warps of 64x64 stacked along M: K = 64 layers */
+#define IGEMM_SHAPE_05I 128, 128, 32, 2, 2, 4
+#define IGEMM_SHAPE_05J 64, 64, 32, 2, 2, 4    /* 4 warps of 32x32: small layers */
+#define IGEMM_SHAPE_05K 256, 64, 32, 4, 1, 4   /* 4 warps of 64x64 stacked along M: K = 64 layers */
 
 /* ---- the GEMM's extents ----------------------------------------------------------------------------- */
 
@@ -261,7 +262,7 @@ IG_FN bool igemm_offsets_fit(const conv_problem *prob)
            filter_max <= INT32_MAX;
 }
 
-/* For supports() (host only): whether the channel-padded problem a 16-byte kernel runs on (05d-05j,
+/* For supports() (host only): whether the channel-padded problem a 16-byte kernel runs on (05d-05k,
  * 08a-08b) keeps its tensors and offsets within 32-bit index math; otherwise false with the reason,
  * naming kernel `id`. */
 static inline bool igemm_padded_fits_32bit(const char *id, const conv_problem *prob, char *why, size_t why_len)
@@ -297,7 +298,7 @@ IG_FN int igemm_load_chunk(int thread, int chunks_per_row)
     return thread % chunks_per_row;
 }
 
-/* Row pitch, in halves, of the output tile staged in shared memory by the epilogue of 05h-05j. The 8 extra
+/* Row pitch, in halves, of the output tile staged in shared memory by the epilogue of 05h-05k. The 8 extra
  * halves (16 bytes) put the 8 rows that one fragment store of a warp touches into 8 different groups
  * of 4 banks; rows stay 16-byte aligned for the vector reads that follow. */
 IG_FN int igemm_out_pitch(int bn)

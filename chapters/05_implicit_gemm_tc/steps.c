@@ -21,10 +21,11 @@ STEP(05g)
 STEP(05h)
 STEP(05i)
 STEP(05j)
-FUSED(05h)
+STEP(05k)
 FUSED(05i)
 FUSED(05j)
 FUSED(05k)
+FUSED(05l)
 #undef STEP
 #undef FUSED
 
@@ -46,18 +47,20 @@ const conv_kernel ch05_kernels[] = {
      .supports = supports_05f, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05f},
     {.id = "05g", .name = "pipeline + walked addresses and tap masks, 128x128", .source = DIR "05g_walked.cu",
      FPROP_F16_NHWC, .supports = supports_05g, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05g},
-    {.id = "05h", .name = "walked pipeline, staged 16-byte epilogue, 128x128", .source = DIR "05h_staged_epilogue.cu",
-     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05h,
-     .launch_fused = launch_fused_05h},
-    {.id = "05i", .name = "05h on a 64x64 tile (small layers)", .source = DIR "05h_staged_epilogue.cu",
+    {.id = "05h", .name = "walked pipeline, staged 16-byte stores, 128x128", .source = DIR "05h_staged_stores.cu",
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05h},
+    {.id = "05i", .name = "05h + fused epilogue (bias, BN, residual, ReLU)", .source = DIR "05i_fused_epilogue.cu",
      FPROP_F16_NHWC, .supports = supports_05i, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05i,
      .launch_fused = launch_fused_05i},
-    {.id = "05j", .name = "05h on a 256x64 tile (K = 64 layers)", .source = DIR "05h_staged_epilogue.cu",
+    {.id = "05j", .name = "05i on a 64x64 tile (small layers)", .source = DIR "05i_fused_epilogue.cu",
      FPROP_F16_NHWC, .supports = supports_05j, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05j,
      .launch_fused = launch_fused_05j},
-    /* 05k has no plain launch: without an epilogue it would be 05h again */
-    {.id = "05k", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05h_staged_epilogue.cu",
-     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes,
+    {.id = "05k", .name = "05i on a 256x64 tile (K = 64 layers)", .source = DIR "05i_fused_epilogue.cu",
+     FPROP_F16_NHWC, .supports = supports_05k, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05k,
      .launch_fused = launch_fused_05k},
+    /* 05l has no plain launch: without an epilogue it would be 05h again */
+    {.id = "05l", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05i_fused_epilogue.cu",
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes,
+     .launch_fused = launch_fused_05l},
 };
 const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);

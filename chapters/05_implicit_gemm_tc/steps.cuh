@@ -90,8 +90,8 @@ static inline bool grid_fits(const char *id, const conv_problem *prob, int bm, i
     return true;
 }
 
-/* The steps with 16-byte loads (05d-05j) run the channel-padded problem: the grid, its 32-bit offsets,
- * and for the steps that keep one bit per filter tap in 32-bit row masks (masks: 05g-05j) filters of
+/* The steps with 16-byte loads (05d-05k) run the channel-padded problem: the grid, its 32-bit offsets,
+ * and for the steps that keep one bit per filter tap in 32-bit row masks (masks: 05g-05k) filters of
  * at most 32 x 32 taps. */
 static inline bool supports_16byte(const char *id, bool masks, int bm, int bn, const conv_problem *prob, char *why,
                                    size_t why_len)

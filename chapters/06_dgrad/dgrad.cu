@@ -181,7 +181,7 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     const igemm_lanes<T, false, true> lanes = igemm_lanes_of<T, false, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* The pipeline of chapter 05's 05f-05j (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one
+    /* The pipeline of chapter 05's 05f-05k (igemm_mainloop, igemm_pipeline.cuh): STAGES-1 k tiles in flight, one
      * barrier per k tile. A phase without taps has no k tiles at all and leaves acc zero. */
     const int k_tiles = tiles_covering(depth, T::BK);
     auto copy_next = [&](uint32_t stage) { copy_tile<T>(tc, stage, prob, ph, depth, walk, dy, w_tile, w); };

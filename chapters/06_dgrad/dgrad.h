@@ -42,7 +42,7 @@
 
 /* Block tiles of 06a and 06b: block M (pixels), block N (input channels), block K (reduction per stage),
  * warps along M, warps along N, pipeline stages. dgrad.cu instantiates its kernel from these lines and
- * the launch picks one per problem (dgrad_pick_shape()), as chapter 05's 05h/05i/05j are picked by hand. */
+ * the launch picks one per problem (dgrad_pick_shape()), as chapter 05's 05i/05j/05k are picked by hand. */
 #define DGRAD_SHAPE_WIDE 128, 128, 32, 2, 2, 4   /* 4 warps of 64x64: the default */
 #define DGRAD_SHAPE_NARROW 256, 64, 32, 4, 1, 4  /* 4 warps of 64x64: C/groups <= 64, half of 128 would be zeros */
 #define DGRAD_SHAPE_SMALL 64, 64, 32, 2, 2, 4    /* 4 warps of 32x32: problems too small to fill the GPU */

@@ -162,7 +162,7 @@ wgrad_kernel(const conv_problem prob, const conv_problem real, const wgrad_step 
     const igemm_lanes<T, true, true> lanes = igemm_lanes_of<T, true, true>(warp_m, warp_n, lane, T::A_TILE_BYTES);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
-    /* The pipeline of chapter 05's 05f-05j (igemm_mainloop): STAGES-1 tiles in flight, one barrier per tile. */
+    /* The pipeline of chapter 05's 05f-05k (igemm_mainloop): STAGES-1 tiles in flight, one barrier per tile. */
     const int k_tiles = (int)((end - begin + T::BK - 1) / T::BK);
     int64_t remaining = end - begin; /* pixels left from the next tile to copy on */
     auto copy_next = [&](uint32_t stage) {

@@ -301,6 +301,8 @@ static bool gpu_net_init(gpu_net *g, const char *name, bool use_cudnn, const net
     if (use_cudnn)
         return cudnn_plans(g, why, why_len);
     size_t workspace = 0;
+    /* fprop is chapter 05's plain staged kernel, not the fused 05i: ReLU runs as its own kernel, as in the
+     * other backends, so that the backends differ only in their convolutions. */
     g->fprop = our_kernel("05h", &shape->conv[0], &workspace);
     g->wgrad = our_kernel("07b", &shape->conv[0], &workspace);
     for (int i = 1; i < NET_CONVS; i++) {

@@ -1,23 +1,17 @@
-/* 05h: the epilogue through shared memory, 16-byte stores to y; and the fused epilogue.
+/* 05i: the fused epilogue.
  *
- * What changes from 05g: how the results leave the block. After the loop the stages are free, so the
- * accumulators go there first, as fp16 pairs into a BM x (BN + 8) tile (igemm_stage_out()), and then
- * each thread writes whole 16-byte chunks of it, 8 output channels of one pixel, to y
- * (igemm_store_chunks(); element by element where K or K/groups is not a multiple of 8, and at the last
- * column tile's edge). Both live in common/igemm_pipeline.cuh; chapter 08 stores the same way.
+ * What changes from 05h: what happens to the accumulators before they are staged. The operations that
+ * follow a convolution in a network, bias, batch norm folded into a per-channel scale and shift, a
+ * residual add and ReLU, are applied to the fp32 accumulators in registers (apply_epilogue();
+ * epilogue_value() of common/epilogue.cuh, in the order common/epilogue.h gives), and only then are the
+ * values rounded to fp16 and written through 05h's staged 16-byte stores. Everything else is 05h's.
  *
- * Why: straight from the fragments (05b-05g) a lane holds pairs of neighbouring channels, so a warp's
- * store writes 16 bytes (4 lanes' pairs) in each of 8 rows of y: 32-bit stores, half of each 32-byte
- * sector per request. Through shared memory every store is 16 bytes and a warp writes whole lines. The +8 halves of
- * pitch put the 8 rows of one fragment store into different banks.
+ * Why: done as a pass of its own, the epilogue reads y back (and the residual) and writes it again (05l
+ * below does exactly that, for comparison). Fused, y leaves the block once, already through the
+ * epilogue, and each value is rounded to fp16 once, after the last operation.
  *
- * On the way out the block is also the place to fuse what follows a convolution in a network: bias,
- * batch norm folded into a per-channel scale and shift, a residual add and ReLU, applied to the fp32
- * accumulators before the one rounding to fp16 (apply_epilogue(); epilogue_value() of
- * common/epilogue.cuh, in the order common/epilogue.h gives). The plain launch passes an epilogue with
- * every operation off, so plain and fused runs are the same kernel.
- *
- * Below the kernel: 05i and 05j, the same kernel on two other tile shapes, and 05k, the unfused
+ * The plain launch passes an epilogue with every operation off, so plain and fused runs are the same
+ * kernel. Below the kernel: 05j and 05k, the same kernel on two other tile shapes, and 05l, the unfused
  * comparison.
  */
 #include <stdint.h>
@@ -33,7 +27,7 @@
 #include "steps.cuh"
 #include "tensor_core.h"
 
-typedef tile_shape<IGEMM_SHAPE_05H> shape_05h;
+typedef tile_shape<IGEMM_SHAPE_05I> shape_05i;
 
 /* The fused epilogue (epilogue.h), on this warp's fp32 accumulators in registers, before anything is
  * rounded to fp16: each value is that of output pixel m, channel group * cols + jj, and the residual
@@ -64,8 +58,8 @@ extern __shared__ __align__(128) unsigned char igemm_smem[];
  * launch. */
 template <class T>
 static __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS)
-igemm_staged(const conv_problem prob, const igemm_walk walk, const __half *__restrict__ x,
-             const __half *__restrict__ w, __half *__restrict__ y, const conv_epilogue ep)
+igemm_fused(const conv_problem prob, const igemm_walk walk, const __half *__restrict__ x,
+            const __half *__restrict__ w, __half *__restrict__ y, const conv_epilogue ep)
 {
     const uint32_t smem = smem_address(igemm_smem); /* STAGES x (A tile, B tile), then the output tile */
 
@@ -150,19 +144,19 @@ static size_t staged_smem_bytes(void)
 
 /* ep: the fused epilogue's operands (device memory), or every operation off for the plain launch. */
 template <class T>
-static void launch_staged(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
-                          const conv_epilogue *ep)
+static void launch_with_epilogue(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
 {
     const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
     const size_t smem = staged_smem_bytes<T>();
     /* Over 48 KB a block must opt in, once per kernel (and device; the harness uses one). */
     static bool opted_in = false;
     if (smem > 48 * 1024 && !opted_in) {
-        CUDA_CHECK(cudaFuncSetAttribute(igemm_staged<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        CUDA_CHECK(cudaFuncSetAttribute(igemm_fused<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
         opted_in = true;
     }
     const igemm_walk walk = igemm_walk_make(&op.prob, T::BK);
-    igemm_staged<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS, smem>>>(
+    igemm_fused<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS, smem>>>(
         op.prob, walk, (const __half *)op.x, (const __half *)op.w, (__half *)y, *ep);
     CUDA_CHECK_LAUNCH();
 }
@@ -170,76 +164,79 @@ static void launch_staged(const conv_problem *prob, void *x, void *w, void *y, v
 /* The plain launches: no epilogue operation (a zeroed conv_epilogue). */
 static const conv_epilogue no_epilogue = {};
 
-extern "C" bool supports_05h(const conv_problem *prob, char *why, size_t why_len)
-{
-    return supports_16byte("05h", true, shape_05h::BM, shape_05h::BN, prob, why, why_len);
-}
-
-extern "C" void launch_05h(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
-{
-    launch_staged<shape_05h>(prob, x, w, y, workspace, &no_epilogue);
-}
-
-extern "C" void launch_fused_05h(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
-                                 const conv_epilogue *ep)
-{
-    launch_staged<shape_05h>(prob, x, w, y, workspace, ep);
-}
-
-/* ---- 05i and 05j: two more tile shapes ------------------------------------------------------------------
- *
- * What changes from 05h: the tile shape only (IGEMM_SHAPE_05I, IGEMM_SHAPE_05J), for the layers where
- * 05h's 128x128 fits badly.
- *   05i  64x64, 4 warps of 32x32: four times the blocks, for the small late layers (res4, res5) where
- *        128x128 tiles leave most of the SMs idle. Its warp tile reads more shared memory per multiply
- *        (8 multiply-adds per byte against 16), but a busy SM beats an idle one.
- *   05j  256x64, 4 warps of 64x64 stacked along M, for K = 64 layers (res2, conv1), where half of a
- *        128-wide tile would multiply zeros.
- * Which shape wins on which layer is for the benchmark to say.
- */
-typedef tile_shape<IGEMM_SHAPE_05I> shape_05i;
-typedef tile_shape<IGEMM_SHAPE_05J> shape_05j;
-
 extern "C" bool supports_05i(const conv_problem *prob, char *why, size_t why_len)
 {
     return supports_16byte("05i", true, shape_05i::BM, shape_05i::BN, prob, why, why_len);
 }
+
+extern "C" void launch_05i(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+{
+    launch_with_epilogue<shape_05i>(prob, x, w, y, workspace, &no_epilogue);
+}
+
+extern "C" void launch_fused_05i(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
+{
+    launch_with_epilogue<shape_05i>(prob, x, w, y, workspace, ep);
+}
+
+/* ---- 05j and 05k: two more tile shapes ------------------------------------------------------------------
+ *
+ * What changes from 05i: the tile shape only (IGEMM_SHAPE_05J, IGEMM_SHAPE_05K), for the layers where
+ * 05i's 128x128 fits badly.
+ *   05j  64x64, 4 warps of 32x32: four times the blocks, for the small late layers (res4, res5) where
+ *        128x128 tiles leave most of the SMs idle. Its warp tile reads more shared memory per multiply
+ *        (8 multiply-adds per byte against 16), but a busy SM beats an idle one.
+ *   05k  256x64, 4 warps of 64x64 stacked along M, for K = 64 layers (res2, conv1), where half of a
+ *        128-wide tile would multiply zeros.
+ * Which shape wins on which layer is for the benchmark to say.
+ */
+typedef tile_shape<IGEMM_SHAPE_05J> shape_05j;
+typedef tile_shape<IGEMM_SHAPE_05K> shape_05k;
 
 extern "C" bool supports_05j(const conv_problem *prob, char *why, size_t why_len)
 {
     return supports_16byte("05j", true, shape_05j::BM, shape_05j::BN, prob, why, why_len);
 }
 
-extern "C" void launch_05i(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+extern "C" bool supports_05k(const conv_problem *prob, char *why, size_t why_len)
 {
-    launch_staged<shape_05i>(prob, x, w, y, workspace, &no_epilogue);
+    return supports_16byte("05k", true, shape_05k::BM, shape_05k::BN, prob, why, why_len);
 }
 
 extern "C" void launch_05j(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_staged<shape_05j>(prob, x, w, y, workspace, &no_epilogue);
+    launch_with_epilogue<shape_05j>(prob, x, w, y, workspace, &no_epilogue);
 }
 
-extern "C" void launch_fused_05i(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
-                                 const conv_epilogue *ep)
+extern "C" void launch_05k(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    launch_staged<shape_05i>(prob, x, w, y, workspace, ep);
+    launch_with_epilogue<shape_05k>(prob, x, w, y, workspace, &no_epilogue);
 }
 
 extern "C" void launch_fused_05j(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                                  const conv_epilogue *ep)
 {
-    launch_staged<shape_05j>(prob, x, w, y, workspace, ep);
+    launch_with_epilogue<shape_05j>(prob, x, w, y, workspace, ep);
 }
 
-/* ---- 05k: the unfused comparison -----------------------------------------------------------------------
- *
- * What changes from 05h: the epilogue runs as a pass of its own. 05h's plain convolution writes y, then a
- * separate elementwise kernel (epilogue_unfused_f16_nhwc(), common/epilogue.cu) reads y back, and the
- * residual, applies the same operations and writes y again. Why: to measure what fusing saves, the
- * second round trip of y through memory. It has no plain launch; without an epilogue it would be 05h.
- */
 extern "C" void launch_fused_05k(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
+                                 const conv_epilogue *ep)
+{
+    launch_with_epilogue<shape_05k>(prob, x, w, y, workspace, ep);
+}
+
+/* ---- 05l: the unfused comparison -----------------------------------------------------------------------
+ *
+ * What changes from 05i: the epilogue runs as a pass of its own. 05h's plain convolution
+ * (05h_staged_stores.cu) writes y, then a separate elementwise kernel (epilogue_unfused_f16_nhwc(),
+ * common/epilogue.cu) reads y back, and the residual, applies the same operations and writes y again.
+ * Why: to measure what fusing saves, the second round trip of y through memory. It has no plain launch;
+ * without an epilogue it would be 05h.
+ */
+extern "C" void launch_05h(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+
+extern "C" void launch_fused_05l(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                                  const conv_epilogue *ep)
 {
     launch_05h(prob, x, w, y, workspace);
