@@ -38,7 +38,8 @@ typedef struct {
 /* Sampled launches. A full-size layer has thousands of blocks; most do the same work as their
  * neighbours. With a sample of S, the blocks of a grid are sorted into kinds by where they sit in each
  * dimension (the first, the last, or one between: up to 27 kinds, so every edge of the grid is its own
- * kind), and S blocks of each kind are emulated, chosen at random (a fixed seed); then twice as many of each kind
+ * kind), and S blocks of each kind are emulated, chosen at random (a fixed seed); then twice as many
+ * of each kind, up to at least 64 per kind before its spread is judged, and on for each kind
  * whose blocks differ, until the estimate of the total instructions, global sectors and shared
  * wavefronts has a relative standard error of at most 0.5% (exec.c, sampled_launch). Each block's counts
  * stand for its kind: they are scaled by (blocks of the kind) / (blocks emulated of it). The outputs of

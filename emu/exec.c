@@ -192,9 +192,15 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                   " bytes of shared memory)", access_name(kind), size, addr, b->smem_size);
             return NULL;
         }
-        if (b->racecheck && (kind == ACCESS_READ || kind == ACCESS_WRITE) && !b->race_checked_elsewhere &&
-            !race_access(b, w, in, lane, addr, size, kind == ACCESS_WRITE))
-            return NULL;
+        if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
+            const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
+            if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
+                race_acquire_at(b, w, (uint32_t)addr);
+            if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
+                return NULL;
+            if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
+                race_release_at(b, w, (uint32_t)addr);
+        }
         if (initcheck && marks_written)
             memset(b->smem_written + addr, 1, size);
         if (initcheck && kind == ACCESS_READ)
@@ -1687,14 +1693,18 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
     case OP_BAR_WARP: {
         if (!m)
             return STEP_NEXT;
-        uint32_t membermask = (uint32_t)S(0)[__builtin_ctz(m)];
-        /* "bar.warp.sync": every thread in membermask executes it together */
+        /* "bar.warp.sync": every non-exited thread in membermask executes it (lanes that exited, or that
+         * a partial last warp does not have, are not waited for) */
+        uint32_t membermask = (uint32_t)S(0)[__builtin_ctz(m)] & w->live;
         if ((membermask & ~m) || (m & ~membermask)) {
             fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK,
-                  "bar.warp.sync with member mask 0x%08x reached by lanes 0x%08x only", membermask, m);
+                  "bar.warp.sync with member mask 0x%08x reached by lanes 0x%08x only (the emulator needs the "
+                  "members at one bar.warp.sync together)", membermask, m);
             return STEP_FAULT;
         }
-        if (b->racecheck && membermask == w->live) /* "guarantees memory ordering among threads participating" */
+        /* "guarantees memory ordering among threads participating in barrier". The warp has one clock, so
+         * this orders its other lanes too: a race between lanes outside a partial mask goes unseen. */
+        if (b->racecheck)
             race_tick(b, w);
         return STEP_NEXT;
     }
@@ -1795,7 +1805,9 @@ static void check_converged(warp *w)
 static void run_warp(block *b, warp *w)
 {
     const ptx_kernel *k = b->k;
-    uint64_t budget = UINT64_MAX;
+    /* A warp runs until it waits, or for a million instructions: a warp spinning on a flag in memory
+     * that another warp will set then lets that warp run, instead of spinning forever. */
+    uint64_t budget = 1u << 20;
     if (emu_get_options()->interleave) { /* a random number of instructions, then another warp's turn */
         b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
         budget = 1 + (b->rng >> 33) % 64;
@@ -2133,7 +2145,7 @@ static void run_blocks(grid_run *g)
 
 /* ---- sampled launches (counters.h, "Sampled launches") ---------------------------------------- */
 
-enum { KINDS = 27, MIN_JUDGED = 16 };
+enum { KINDS = 27, MIN_JUDGED = 64 };
 
 /* Where index i sits in an extent of n: 0 the first, 2 the last, 1 one between. */
 static unsigned position_kind(unsigned i, unsigned n) { return i == 0 ? 0 : i == n - 1 ? 2 : 1; }
@@ -2159,7 +2171,7 @@ static void shuffle(uint64_t *members, uint64_t n, uint64_t *rng)
 }
 
 /* A stratified sample, grown until it is precise enough. The blocks of each kind are taken in the order
- * above; at first `per_kind` of each (and at least 16 before their spread is judged), then, while the estimate of any judged count has a
+ * above; at first `per_kind` of each (and at least 64 before their spread is judged), then, while the estimate of any judged count has a
  * relative standard error above 0.5% (the usual estimate for stratified sampling without replacement:
  * Var = sum over kinds of N^2 (1 - n/N) s^2 / n), twice as many of each kind whose blocks differ. A grid
  * whose blocks all do the same work stops at the first round. Adds the scaled counts to counters and
@@ -2223,7 +2235,8 @@ static uint64_t sampled_launch(grid_run *g, emu_dim3 grid, unsigned per_kind, em
                 spread[k] += s2 > 0 ? s2 : 0.0;
             }
         }
-        /* fewer than 16 blocks of a kind say too little about how its blocks differ */
+        /* fewer than 64 blocks of a kind say too little about how its blocks differ: 64 that all count
+         * the same still leave room for about 5% of the kind to differ unseen (the rule of three) */
         bool precise = true, too_few[KINDS];
         for (int k = 0; k < KINDS; k++)
             too_few[k] = taken[k] < size[k] && taken[k] < MIN_JUDGED, precise &= !too_few[k];

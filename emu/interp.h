@@ -157,7 +157,8 @@ void count_access(block *b, int space, bool load, const uint64_t *address, uint3
 /* racecheck (racecheck.c). Each check returns false after reporting a race. */
 void race_alloc(block *b);
 void race_begin_block(block *b);
-bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write);
+bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
+                 bool strong);
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
 void race_async_land(block *b, uint64_t addr, uint64_t size, unsigned thread, uint32_t clock, int32_t issued_at,
                      bool async_proxy);
@@ -171,6 +172,8 @@ void race_mbar_arrive(block *b, const warp *w, uint32_t at);
 void race_mbar_copy_landed(block *b, uint32_t at, unsigned thread, uint32_t clock);
 void race_mbar_phase_complete(block *b, uint32_t at);
 void race_mbar_acquire(block *b, const warp *w, uint32_t at);
+void race_release_at(block *b, const warp *w, uint32_t at);  /* st/atom .release on shared memory */
+void race_acquire_at(block *b, const warp *w, uint32_t at);  /* ld/atom .acquire */
 void race_free(block *b);
 /* warp w's own clock (0 when racecheck is off) */
 static inline uint32_t race_clock(const block *b, const warp *w) { return b->vc[(size_t)w->index * b->n_warps + w->index]; }

@@ -846,17 +846,27 @@ static void take_rounding(modifiers *m, insn *in)
 
 /* Modifiers that change nothing an emulator can observe: caching and eviction hints, memory-order
  * scopes and the .sync/.aligned spellings checked elsewhere. */
-static void take_hints(modifiers *m)
+/* Cache hints change nothing here. The memory-order qualifiers change nothing an interpreter running one
+ * block at a time could see, but they matter to racecheck ("Memory Consistency Model": two strong
+ * accesses do not race; a release and an acquire synchronize), so they are kept as flags. */
+static void take_hints(modifiers *m, insn *in)
 {
     static const char *const hints[] = {"nc", "ca", "cg", "cs", "lu", "cv", "wb", "wt", "L1::no_allocate",
                                         "L1::evict_last", "L1::evict_first", "L1::evict_normal",
                                         "L1::evict_unchanged", "L2::evict_last", "L2::evict_first",
                                         "L2::evict_normal", "L2::64B", "L2::128B", "L2::256B", "L2::cache_hint",
-                                        "weak", "relaxed", "acquire", "release", "acq_rel", "volatile", "cta", "gpu",
-                                        "sys", "cluster"};
+                                        "weak", "cta", "gpu", "sys", "cluster"};
     for (size_t i = 0; i < sizeof hints / sizeof hints[0]; i++)
         while (take(m, hints[i]))
             ;
+    if (take(m, "relaxed") | take(m, "volatile"))
+        in->flags |= F_STRONG;
+    if (take(m, "acquire"))
+        in->flags |= F_STRONG | F_ACQUIRE;
+    if (take(m, "release"))
+        in->flags |= F_STRONG | F_RELEASE;
+    if (take(m, "acq_rel"))
+        in->flags |= F_STRONG | F_ACQUIRE | F_RELEASE;
 }
 
 static bool finish_modifiers(decoder *d, modifiers *m)
@@ -917,7 +927,7 @@ static bool decode(decoder *d)
     operand_list *ops = d->ops;
     in->addr_base = -1;
     in->target = -1;
-    take_hints(&m);
+    take_hints(&m, in);
     take(&m, "sync"); /* the warp-synchronous forms are the only ones this emulator knows */
     if (take(&m, "aligned"))
         in->flags |= F_ALIGNED;

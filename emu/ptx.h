@@ -67,6 +67,9 @@ enum {
     F_UNI = 1 << 6, F_TRANS = 1 << 7, F_ALIGNED = 1 << 8, F_CC = 1 << 9, F_NAN = 1 << 10, F_SHIFT_CLAMP = 1 << 11,
     F_SHIFT_LEFT = 1 << 12, F_ROW_A = 1 << 13, F_ROW_B = 1 << 14, F_NEG_PRED = 1 << 15, F_HAS_COUNT = 1 << 16,
     F_FULL = 1 << 17, F_PROXY_ASYNC = 1 << 18 /* fence.proxy.async */, F_IGNORE_SRC = 1 << 20,
+    F_STRONG = 1 << 19,       /* .relaxed, .acquire, .release, .acq_rel, .volatile: a strong access, not a race */
+    F_RELEASE = 1 << 29,      /* .release, .acq_rel */
+    F_ACQUIRE = 1 << 30,      /* .acquire, .acq_rel */
     F_CVTA_TO = 1 << 21,      /* cvta.to.space: generic -> the space (plain cvta: the space -> generic) */
     F_EXPECT_TX = 1 << 23,    /* mbarrier.arrive.expect_tx */
     F_PARITY = 1 << 24,       /* mbarrier.try_wait.parity: the operand is a phase parity, not a state */

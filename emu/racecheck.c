@@ -28,8 +28,11 @@
  *   - wgmma reads its operands through the async proxy: a generic-proxy write (st.shared, cp.async) must
  *     be followed by fence.proxy.async in the writing thread ("Proxies": "a cross-proxy fence is required
  *     to synchronize across proxies"), besides being ordered before the wgmma as above.
+ * Strong accesses (atomics; ld/st .relaxed, .acquire, .release, .volatile) do not race with each other
+ * ("Conflict and Data-races": a data race needs accesses that are not morally strong), but do with plain
+ * ones; a release and an acquire of one word order what comes before and after them.
  * What it does not see: one read is remembered per byte, so a write that races only with an earlier of
- * several unordered reads goes unreported; atomics and mbarrier objects are synchronization, not data. */
+ * several unordered reads goes unreported; the mbarrier objects themselves are synchronization, not data. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,7 +40,8 @@
 #include "interp.h"
 
 enum { NO_THREAD = 0xffff };
-enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2 };
+/* a copy's bytes in flight; a write by the async proxy; the last write, and the read kept, were strong */
+enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2, SHADOW_STRONG_WRITE = 4, SHADOW_STRONG_READ = 8 };
 
 struct shadow_byte {
     uint32_t write_clock, read_clock;
@@ -116,24 +120,31 @@ static bool report(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at
 
 static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait orders them";
 
-bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write)
+bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
+                 bool strong)
 {
     const unsigned me = w->index * LANES + lane;
     const uint32_t now = clock_of(b, w->index)[w->index];
+    const char *const mine = write ? (strong ? "strong write" : "write") : (strong ? "strong read" : "read");
     for (uint64_t at = addr; at < addr + size; at++) {
         shadow_byte *s = &b->shadow[at];
         if (s->flags & SHADOW_IN_FLIGHT)
-            return report(b, w, in, lane, at, write ? "write" : "read", "asynchronous copy", s->writer, s->write_at,
+            return report(b, w, in, lane, at, mine, "asynchronous copy", s->writer, s->write_at,
                           "the copy is in flight, not yet waited for");
-        if (s->writer != NO_THREAD && !ordered(b, s->writer, s->write_clock, w, lane))
-            return report(b, w, in, lane, at, write ? "write" : "read", "write", s->writer, s->write_at, unordered);
+        /* two strong accesses never race ("Conflict and Data-races": morally strong) */
+        if (s->writer != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_WRITE)) &&
+            !ordered(b, s->writer, s->write_clock, w, lane))
+            return report(b, w, in, lane, at, mine, "write", s->writer, s->write_at, unordered);
         if (write) {
-            if (s->reader != NO_THREAD && !ordered(b, s->reader, s->read_clock, w, lane))
-                return report(b, w, in, lane, at, "write", "read", s->reader, s->read_at, unordered);
-            *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD, 0};
+            if (s->reader != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_READ)) &&
+                !ordered(b, s->reader, s->read_clock, w, lane))
+                return report(b, w, in, lane, at, mine, "read", s->reader, s->read_at, unordered);
+            *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
+                               strong ? SHADOW_STRONG_WRITE : 0};
         } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
             /* an unordered earlier read is kept: it is the one a later write may race with */
             s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
+            s->flags = (uint8_t)((s->flags & ~SHADOW_STRONG_READ) | (strong ? SHADOW_STRONG_READ : 0));
         }
     }
     return true;
@@ -141,7 +152,7 @@ bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr
 
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
-    if (!race_access(b, w, in, lane, addr, size, true))
+    if (!race_access(b, w, in, lane, addr, size, true, false))
         return false;
     for (uint64_t at = addr; at < addr + size; at++)
         b->shadow[at].flags = SHADOW_IN_FLIGHT;
@@ -165,7 +176,7 @@ bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uin
             return report(b, w, in, 0, at, "wgmma's read (async proxy)", "write (generic proxy)", s->writer,
                           s->write_at, "the writer ran no fence.proxy.async after it");
     }
-    return race_access(b, w, in, 0, addr, size, false);
+    return race_access(b, w, in, 0, addr, size, false, false);
 }
 
 /* ---- synchronization ------------------------------------------------------------------------- */
@@ -238,6 +249,13 @@ void race_mbar_phase_complete(block *b, uint32_t at)
 }
 
 void race_mbar_acquire(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
+
+/* st.release / atom.release on a word of shared memory, and ld.acquire / atom.acquire of it ("Release and
+ * Acquire Patterns"): the word keeps a clock as an mbarrier does. An acquire takes whatever was released
+ * there, whether or not it read that release's value: it can miss a race, never invent one. */
+void race_release_at(block *b, const warp *w, uint32_t at) { race_release(b, w, mbar_clocks(b, at)->completed); }
+
+void race_acquire_at(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
 
 void race_free(block *b)
 {

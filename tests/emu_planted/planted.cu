@@ -317,3 +317,77 @@ extern "C" __global__ void last_writer_write_write(const float* in, float* out)
     if (t < 32)
         out[t] = s[t];
 }
+
+// l. A shared histogram of 64 values into 32 bins, with atomicAdd.
+//    bins_not_zeroed_first: no barrier between warp 0 zeroing the bins and the other warp's atomicAdd to
+//    them. Atomics do not race with each other, but a plain store and an atomic unordered do.
+extern "C" __global__ void histogram_ok(const unsigned* in, unsigned* out)
+{
+    __shared__ unsigned bins[32];
+    unsigned t = threadIdx.x;
+    if (t < 32)
+        bins[t] = 0;
+    __syncthreads();
+    atomicAdd(&bins[in[t] % 32], 1u);
+    __syncthreads();
+    if (t < 32)
+        out[t] = bins[t];
+}
+
+extern "C" __global__ void histogram_unsynced(const unsigned* in, unsigned* out)
+{
+    __shared__ unsigned bins[32];
+    unsigned t = threadIdx.x;
+    if (t < 32)
+        bins[t] = 0; // BUG: bins_not_zeroed_first -- no barrier between this and the atomicAdd below
+    atomicAdd(&bins[in[t] % 32], 1u);
+    __syncthreads();
+    if (t < 32)
+        out[t] = bins[t];
+}
+
+// m. A message from warp 0 to warp 1 through a flag: warp 0 stores the data, then the flag with release
+//    semantics; warp 1 reads the flag with acquire semantics and, if it is set, the data (else -1). No
+//    barrier: the emulator runs warp 0 first, so warp 1 finds the flag set (on a GPU it might not, and
+//    would write -1; either is correct).
+//    plain_flag: the flag is read with a plain load, which synchronizes with nothing: a race.
+template <bool acquire>
+__device__ void message(const float* in, float* out)
+{
+    __shared__ float data[32];
+    __shared__ unsigned flag;
+    unsigned t = threadIdx.x;
+    if (t < 32) {
+        data[t] = in[t];
+        __syncwarp();
+        if (t == 0)
+            asm volatile("st.release.cta.shared.u32 [%0], 1;\n" ::"r"((unsigned)__cvta_generic_to_shared(&flag))
+                         : "memory");
+    } else {
+        unsigned seen;
+        if (acquire)
+            asm volatile("ld.acquire.cta.shared.u32 %0, [%1];\n"
+                         : "=r"(seen) : "r"((unsigned)__cvta_generic_to_shared(&flag)) : "memory");
+        else
+            seen = flag; // BUG: plain_flag -- a plain load
+        out[t - 32] = seen ? data[t - 32] : -1.0f;
+    }
+}
+
+extern "C" __global__ void message_ok(const float* in, float* out) { message<true>(in, out); }
+extern "C" __global__ void message_plain_flag(const float* in, float* out) { message<false>(in, out); }
+
+// n. Warp 0 spins on a flag in global memory (zero when the kernel starts) until warp 1 sets it: the
+//    emulator runs warp 0 first, so it must let warp 1 run while warp 0 spins, not spin forever.
+extern "C" __global__ void spin_wait_ok(const float* in, unsigned* flag, float* out)
+{
+    unsigned t = threadIdx.x;
+    if (t < 32) {
+        unsigned seen = 0;
+        while (!seen)
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(seen) : "l"(flag) : "memory");
+        out[t] = in[t];
+    } else if (t == 32) {
+        asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(flag) : "memory");
+    }
+}
