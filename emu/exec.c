@@ -1050,7 +1050,7 @@ static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t al
             memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
             memset(b->smem_written + c->dst, 1, c->size);
             if (b->racecheck) /* the issuing thread's write, now: other threads need a barrier after this wait */
-                race_async_land(b, c->dst, c->size, w->index * LANES + c->lane, race_clock(b, w), c->issued_at, false);
+                race_async_land(b, w, c->lane, c->dst, c->size, c->issued_at);
         } else {
             w->copies[kept++] = *c;
         }

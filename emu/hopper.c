@@ -99,8 +99,8 @@ static bool tma_land(block *b, warp *w, const insn *in, const tma_copy *c)
     if (!word)
         return false;
     if (b->racecheck) {
-        race_async_land(b, c->dst, written, c->issuer, c->issue_clock, c->issued_at, true);
-        race_mbar_copy_landed(b, c->mbar, c->issuer, c->issue_clock);
+        if (!race_copy_landed(b, w, in, c->mbar, c->dst, written, c->issued_at))
+            return false;
     }
     m.tx -= (int32_t)written; /* a tensor box counts whole, the zero-filled part too */
     mbar_complete_if_done(b, &m, c->mbar);
@@ -350,7 +350,7 @@ step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
             !mem_access(b, w, in, l, SPACE_SHARED, c.dst, box_bytes(&c.map), ACCESS_PROBE) ||
             (b->racecheck && !race_async_issue(b, w, in, l, c.dst, box_bytes(&c.map))))
             return STEP_FAULT;
-        c.issuer = (uint16_t)(w->index * LANES + l), c.issue_clock = race_clock_or_zero(b, w), c.issued_at = (int32_t)(in - b->k->code);
+        c.issued_at = (int32_t)(in - b->k->code);
         if (!queue_bulk_copy(b, w, in, &c))
             return STEP_FAULT;
     }
@@ -410,7 +410,7 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
             !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL) ||
             (b->racecheck && !race_async_issue(b, w, in, l, c.dst, bytes)))
             return STEP_FAULT;
-        c.issuer = (uint16_t)(w->index * LANES + l), c.issue_clock = race_clock_or_zero(b, w), c.issued_at = (int32_t)(in - b->k->code);
+        c.issued_at = (int32_t)(in - b->k->code);
         if (!queue_bulk_copy(b, w, in, &c))
             return STEP_FAULT;
     }

@@ -47,9 +47,7 @@ typedef struct {
     uint32_t dst, mbar;
     uint64_t src;              /* a plain cp.async.bulk: the global source and the byte count */
     uint32_t bytes;
-    uint16_t issuer;           /* racecheck: the issuing thread, its warp's clock then, the instruction */
-    uint32_t issue_clock;
-    int32_t issued_at;
+    int32_t issued_at;         /* racecheck: the instruction, an index into the kernel's code */
 } tma_copy;
 
 /* A cp.async.bulk from shared to global memory, in its thread's bulk async-group. */
@@ -90,7 +88,7 @@ typedef struct {
     uint32_t red_value;        /* bar.red: the running reduction */
     int red_mode;
     int32_t red_slot;          /* bar.red: where each waiting thread receives it */
-    uint32_t released[32];     /* racecheck: the arrived warps' clocks, joined */
+    uint32_t released[64];     /* racecheck: the arrived warps' clocks, joined (32 warps, 32 copy agents) */
 } barrier;
 
 typedef struct shadow_byte shadow_byte; /* racecheck.c */
@@ -160,8 +158,8 @@ void race_begin_block(block *b);
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong);
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
-void race_async_land(block *b, uint64_t addr, uint64_t size, unsigned thread, uint32_t clock, int32_t issued_at,
-                     bool async_proxy);
+/* a cp.async lands at its thread's wait: that thread's write, now */
+void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at);
 bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uint64_t size);
 void race_tick(block *b, const warp *w);                       /* bar.warp.sync */
 void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
@@ -169,15 +167,14 @@ void race_acquire(block *b, const warp *w, const uint32_t *from);
 void race_proxy_fence(block *b, const warp *w, uint32_t lanes); /* fence.proxy.async */
 void race_mbar_init(block *b, uint32_t at);
 void race_mbar_arrive(block *b, const warp *w, uint32_t at);
-void race_mbar_copy_landed(block *b, uint32_t at, unsigned thread, uint32_t clock);
+/* A bulk copy's bytes land, written by its mbarrier's copy agent (false after reporting a limit) */
+bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t addr, uint64_t size,
+                      int32_t issued_at);
 void race_mbar_phase_complete(block *b, uint32_t at);
 void race_mbar_acquire(block *b, const warp *w, uint32_t at);
 void race_release_at(block *b, const warp *w, uint32_t at);  /* st/atom .release on shared memory */
 void race_acquire_at(block *b, const warp *w, uint32_t at);  /* ld/atom .acquire */
 void race_free(block *b);
-/* warp w's own clock (0 when racecheck is off) */
-static inline uint32_t race_clock(const block *b, const warp *w) { return b->vc[(size_t)w->index * b->n_warps + w->index]; }
-static inline uint32_t race_clock_or_zero(const block *b, const warp *w) { return b->racecheck ? race_clock(b, w) : 0; }
 
 /* Hopper's instruction families (hopper.c). */
 step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);

@@ -14,7 +14,9 @@
  *
  * How: vector clocks, one per warp (every lane of a warp passes a barrier together). Warp w's clock
  * vc[w][w] ticks at each synchronization it releases; vc[w][v] is the latest tick of warp v that w has
- * acquired. An access by thread t of warp v at clock c is ordered before the current access by thread u
+ * acquired. Bulk copies write as an agent of their own, not as the thread that issued them: each
+ * mbarrier a copy completes on has a column too, which ticks at each landing and reaches a warp only
+ * through the mbarrier's phase. An access by thread t of warp v at clock c is ordered before the current access by thread u
  * of warp w when t == u, or v == w and a tick came since (c < vc[w][w]), or v != w and w acquired it
  * (c <= vc[w][v]). Each byte of shared memory remembers its last write and one read since (thread,
  * clock, instruction): a write is checked against both, a read against the write.
@@ -39,7 +41,8 @@
 
 #include "interp.h"
 
-enum { NO_THREAD = 0xffff };
+/* writers that are not threads: the bulk copies completing on mbarrier i of the block's table */
+enum { NO_THREAD = 0xffff, COPY_AGENT = 0x8000, COPY_AGENTS = 32 };
 /* a copy's bytes in flight; a write by the async proxy; the last write, and the read kept, were strong */
 enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2, SHADOW_STRONG_WRITE = 4, SHADOW_STRONG_READ = 8 };
 
@@ -55,9 +58,13 @@ struct shadow_byte {
 struct race_mbar {
     uint32_t at;
     uint32_t *arrived, *completed;
+    uint32_t landings;         /* its copy agent's clock */
 };
 
-static inline uint32_t *clock_of(block *b, unsigned warp_index) { return b->vc + (size_t)warp_index * b->n_warps; }
+/* A vector clock's entries: the warps', then the copy agents'. */
+static inline unsigned clock_width(const block *b) { return b->n_warps + COPY_AGENTS; }
+
+static inline uint32_t *clock_of(block *b, unsigned warp_index) { return b->vc + (size_t)warp_index * clock_width(b); }
 
 static void join(uint32_t *into, const uint32_t *from, unsigned n)
 {
@@ -69,7 +76,7 @@ static void join(uint32_t *into, const uint32_t *from, unsigned n)
 void race_alloc(block *b)
 {
     b->shadow = malloc((b->smem_size ? b->smem_size : 1) * sizeof *b->shadow);
-    b->vc = malloc((size_t)b->n_warps * b->n_warps * sizeof *b->vc);
+    b->vc = malloc((size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     b->fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->fence_clock);
 }
 
@@ -77,7 +84,7 @@ void race_begin_block(block *b)
 {
     for (uint64_t i = 0; i < b->smem_size; i++)
         b->shadow[i] = (shadow_byte){.writer = NO_THREAD, .reader = NO_THREAD};
-    memset(b->vc, 0, (size_t)b->n_warps * b->n_warps * sizeof *b->vc);
+    memset(b->vc, 0, (size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     for (unsigned w = 0; w < b->n_warps; w++)
         clock_of(b, w)[w] = 1;
     memset(b->fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->fence_clock);
@@ -87,14 +94,17 @@ void race_begin_block(block *b)
 /* Whether an access by `thread` at `clock` is ordered before what warp w's lane does now. */
 static inline bool ordered(block *b, unsigned thread, uint32_t clock, const warp *w, uint32_t lane)
 {
+    const uint32_t *vc = clock_of(b, w->index);
+    if (thread >= COPY_AGENT) /* a copy's landing: seen only through its mbarrier */
+        return clock <= vc[b->n_warps + thread - COPY_AGENT];
     if (thread == w->index * LANES + lane)
         return true;
     unsigned other = thread / LANES;
-    const uint32_t *vc = clock_of(b, w->index);
     return other == w->index ? clock < vc[other] : clock <= vc[other];
 }
 
-/* The other side of a race: "thread (x,y,z) at PTX line N (file.cu:L)". */
+/* The other side of a race: "thread (x,y,z) at PTX line N (file.cu:L)", or for a copy's landing "the
+ * bulk copy completing on the mbarrier at 0x.. issued at PTX line N (file.cu:L)". */
 static void other_side(const block *b, unsigned t, int32_t at, char *out, size_t len)
 {
     const emu_dim3 bd = b->launch->block;
@@ -102,8 +112,10 @@ static void other_side(const block *b, unsigned t, int32_t at, char *out, size_t
     const ptx_module *mod = b->launch->module;
     const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
     const char *base = file ? strrchr(file, '/') : NULL;
-    int n = snprintf(out, len, "thread (%u,%u,%u) at PTX line %d", t % bd.x, t / bd.x % bd.y, t / (bd.x * bd.y),
-                     in->ptx_line);
+    int n = t >= COPY_AGENT ? snprintf(out, len, "the bulk copy completing on the mbarrier at shared 0x%x, issued at "
+                                       "PTX line %d", b->race_mbars[t - COPY_AGENT].at, in->ptx_line)
+                            : snprintf(out, len, "thread (%u,%u,%u) at PTX line %d", t % bd.x, t / bd.x % bd.y,
+                                       t / (bd.x * bd.y), in->ptx_line);
     if (file && in->src_line > 0 && n > 0 && (size_t)n < len)
         snprintf(out + n, len - (size_t)n, " (%s:%d)", base ? base + 1 : file, in->src_line);
 }
@@ -111,7 +123,7 @@ static void other_side(const block *b, unsigned t, int32_t at, char *out, size_t
 static bool report(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at, const char *mine,
                    const char *theirs, unsigned other, int32_t other_at, const char *why)
 {
-    char other_name[256];
+    char other_name[320];
     other_side(b, other, other_at, other_name, sizeof other_name);
     fault(b, in, (int)lane, w, EMU_ERR_RACE, "racecheck: %s of shared 0x%" PRIx64 " races with the %s by %s: %s", mine,
           at, theirs, other_name, why);
@@ -159,12 +171,11 @@ bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t
     return true;
 }
 
-void race_async_land(block *b, uint64_t addr, uint64_t size, unsigned thread, uint32_t clock, int32_t issued_at,
-                     bool async_proxy)
+void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at)
 {
+    const uint32_t now = clock_of(b, w->index)[w->index];
     for (uint64_t at = addr; at < addr + size; at++)
-        b->shadow[at] = (shadow_byte){clock, 0, issued_at, 0, (uint16_t)thread, NO_THREAD,
-                                      async_proxy ? SHADOW_ASYNC_PROXY : 0};
+        b->shadow[at] = (shadow_byte){now, 0, issued_at, 0, (uint16_t)(w->index * LANES + lane), NO_THREAD, 0};
 }
 
 bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uint64_t size)
@@ -185,19 +196,11 @@ void race_tick(block *b, const warp *w) { clock_of(b, w->index)[w->index]++; }
 
 void race_release(block *b, const warp *w, uint32_t *into)
 {
-    join(into, clock_of(b, w->index), b->n_warps);
+    join(into, clock_of(b, w->index), clock_width(b));
     race_tick(b, w);
 }
 
-/* An acquire may carry this warp's own releases back (lane 0 issued a copy, lane 1 waits for it): they
- * are ordered before what follows, so the warp's clock moves past them. */
-void race_acquire(block *b, const warp *w, const uint32_t *from)
-{
-    uint32_t *vc = clock_of(b, w->index), own = vc[w->index];
-    join(vc, from, b->n_warps);
-    if (from[w->index] >= own)
-        vc[w->index] = from[w->index] + 1;
-}
+void race_acquire(block *b, const warp *w, const uint32_t *from) { join(clock_of(b, w->index), from, clock_width(b)); }
 
 void race_proxy_fence(block *b, const warp *w, uint32_t lanes)
 {
@@ -217,35 +220,48 @@ static struct race_mbar *mbar_clocks(block *b, uint32_t at)
             b->race_mbars[i].arrived = b->race_mbars[i].completed = NULL;
     }
     struct race_mbar *m = &b->race_mbars[b->n_race_mbars++];
+    const size_t bytes = clock_width(b) * sizeof *m->arrived;
     m->at = at;
-    m->arrived = realloc(m->arrived, (size_t)b->n_warps * sizeof *m->arrived);
-    m->completed = realloc(m->completed, (size_t)b->n_warps * sizeof *m->completed);
-    memset(m->arrived, 0, (size_t)b->n_warps * sizeof *m->arrived);
-    memset(m->completed, 0, (size_t)b->n_warps * sizeof *m->completed);
+    m->arrived = realloc(m->arrived, bytes);
+    m->completed = realloc(m->completed, bytes);
+    memset(m->arrived, 0, bytes);
+    memset(m->completed, 0, bytes);
+    m->landings = 0;
     return m;
 }
 
 void race_mbar_init(block *b, uint32_t at)
 {
     struct race_mbar *m = mbar_clocks(b, at);
-    memset(m->arrived, 0, (size_t)b->n_warps * sizeof *m->arrived);
-    memset(m->completed, 0, (size_t)b->n_warps * sizeof *m->completed);
+    memset(m->arrived, 0, clock_width(b) * sizeof *m->arrived);
+    memset(m->completed, 0, clock_width(b) * sizeof *m->completed);
 }
 
 void race_mbar_arrive(block *b, const warp *w, uint32_t at) { race_release(b, w, mbar_clocks(b, at)->arrived); }
 
-void race_mbar_copy_landed(block *b, uint32_t at, unsigned thread, uint32_t clock)
+bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t addr, uint64_t size,
+                      int32_t issued_at)
 {
-    uint32_t *arrived = mbar_clocks(b, at)->arrived;
-    if (clock > arrived[thread / LANES])
-        arrived[thread / LANES] = clock;
+    struct race_mbar *m = mbar_clocks(b, mbar);
+    const unsigned agent = (unsigned)(m - b->race_mbars);
+    if (agent >= COPY_AGENTS) {
+        fault(b, in, 0, w, EMU_ERR_INVALID, "racecheck follows the bulk copies of %d mbarriers per block; this is "
+              "one more (EMU_RACECHECK=0 runs without racecheck)", COPY_AGENTS);
+        return false;
+    }
+    m->landings++;
+    for (uint64_t at = addr; at < addr + size; at++)
+        b->shadow[at] = (shadow_byte){m->landings, 0, issued_at, 0, (uint16_t)(COPY_AGENT + agent), NO_THREAD,
+                                      SHADOW_ASYNC_PROXY};
+    m->arrived[b->n_warps + agent] = m->landings; /* what the phase's waiters will see of the agent */
+    return true;
 }
 
 void race_mbar_phase_complete(block *b, uint32_t at)
 {
     struct race_mbar *m = mbar_clocks(b, at);
-    join(m->completed, m->arrived, b->n_warps);
-    memset(m->arrived, 0, (size_t)b->n_warps * sizeof *m->arrived);
+    join(m->completed, m->arrived, clock_width(b));
+    memset(m->arrived, 0, clock_width(b) * sizeof *m->arrived);
 }
 
 void race_mbar_acquire(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }

@@ -260,6 +260,12 @@ def main():
     r.expect_correct("n.spin_wait ok", "spin_wait_ok", (1,), (64,), [x, np.zeros(1, dtype=np.uint32)],
                      [("f32", 32)], x)
 
+    # o: a bulk copy's bytes are there once its mbarrier's phase says so, not after a barrier
+    x = rng.integers(-50, 50, size=64).astype(np.float32)
+    r.expect_correct("o.bulk_copy ok", "bulk_copy_ok", (1,), (64,), [x], [("f32", 64)], x)
+    r.expect_error("o.bulk_copy skip_the_wait", "bulk_copy_skip_the_wait", (1,), (64,), [x], [("f32", 64)],
+                   "bulk copy completing on the mbarrier", line=bug_line["skip_the_wait"])
+
     print(f"{r.checks - r.failures} of {r.checks} checks passed")
     return 1 if r.failures else 0
 

@@ -391,3 +391,37 @@ extern "C" __global__ void spin_wait_ok(const float* in, unsigned* flag, float* 
         asm volatile("st.release.gpu.global.u32 [%0], 1;\n" ::"l"(flag) : "memory");
     }
 }
+
+// o. A bulk copy (cp.async.bulk) of 64 floats into shared memory, completing on an mbarrier; thread 0
+//    issues it, then the block passes a barrier and reads the copy.
+//    skip_the_wait: warp 1 reads after the barrier but never waits on the mbarrier. The barrier orders
+//    the issue, not the copy's landing: only the mbarrier's phase says the bytes are there.
+template <bool every_warp_waits>
+__device__ void bulk_copy_read(const float* in, float* out)
+{
+    __shared__ __align__(128) float buf[64];
+    __shared__ __align__(8) unsigned long long full;
+    unsigned t = threadIdx.x;
+    unsigned full_at = (unsigned)__cvta_generic_to_shared(&full), buf_at = (unsigned)__cvta_generic_to_shared(buf);
+    if (t == 0) {
+        asm volatile("mbarrier.init.shared.b64 [%0], 1;\n" ::"r"(full_at));
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+    if (t == 0) {
+        asm volatile("mbarrier.arrive.expect_tx.shared.b64 _, [%0], 256;\n" ::"r"(full_at) : "memory");
+        asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], 256, [%2];\n"
+                     ::"r"(buf_at), "l"(in), "r"(full_at) : "memory");
+    }
+    __syncthreads();
+    if (t < 32 || every_warp_waits) {
+        unsigned done = 0;
+        while (!done)
+            asm volatile("{\n .reg .pred p;\n mbarrier.try_wait.parity.shared.b64 p, [%1], 0;\n selp.u32 %0, 1, 0, p;\n}\n"
+                         : "=r"(done) : "r"(full_at) : "memory");
+    }
+    out[t] = buf[t]; // BUG: skip_the_wait -- warp 1 reads without waiting on the mbarrier
+}
+
+extern "C" __global__ void bulk_copy_ok(const float* in, float* out) { bulk_copy_read<true>(in, out); }
+extern "C" __global__ void bulk_copy_skip_the_wait(const float* in, float* out) { bulk_copy_read<false>(in, out); }
