@@ -371,7 +371,11 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
         for (int i = 0; i < w->n_stores; i++) {
             bulk_store *st = &w->stores[i];
             if ((m >> st->lane & 1) && st->group + (uint32_t)in->addr_offset < w->bulk_committed[st->lane]) {
+                b->race_checked_elsewhere = true; /* racecheck: from the issue to here (below) */
                 const uint8_t *src = mem_access(b, w, in, st->lane, SPACE_SHARED, st->src, st->bytes, ACCESS_READ);
+                b->race_checked_elsewhere = false;
+                if (src && b->racecheck)
+                    race_async_read_end(b, st->src, st->bytes);
                 uint8_t *dst = src ? mem_access(b, w, in, st->lane, SPACE_GLOBAL, st->dst, st->bytes, ACCESS_WRITE) : NULL;
                 if (!dst)
                     return STEP_FAULT;
@@ -394,8 +398,9 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
         }
         if (in->flags & F_TO_GLOBAL) {
             if (!mem_access(b, w, in, l, SPACE_SHARED, shared_offset_of(src), bytes, ACCESS_PROBE) ||
-                !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, ACCESS_PROBE))
-                return STEP_FAULT;
+                !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, ACCESS_PROBE) ||
+                (b->racecheck && !race_async_read_begin(b, w, in, l, shared_offset_of(src), bytes)))
+                return STEP_FAULT; /* the copy reads its source through the async proxy until its wait */
             if (w->n_stores == w->cap_stores) {
                 w->cap_stores = w->cap_stores ? 2 * w->cap_stores : 16;
                 w->stores = realloc(w->stores, (size_t)w->cap_stores * sizeof *w->stores);
@@ -495,18 +500,37 @@ static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int 
 {
     const uint8_t *p = b->smem + at;
     if (at + 2 > b->smem_size || at % 2 || (b->initcheck && !(b->smem_written[at] && b->smem_written[at + 1]))) {
-        b->race_checked_elsewhere = true; /* bounds and initcheck only: racecheck follows, for the async proxy */
+        b->race_checked_elsewhere = true; /* bounds and initcheck: racecheck was done at the issue */
         p = mem_access(b, w, in, 0, SPACE_SHARED, at, 2, ACCESS_READ);
         b->race_checked_elsewhere = false;
         if (!p)
             return false;
     }
-    /* racecheck by whole 16-byte chunks: in every layout a descriptor describes, an operand's elements
-     * fill the 16-byte chunks they lie in (8 along K, or 8 along M or N), so the chunk is checked once,
-     * at its first element */
-    if (b->racecheck && at % 16 == 0 && !race_async_proxy_read(b, w, in, at, 16))
-        return false;
     *out = sign * half_in(load_bits(p, 2), h);
+    return true;
+}
+
+/* racecheck: a wgmma may read its shared-memory operands at any time from its issue to the wait that
+ * covers it. At the issue, each 16-byte chunk it reads is checked and marked as being read; at the
+ * wait, unmarked. In every layout a descriptor describes, an operand's elements fill the 16-byte
+ * chunks they lie in (8 along K, or 8 along M or N), so a chunk is visited at its first element. */
+static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool issued)
+{
+    const insn *in = op->in;
+    const int n = in->size * 8, rank = (int)(w->index % 4);
+    for (int i = 0; i < 16 * 16 + 16 * n; i++) {
+        const bool of_a = i < 16 * 16;
+        if (of_a && (in->flags & F_A_REGS))
+            continue;
+        const uint64_t at = of_a ? descriptor_address(op->a_desc, in->mode & 1, 16 * rank + i / 16, i % 16)
+                                 : descriptor_address(op->b_desc, in->mode & 2, (i - 256) % n, (i - 256) / n);
+        if (at % 16 || at + 16 > b->smem_size) /* out of bounds: the read itself reports it */
+            continue;
+        if (!issued)
+            race_async_read_end(b, at, 16);
+        else if (!race_async_read_begin(b, w, in, 0, at, 16))
+            return false;
+    }
     return true;
 }
 
@@ -579,6 +603,8 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             if (w->wgmma[i].group + (uint32_t)in->addr_offset < w->wgmma_committed) {
                 if (!wgmma_run(b, w, &w->wgmma[i]))
                     return STEP_FAULT;
+                if (b->racecheck)
+                    wgmma_operands_in_flight(b, w, &w->wgmma[i], false);
             } else {
                 w->wgmma[kept++] = w->wgmma[i];
             }
@@ -601,6 +627,8 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             op.accumulate = r[o[src + 2]][0] & 1;
         }
         b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
+        if (b->racecheck && !wgmma_operands_in_flight(b, w, &op, true))
+            return STEP_FAULT;
         if (w->n_wgmma == w->cap_wgmma) {
             w->cap_wgmma = w->cap_wgmma ? 2 * w->cap_wgmma : 8;
             w->wgmma = realloc(w->wgmma, (size_t)w->cap_wgmma * sizeof *w->wgmma);

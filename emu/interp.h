@@ -160,7 +160,9 @@ bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
 /* a cp.async lands at its thread's wait: that thread's write, now */
 void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at);
-bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uint64_t size);
+/* an asynchronous read (wgmma's operands, a bulk copy to global memory) from its issue to its wait */
+bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
+void race_async_read_end(block *b, uint64_t addr, uint64_t size);
 void race_tick(block *b, const warp *w);                       /* bar.warp.sync */
 void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
 void race_acquire(block *b, const warp *w, const uint32_t *from);

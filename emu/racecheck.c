@@ -27,9 +27,11 @@
  *     flight is a race: they may hold the old data or the new.
  *   - cp.async.bulk(.tensor) to shared memory: the same, landing as a write of the async proxy that the
  *     mbarrier it completes on orders before its waiters.
- *   - wgmma reads its operands through the async proxy: a generic-proxy write (st.shared, cp.async) must
- *     be followed by fence.proxy.async in the writing thread ("Proxies": "a cross-proxy fence is required
- *     to synchronize across proxies"), besides being ordered before the wgmma as above.
+ *   - wgmma, and a bulk copy from shared to global memory, read through the async proxy at some moment
+ *     between their issue and their wait: checked as reads when issued, and "in flight" until the wait,
+ *     so a write to those bytes meanwhile is a race. A generic-proxy write they read (st.shared,
+ *     cp.async) must be followed by fence.proxy.async in the writing thread ("Proxies": "a cross-proxy
+ *     fence is required to synchronize across proxies"), besides being ordered before them as above.
  * Strong accesses (atomics; ld/st .relaxed, .acquire, .release, .volatile) do not race with each other
  * ("Conflict and Data-races": a data race needs accesses that are not morally strong), but do with plain
  * ones; a release and an acquire of one word order what comes before and after them.
@@ -51,6 +53,7 @@ struct shadow_byte {
     int32_t write_at, read_at;      /* the instructions (indexes into the kernel's code) */
     uint16_t writer, reader;        /* thread numbers in the block, NO_THREAD: none since the block began */
     uint8_t flags;
+    uint8_t async_reads;            /* asynchronous reads in flight (wgmma, a bulk copy to global memory) */
 };
 
 /* An mbarrier's clocks: what the arrivals on its current phase release, and what its last completed
@@ -147,12 +150,15 @@ bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr
         if (s->writer != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_WRITE)) &&
             !ordered(b, s->writer, s->write_clock, w, lane))
             return report(b, w, in, lane, at, mine, "write", s->writer, s->write_at, unordered);
+        if (write && s->async_reads) /* the reader is one of the reads in flight */
+            return report(b, w, in, lane, at, mine, "asynchronous read still in flight", s->reader, s->read_at,
+                          "its wait has not come yet");
         if (write) {
             if (s->reader != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_READ)) &&
                 !ordered(b, s->reader, s->read_clock, w, lane))
                 return report(b, w, in, lane, at, mine, "read", s->reader, s->read_at, unordered);
             *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
-                               strong ? SHADOW_STRONG_WRITE : 0};
+                               strong ? SHADOW_STRONG_WRITE : 0, 0};
         } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
             /* an unordered earlier read is kept: it is the one a later write may race with */
             s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
@@ -175,19 +181,31 @@ void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint
 {
     const uint32_t now = clock_of(b, w->index)[w->index];
     for (uint64_t at = addr; at < addr + size; at++)
-        b->shadow[at] = (shadow_byte){now, 0, issued_at, 0, (uint16_t)(w->index * LANES + lane), NO_THREAD, 0};
+        b->shadow[at] = (shadow_byte){now, 0, issued_at, 0, (uint16_t)(w->index * LANES + lane), NO_THREAD, 0, 0};
 }
 
-bool race_async_proxy_read(block *b, warp *w, const insn *in, uint64_t addr, uint64_t size)
+bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
     for (uint64_t at = addr; at < addr + size; at++) {
         const shadow_byte *s = &b->shadow[at];
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
-            return report(b, w, in, 0, at, "wgmma's read (async proxy)", "write (generic proxy)", s->writer,
-                          s->write_at, "the writer ran no fence.proxy.async after it");
+            return report(b, w, in, lane, at, "asynchronous read (async proxy)", "write (generic proxy)",
+                          s->writer, s->write_at, "the writer ran no fence.proxy.async after it");
     }
-    return race_access(b, w, in, 0, addr, size, false, false);
+    if (!race_access(b, w, in, lane, addr, size, false, false))
+        return false;
+    for (uint64_t at = addr; at < addr + size; at++)
+        if (b->shadow[at].async_reads < UINT8_MAX)
+            b->shadow[at].async_reads++;
+    return true;
+}
+
+void race_async_read_end(block *b, uint64_t addr, uint64_t size)
+{
+    for (uint64_t at = addr; at < addr + size; at++)
+        if (b->shadow[at].async_reads > 0)
+            b->shadow[at].async_reads--;
 }
 
 /* ---- synchronization ------------------------------------------------------------------------- */
@@ -252,7 +270,7 @@ bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t
     m->landings++;
     for (uint64_t at = addr; at < addr + size; at++)
         b->shadow[at] = (shadow_byte){m->landings, 0, issued_at, 0, (uint16_t)(COPY_AGENT + agent), NO_THREAD,
-                                      SHADOW_ASYNC_PROXY};
+                                      SHADOW_ASYNC_PROXY, 0};
     m->arrived[b->n_warps + agent] = m->landings; /* what the phase's waiters will see of the agent */
     return true;
 }

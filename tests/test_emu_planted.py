@@ -266,6 +266,11 @@ def main():
     r.expect_error("o.bulk_copy skip_the_wait", "bulk_copy_skip_the_wait", (1,), (64,), [x], [("f32", 64)],
                    "bulk copy completing on the mbarrier", line=bug_line["skip_the_wait"])
 
+    # p: a bulk copy to global memory reads its shared source until its wait says it has
+    r.expect_correct("p.bulk_store ok", "bulk_store_ok", (1,), (64,), [x], [("f32", 64)], x)
+    r.expect_error("p.bulk_store reused_before_read", "bulk_store_reused_before_read", (1,), (64,), [x],
+                   [("f32", 64)], "asynchronous read still in flight", line=bug_line["reused_before_read"])
+
     print(f"{r.checks - r.failures} of {r.checks} checks passed")
     return 1 if r.failures else 0
 

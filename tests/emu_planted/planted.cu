@@ -425,3 +425,32 @@ __device__ void bulk_copy_read(const float* in, float* out)
 
 extern "C" __global__ void bulk_copy_ok(const float* in, float* out) { bulk_copy_read<true>(in, out); }
 extern "C" __global__ void bulk_copy_skip_the_wait(const float* in, float* out) { bulk_copy_read<false>(in, out); }
+
+// p. A bulk copy from shared to global memory (thread 0 issues it after every thread stored its
+//    element and fenced it into the async proxy); then the block reuses the buffer.
+//    reused_before_read: the buffer is overwritten before thread 0's cp.async.bulk.wait_group.read says
+//    the copy has read it: the copy may take the new values.
+template <bool wait_before_reuse>
+__device__ void bulk_store(const float* in, float* out)
+{
+    __shared__ __align__(16) float s[64];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    if (t == 0) {
+        asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], 256;\n"
+                     ::"l"(out), "r"((unsigned)__cvta_generic_to_shared(s)) : "memory");
+        asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+        if (wait_before_reuse)
+            asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    }
+    __syncthreads();
+    s[t] = -1.0f; // BUG: reused_before_read -- the copy may not have read s yet
+    __syncthreads();
+    if (t == 0)
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
+extern "C" __global__ void bulk_store_ok(const float* in, float* out) { bulk_store<true>(in, out); }
+extern "C" __global__ void bulk_store_reused_before_read(const float* in, float* out) { bulk_store<false>(in, out); }
