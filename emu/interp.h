@@ -13,6 +13,7 @@
 #define LANES 32
 #define FULL_MASK 0xffffffffu
 #define NO_BARRIER -1
+#define RACE_COPY_AGENTS 32 /* racecheck: mbarriers per block whose bulk copies get a clock of their own */
 
 /* Iterates over the set bits of a lane mask. */
 #define FOR_LANES(mask, l) \
@@ -88,7 +89,7 @@ typedef struct {
     uint32_t red_value;        /* bar.red: the running reduction */
     int red_mode;
     int32_t red_slot;          /* bar.red: where each waiting thread receives it */
-    uint32_t released[64];     /* racecheck: the arrived warps' clocks, joined (32 warps, 32 copy agents) */
+    uint32_t released[32 + RACE_COPY_AGENTS]; /* racecheck: the arrived warps' clocks, joined */
 } barrier;
 
 typedef struct shadow_byte shadow_byte; /* racecheck.c */

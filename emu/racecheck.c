@@ -44,7 +44,7 @@
 #include "interp.h"
 
 /* writers that are not threads: the bulk copies completing on mbarrier i of the block's table */
-enum { NO_THREAD = 0xffff, COPY_AGENT = 0x8000, COPY_AGENTS = 32 };
+enum { NO_THREAD = 0xffff, COPY_AGENT = 0x8000, COPY_AGENTS = RACE_COPY_AGENTS };
 /* a copy's bytes in flight; a write by the async proxy; the last write, and the read kept, were strong */
 enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2, SHADOW_STRONG_WRITE = 4, SHADOW_STRONG_READ = 8 };
 
