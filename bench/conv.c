@@ -278,7 +278,7 @@ static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, u
     if (outcome->verified) {
         const verify_result *check = outcome->check_after_timing.tol_rel > 0 ? &outcome->check_after_timing
                                                                             : &outcome->check;
-        printf(" | err %.2e (max %.2e) %s", check->rel_l2, check->max_err,
+        printf(" | err %.2e (max %.2e, excess %.2f) %s", check->rel_l2, check->max_err, check->excess_ratio,
                outcome->status == RUN_PASS ? "pass" : "FAIL");
     } else {
         printf(" | not verified");
@@ -320,11 +320,25 @@ static int command_run(const options *opts)
     return outcome.status == RUN_PASS ? 0 : outcome.status == RUN_FAIL ? 1 : 2;
 }
 
+/* The branch a kernel's launch takes for a problem, checked against its list of branches. */
+static int branch_index(const conv_kernel *kernel, const conv_problem *prob)
+{
+    int count = 0;
+    while (kernel->branches[count])
+        count++;
+    const int index = kernel->branch_of(prob);
+    if (count > CONV_MAX_BRANCHES || index < 0 || index >= count)
+        fail("kernel %s: branch_of gave %d for a list of %d branches (at most %d)", kernel->id, index, count,
+             CONV_MAX_BRANCHES);
+    return index;
+}
+
 /* Verifies one kernel on the fixed shapes and random ones; returns the number of failures, or -1 when
  * the kernel ran on none of them because the emulator cannot run it (n/a, said in one line). */
 static int check_kernel(const conv_kernel *kernel, const options *opts)
 {
     int passed = 0, failed = 0, unsupported = 0;
+    int branch_shapes[CONV_MAX_BRANCHES] = {0}; /* fixed shapes that took each of the kernel's branches */
     char first_reason[512] = "";
     uint64_t state = opts->seed;
     int total = check_fixed_count() + opts->random_count;
@@ -335,6 +349,8 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         request.time = false;
         request.epilogue = opts->epilogue;
         run_outcome outcome = run_kernel(&request);
+        if (kernel->branch_of && i < check_fixed_count() && outcome.status != RUN_UNSUPPORTED)
+            branch_shapes[branch_index(kernel, &prob)]++;
         if (outcome.status == RUN_PASS) {
             passed++;
         } else if (outcome.status == RUN_UNSUPPORTED) {
@@ -356,6 +372,15 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
     if (passed == 0) {
         printf("%-4s supports none of the shapes: that is a failure too\n", kernel->id);
         failed++;
+    }
+    for (int b = 0; kernel->branches && kernel->branches[b]; b++) {
+        printf("%-4s   branch %-34s %d fixed shape%s\n", kernel->id, kernel->branches[b], branch_shapes[b],
+               branch_shapes[b] == 1 ? "" : "s");
+        if (!branch_shapes[b]) {
+            printf("FAIL %s: no fixed shape takes its branch '%s': a path no test runs (add a shape to the "
+                   "fixed ones, common/harness.c)\n", kernel->id, kernel->branches[b]);
+            failed++;
+        }
     }
     return failed;
 }

@@ -86,6 +86,9 @@ const char *dtype_name(conv_dtype dtype);
 const char *layout_name(conv_layout layout);
 size_t dtype_size(conv_dtype dtype);
 
+/* The most code paths one kernel's launch may choose among (conv_kernel.branches). */
+#define CONV_MAX_BRANCHES 16
+
 /* One registered kernel. A chapter defines an array of these; common/registry.c lists them all. */
 typedef struct {
     const char *id;          /* "01", "02a", "05c": what `conv run ID` takes */
@@ -117,6 +120,13 @@ typedef struct {
     /* A vendor library the kernel calls ("cuBLAS"), NULL if none: its machine code has no PTX, so
      * the emulator cannot run it and reports the kernel as n/a there. */
     const char *library;
+    /* Optional, for kernels whose launch picks one of several code paths per problem (09b's
+     * specializations, chapter 06's tile shapes): the paths' names, NULL-terminated, and the index of
+     * the one a (supported) problem takes. launch() dispatches through the same branch_of(), so the
+     * name is the path that ran. `conv check` fails when a branch is taken by none of the fixed shapes:
+     * every path a reader's GPU may run is tested. NULL: one path. */
+    const char *const *branches;
+    int (*branch_of)(const conv_problem *prob);
 } conv_kernel;
 
 #ifdef __cplusplus

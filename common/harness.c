@@ -190,6 +190,26 @@ static void compute_reference(const conv_problem *prob, conv_pass pass, bool on_
         CUDA_CHECK(cudaFree(device[i]));
 }
 
+/* Each output's worst-case fp32 accumulation error (verify.c, step 1): accumulation_error_factor times
+ * the sum of its products' magnitudes, which is the same pass on |inputs|. */
+static void accumulation_bounds(const conv_problem *prob, conv_pass pass, bool on_gpu, float *logical[TENSOR_COUNT],
+                                const pass_tensors *t, double *bound)
+{
+    float *magnitudes[TENSOR_COUNT] = {NULL, NULL, NULL};
+    for (int i = 0; i < 2; i++) {
+        int which = t->inputs[i];
+        magnitudes[which] = xmalloc(t->count[which] * sizeof(float));
+        for (size_t j = 0; j < t->count[which]; j++)
+            magnitudes[which][j] = fabsf(logical[which][j]);
+    }
+    compute_reference(prob, pass, on_gpu, magnitudes, t, bound);
+    const double factor = accumulation_error_factor(problem_reduction_length(prob, pass));
+    for (size_t j = 0; j < t->count[t->output]; j++)
+        bound[j] *= factor;
+    for (int i = 0; i < TENSOR_COUNT; i++)
+        free(magnitudes[i]);
+}
+
 typedef struct {
     const conv_kernel *kernel;
     const conv_problem *prob;
@@ -222,7 +242,8 @@ static void launch_phase_once(void *ctx)
 
 /* Copies the kernel's output back (from the device if need be) and checks it. */
 static verify_result check_output(const launch_context *launch, const pass_tensors *t, const double *ref,
-                                  double input_rms_product, void *host_staging, float *logical_out)
+                                  const double *compute_bound, double input_rms_product, void *host_staging,
+                                  float *logical_out)
 {
     const conv_kernel *kernel = launch->kernel;
     size_t bytes = t->count[t->output] * dtype_size(kernel->dtype);
@@ -233,24 +254,30 @@ static verify_result check_output(const launch_context *launch, const pass_tenso
         out = host_staging;
     }
     unpack_tensor(out, t->dims[t->output], kernel->layout, kernel->dtype, logical_out);
-    return verify_output(logical_out, ref, t->count[t->output], kernel->dtype,
+    return verify_output(logical_out, ref, compute_bound, t->count[t->output], kernel->dtype,
                          problem_reduction_length(launch->prob, kernel->pass), input_rms_product);
 }
 
 static void describe_failure(char *why, size_t why_len, const verify_result *check, const pass_tensors *t,
                              const char *when)
 {
+    /* the statistics' verdict first; the bound per element speaks when it alone fails */
+    const bool bound_only = !check->nonfinite && check->rel_l2 <= check->tol_rel && check->max_err <= check->tol_max;
     const int *d = t->dims[t->output];
-    size_t i = check->worst_index;
-    int coord[4] = {(int)(i / ((size_t)d[1] * d[2] * d[3])), (int)(i / ((size_t)d[2] * d[3]) % d[1]),
-                    (int)(i / d[3] % d[2]), (int)(i % d[3])};
+    size_t i = bound_only ? check->excess_index : check->worst_index;
+    char where[96];
+    snprintf(where, sizeof where, "%s[%d][%d][%d][%d]", t->file[t->output], (int)(i / ((size_t)d[1] * d[2] * d[3])),
+             (int)(i / ((size_t)d[2] * d[3]) % d[1]), (int)(i / d[3] % d[2]), (int)(i % d[3]));
     if (check->nonfinite)
-        snprintf(why, why_len, "%s: %zu outputs are NaN/Inf (unwritten or overflowed), first at %s[%d][%d][%d][%d]",
-                 when, check->nonfinite, t->file[t->output], coord[0], coord[1], coord[2], coord[3]);
+        snprintf(why, why_len, "%s: %zu outputs are NaN/Inf (unwritten or overflowed), first at %s", when,
+                 check->nonfinite, where);
+    else if (bound_only)
+        snprintf(why, why_len, "%s: %s is off by more than the output type's rounding of the reference plus "
+                 "twice an fp32 sum's worst error: %.3gx that allowance (common/verify.c)", when, where,
+                 check->excess_ratio);
     else
-        snprintf(why, why_len, "%s: error over tolerance: rel_l2 %.3g (tol %.3g), max %.3g (tol %.3g) at %s[%d][%d][%d][%d]",
-                 when, check->rel_l2, check->tol_rel, check->max_err, check->tol_max, t->file[t->output],
-                 coord[0], coord[1], coord[2], coord[3]);
+        snprintf(why, why_len, "%s: error over tolerance: rel_l2 %.3g (tol %.3g), max %.3g (tol %.3g) at %s", when,
+                 check->rel_l2, check->tol_rel, check->max_err, check->tol_max, where);
 }
 
 /* The epilogue's operands, on the host (logical order) and where the kernel reads them. */
@@ -334,13 +361,27 @@ static void epilogue_save(const run_request *request, const pass_tensors *t, con
         save_logical(dir, "residual", t->dims[TENSOR_Y], e->residual, t->count[TENSOR_Y], request->kernel->dtype);
 }
 
-/* The reference chain: the fp64 convolution, then the epilogue, element by element. */
-static void epilogue_reference(const conv_problem *prob, const epilogue_operands *e, double *ref)
+/* The reference chain: the fp64 convolution, then the epilogue, element by element. On the way, each
+ * element's compute bound (verify.c, step 2) grows from the convolution's to the whole chain's: the
+ * convolution's error (with one more rounding to dtype, which an unfused epilogue makes) scaled by
+ * |scale|, plus one fp32 rounding of each operation's result. */
+static void epilogue_reference(const conv_problem *prob, const epilogue_operands *e, conv_dtype dtype, double *ref,
+                               double *compute_bound)
 {
+    const double unit = ldexp(1.0, -23);
+    const epilogue_ops ops = e->device.ops;
     size_t plane = (size_t)prob->p * prob->q, count = (size_t)problem_y_elems(prob);
     for (size_t i = 0; i < count; i++) {
         int k = (int)(i / plane % (size_t)prob->k);
-        ref[i] = epilogue_apply(e->device.ops, ref[i], e->bias[k], e->scale[k], e->shift[k], e->residual[i]);
+        const double conv = ref[i], conv_error = rounding_distance(conv, dtype) + 2.0 * compute_bound[i];
+        const double scale = ops.scale_shift ? fabs(e->scale[k]) : 1.0;
+        const double after_bias = fabs(conv) + conv_error + (ops.bias ? fabs(e->bias[k]) : 0.0);
+        const double after_scale = scale * after_bias + (ops.scale_shift ? fabs(e->shift[k]) : 0.0);
+        const double after_residual = after_scale + (ops.residual ? fabs(e->residual[i]) : 0.0);
+        compute_bound[i] = scale * conv_error + unit * ((ops.bias ? after_bias : 0.0) +
+                                                        (ops.scale_shift ? after_scale : 0.0) +
+                                                        (ops.residual ? after_residual : 0.0));
+        ref[i] = epilogue_apply(ops, conv, e->bias[k], e->scale[k], e->shift[k], e->residual[i]);
     }
 }
 
@@ -435,12 +476,14 @@ run_outcome run_kernel(const run_request *request)
     epilogue_operands epilogue;
     if (fused)
         epilogue_prepare(request, &t, &epilogue);
-    double *ref = NULL;
+    double *ref = NULL, *compute_bound = NULL;
     if (request->verify || request->save_dir) {
         ref = xmalloc(t.count[t.output] * sizeof(double));
         compute_reference(prob, kernel->pass, outcome.reference_on_gpu, logical, &t, ref);
+        compute_bound = xmalloc(t.count[t.output] * sizeof(double));
+        accumulation_bounds(prob, kernel->pass, outcome.reference_on_gpu, logical, &t, compute_bound);
         if (fused)
-            epilogue_reference(prob, &epilogue, ref);
+            epilogue_reference(prob, &epilogue, kernel->dtype, ref, compute_bound);
     }
 
     /* 3. the kernel's buffers: inputs packed to its layout and dtype, the output poisoned */
@@ -471,7 +514,7 @@ run_outcome run_kernel(const run_request *request)
     /* 4. one run, checked */
     launch_once(&launch);
     if (request->verify) {
-        outcome.check = check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);
+        outcome.check = check_output(&launch, &t, ref, compute_bound, input_rms_product, host_packed[t.output], logical_out);
         outcome.verified = true;
         if (!outcome.check.pass) {
             outcome.status = RUN_FAIL;
@@ -499,7 +542,7 @@ run_outcome run_kernel(const run_request *request)
         outcome.gbps = outcome.min_bytes / seconds / 1e9;
         if (request->verify) {
             outcome.check_after_timing =
-                check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);
+                check_output(&launch, &t, ref, compute_bound, input_rms_product, host_packed[t.output], logical_out);
             if (!outcome.check_after_timing.pass) {
                 outcome.status = RUN_FAIL;
                 describe_failure(outcome.why, sizeof outcome.why, &outcome.check_after_timing, &t,
@@ -516,7 +559,7 @@ run_outcome run_kernel(const run_request *request)
 
     if (request->save_dir) {
         if (!request->verify) /* the output has not been fetched yet */
-            check_output(&launch, &t, ref, input_rms_product, host_packed[t.output], logical_out);
+            check_output(&launch, &t, ref, compute_bound, input_rms_product, host_packed[t.output], logical_out);
         for (int i = 0; i < TENSOR_COUNT; i++)
             save_logical(request->save_dir, t.file[i], t.dims[i], logical[i], t.count[i], kernel->dtype);
         char ref_name[32];
@@ -540,6 +583,7 @@ run_outcome run_kernel(const run_request *request)
         free(logical[i]);
     }
     free(ref);
+    free(compute_bound);
     return outcome;
 }
 
@@ -566,6 +610,23 @@ static const conv_problem fixed_problems[] = {
     AWKWARD(3, 8, 1, 40, 8, 1, 3, 1, 1, 1, 1),     /* one row: 1xS filter */
     AWKWARD(2, 40, 33, 31, 24, 5, 5, 2, 2, 2, 1),  /* everything at once */
     AWKWARD(1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1),      /* the smallest problem there is */
+    /* Two full tiles and a partial one along both GEMM dimensions of each pass (docs/gemm_view.md), for
+     * tiles up to 256 x 128: a block that ignored its row or column offset would compute tile 0 again.
+     * Short reductions keep them quick on the emulator. */
+    AWKWARD(1, 8, 33, 17, 264, 1, 1, 1, 0, 1, 1),  /* fprop: M = N*P*Q = 561, N = K = 264 */
+    AWKWARD(1, 264, 33, 17, 8, 1, 1, 1, 0, 1, 1),  /* dgrad: M = N*H*W = 561, N = C = 264 */
+    AWKWARD(1, 264, 34, 34, 8, 2, 2, 2, 0, 1, 1),  /* dgrad, stride 2: each of 4 phases M = 289, N = 264 */
+    AWKWARD(1, 33, 5, 5, 264, 3, 3, 1, 1, 1, 1),   /* wgrad: M = K = 264, N = C*R*S = 297 */
+    /* Depthwise, C = 40 (five 8-channel vectors: one full 32-channel run and a partial one), H and W not
+     * multiples of the tile: one shape for each kernel 09b dispatches to (depthwise.h, dw_variant_of and
+     * dw_plan_rows). */
+    AWKWARD(1, 40, 19, 21, 40, 3, 3, 1, 1, 1, 40), /* 3x3 stride 1 */
+    AWKWARD(1, 40, 19, 21, 40, 3, 3, 2, 1, 1, 40), /* 3x3 stride 2 */
+    AWKWARD(1, 40, 19, 21, 40, 5, 5, 1, 2, 1, 40), /* 5x5 stride 1 */
+    AWKWARD(1, 40, 19, 21, 40, 5, 5, 2, 2, 1, 40), /* 5x5 stride 2 */
+    AWKWARD(1, 40, 19, 21, 40, 7, 7, 1, 3, 1, 40), /* general, 4 rows per thread (7x7) */
+    AWKWARD(1, 40, 19, 21, 40, 3, 3, 3, 1, 1, 40), /* general, 2 rows per thread (stride 3) */
+    AWKWARD(1, 40, 37, 37, 40, 3, 3, 4, 1, 1, 40), /* general, 1 row per thread (stride 4) */
     /* different in h and w: stride 2x1, padding 1x2, dilation 1x2, a 3x5 filter */
     {.n = 2, .c = 16, .h = 18, .w = 23, .k = 24, .r = 3, .s = 5, .stride_h = 2, .stride_w = 1,
      .pad_h = 1, .pad_w = 2, .dil_h = 1, .dil_w = 2, .groups = 1},

@@ -381,7 +381,7 @@ static void expect_verified(fixture *f, const char *what)
     int dims[4];
     problem_y_dims(&f->prob, dims);
     unpack_tensor(f->y_nhwc, dims, LAYOUT_NHWC, DTYPE_F32, f->y_logical);
-    verify_result v = verify_output(f->y_logical, f->ref, (size_t)problem_y_elems(&f->prob), DTYPE_F16,
+    verify_result v = verify_output(f->y_logical, f->ref, NULL, (size_t)problem_y_elems(&f->prob), DTYPE_F16,
                                     problem_reduction_length(&f->prob, PASS_FPROP), f->rms_product);
     EXPECT(v.pass, "%s %s: rel_l2 %.3g (tol %.3g), max_err %.3g (tol %.3g), %zu non-finite", what,
            describe(&f->prob), v.rel_l2, v.tol_rel, v.max_err, v.tol_max, v.nonfinite);

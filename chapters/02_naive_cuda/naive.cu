@@ -127,11 +127,13 @@ extern "C" const conv_kernel ch02_kernels[] = {
      .source = "chapters/02_naive_cuda/naive.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
      .supports = NULL, .workspace_bytes = NULL, .launch = launch_02a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = NULL, .branch_of = NULL},
     {.id = "02b", .name = "naive, coalesced (q innermost)",
      .source = "chapters/02_naive_cuda/naive.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
      .supports = NULL, .workspace_bytes = NULL, .launch = launch_02b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = NULL, .branch_of = NULL},
 };
 extern "C" const int ch02_kernel_count = sizeof(ch02_kernels) / sizeof(ch02_kernels[0]);

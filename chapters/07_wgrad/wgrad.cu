@@ -384,11 +384,13 @@ extern "C" const conv_kernel ch07_kernels[] = {
      .source = "chapters/07_wgrad/wgrad.cu",
      .pass = PASS_WGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_07a, .workspace_bytes = workspace_07a, .launch = launch_07a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = NULL, .branch_of = NULL},
     {.id = "07b", .name = "wgrad implicit GEMM, split-K over N*P*Q, deterministic fp32 reduction",
      .source = "chapters/07_wgrad/wgrad.cu",
      .pass = PASS_WGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_07b, .workspace_bytes = workspace_07b, .launch = launch_07b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = NULL, .branch_of = NULL},
 };
 extern "C" const int ch07_kernel_count = sizeof(ch07_kernels) / sizeof(ch07_kernels[0]);

@@ -316,23 +316,38 @@ static void launch_tiled(const conv_problem *prob, const dw_plan *plan, void *x,
         *prob, *plan, (const __half *)x, (const __half *)w, (__half *)y);
 }
 
+/* The kernels 09b launches: the four specializations, and the general kernel at the rows per thread its
+ * tile fits at. The registry lists them by name; `conv check` sees each taken by a fixed shape. */
+enum { B_3X3_S1, B_3X3_S2, B_5X5_S1, B_5X5_S2, B_GENERAL_4_ROWS, B_GENERAL_2_ROWS, B_GENERAL_1_ROW };
+static const char *const branches_09b[] = {"3x3 stride 1",         "3x3 stride 2",         "5x5 stride 1",
+                                           "5x5 stride 2",         "general, 4 rows a thread", "general, 2 rows a thread",
+                                           "general, 1 row a thread", NULL};
+
+static int branch_09b(const conv_problem *prob)
+{
+    switch (dw_variant_of(prob)) {
+    case DW_3X3_S1: return B_3X3_S1;
+    case DW_3X3_S2: return B_3X3_S2;
+    case DW_5X5_S1: return B_5X5_S1;
+    case DW_5X5_S2: return B_5X5_S2;
+    case DW_GENERAL: break;
+    }
+    const int rows = dw_plan_rows(prob, DW_SMEM_LIMIT);
+    return rows == 4 ? B_GENERAL_4_ROWS : rows == 2 ? B_GENERAL_2_ROWS : B_GENERAL_1_ROW;
+}
+
 extern "C" void launch_09b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
     (void)workspace;
     const dw_plan plan = plan_09b(prob);
-    switch (dw_variant_of(prob)) {
-    case DW_3X3_S1: launch_tiled<3, 3, 1, 8>(prob, &plan, x, w, y); break;
-    case DW_3X3_S2: launch_tiled<3, 3, 2, 4>(prob, &plan, x, w, y); break;
-    case DW_5X5_S1: launch_tiled<5, 5, 1, 8>(prob, &plan, x, w, y); break;
-    case DW_5X5_S2: launch_tiled<5, 5, 2, 4>(prob, &plan, x, w, y); break;
-    case DW_GENERAL:
-        if (plan.tile_p == DW_STRIPS * 4)
-            launch_tiled<0, 0, 0, 4>(prob, &plan, x, w, y);
-        else if (plan.tile_p == DW_STRIPS * 2)
-            launch_tiled<0, 0, 0, 2>(prob, &plan, x, w, y);
-        else
-            launch_tiled<0, 0, 0, 1>(prob, &plan, x, w, y);
-        break;
+    switch (branch_09b(prob)) {
+    case B_3X3_S1: launch_tiled<3, 3, 1, 8>(prob, &plan, x, w, y); break;
+    case B_3X3_S2: launch_tiled<3, 3, 2, 4>(prob, &plan, x, w, y); break;
+    case B_5X5_S1: launch_tiled<5, 5, 1, 8>(prob, &plan, x, w, y); break;
+    case B_5X5_S2: launch_tiled<5, 5, 2, 4>(prob, &plan, x, w, y); break;
+    case B_GENERAL_4_ROWS: launch_tiled<0, 0, 0, 4>(prob, &plan, x, w, y); break;
+    case B_GENERAL_2_ROWS: launch_tiled<0, 0, 0, 2>(prob, &plan, x, w, y); break;
+    case B_GENERAL_1_ROW: launch_tiled<0, 0, 0, 1>(prob, &plan, x, w, y); break;
     }
     CUDA_CHECK_LAUNCH();
 }
@@ -342,11 +357,13 @@ extern "C" const conv_kernel ch09_kernels[] = {
      .source = "chapters/09_depthwise/depthwise.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_09a, .workspace_bytes = NULL, .launch = launch_09a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = NULL, .branch_of = NULL},
     {.id = "09b", .name = "depthwise, smem tile + halo, rolling window",
      .source = "chapters/09_depthwise/depthwise.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_09b, .workspace_bytes = NULL, .launch = launch_09b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = branches_09b, .branch_of = branch_09b},
 };
 extern "C" const int ch09_kernel_count = sizeof(ch09_kernels) / sizeof(ch09_kernels[0]);

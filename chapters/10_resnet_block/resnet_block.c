@@ -578,7 +578,7 @@ static impl_check check_impl(const block_run *run, int impl, const double *chain
          * our bare filter would make max_err's unit sqrt(L) / 3 times too large and the check as much
          * too loose. */
         const float *sized = run->w_host[1][stage];
-        check.stage[stage] = verify_output(outputs[stage], ref, count, DTYPE_F16,
+        check.stage[stage] = verify_output(outputs[stage], ref, NULL, count, DTYPE_F16,
                                            problem_reduction_length(prob, PASS_FPROP),
                                            rms_of(inputs[stage], (size_t)problem_x_elems(prob)) *
                                                rms_of(sized, (size_t)problem_w_elems(prob)));
