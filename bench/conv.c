@@ -58,7 +58,8 @@ static const char usage[] =
     "                    reference convolution followed by the same operations, see common/epilogue.h;\n"
     "                    bench rows are named e.g. 05i+bn+relu and compared with cuDNN's fused call)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
-    "  --suite NAME      resnet50, tutorial or mobilenet (bench; default resnet50)\n"
+    "  --suite NAME      resnet50, tutorial or mobilenet (bench; default resnet50); check: verify on its\n"
+    "                    layers too (at --n, or the layer's N), after the fixed and random shapes\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
     "  --quick           three layers of the suite, 10 repetitions: a first look (bench)\n"
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
@@ -82,14 +83,14 @@ typedef struct {
     uint64_t seed;
     int reps, warmup, random_count, sample;
     bool verify, cudnn, quick, emulate, counters; /* these two act before parsing (emulate_if_asked) */
+    bool suite_given;            /* check verifies on the suite's layers only when asked */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
 } options;
 
 static options parse_options(int argc, char **argv)
 {
-    options opts = {.seed = 42, .reps = -1, .warmup = -1, .sample = -1, .random_count = 100, .verify = true, .cudnn = true,
-                    .suite = "resnet50"};
+    options opts = {.seed = 42, .reps = -1, .warmup = -1, .sample = -1, .random_count = 100, .verify = true, .cudnn = true};
     memset(&opts.overrides, 0xff, sizeof opts.overrides); /* every field -1: not given */
     opts.command = cli_command(argc, argv, usage);
     int at = 2;
@@ -166,6 +167,11 @@ static options parse_options(int argc, char **argv)
     char why[256];
     if (opts.epilogue_text && !epilogue_parse(opts.epilogue_text, &opts.epilogue, why, sizeof why))
         cli_error("%s", why);
+    opts.suite_given = opts.suite != NULL;
+    if (!opts.suite)
+        opts.suite = "resnet50";
+    if (opts.suite_given && !suite_exists(opts.suite))
+        cli_error("unknown suite '%s' (known: resnet50, tutorial, mobilenet)", opts.suite);
     return opts;
 }
 
@@ -341,9 +347,17 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
     int branch_shapes[CONV_MAX_BRANCHES] = {0}; /* fixed shapes that took each of the kernel's branches */
     char first_reason[512] = "";
     uint64_t state = opts->seed;
-    int total = check_fixed_count() + opts->random_count;
-    for (int i = 0; i < total; i++) {
-        conv_problem prob = i < check_fixed_count() ? check_fixed_problem(i) : check_random_problem(&state);
+    int total = check_fixed_count() + opts->random_count, layers = 0;
+    const suite_layer *suite[64];
+    for (int i = 0; opts->suite_given && i < suite_layer_count() && layers < 64; i++)
+        if (strcmp(suite_layer_at(i)->suite, opts->suite) == 0)
+            suite[layers++] = suite_layer_at(i);
+    for (int i = 0; i < total + layers; i++) {
+        conv_problem prob = i < check_fixed_count() ? check_fixed_problem(i)
+                            : i < total             ? check_random_problem(&state)
+                                                    : suite[i - total]->prob;
+        if (i >= total && opts->overrides.n > 0)
+            prob.n = opts->overrides.n; /* a smaller batch of a valid layer stays valid */
         run_request request = run_request_defaults(kernel, &prob);
         request.seed = opts->seed + 1000003ull * (uint64_t)i;
         request.time = false;
@@ -366,9 +380,12 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         printf("%-4s n/a on the emulator: %s\n", kernel->id, first_reason);
         return -1;
     }
-    printf("%-4s %d shapes (%d fixed, %d random from seed %llu): %d pass, %d fail, %d unsupported\n", kernel->id,
-           total, check_fixed_count(), opts->random_count, (unsigned long long)opts->seed, passed, failed,
-           unsupported);
+    char suite_part[96] = "";
+    if (layers)
+        snprintf(suite_part, sizeof suite_part, ", %d %s layers", layers, opts->suite);
+    printf("%-4s %d shapes (%d fixed, %d random from seed %llu%s): %d pass, %d fail, %d unsupported\n", kernel->id,
+           total + layers, check_fixed_count(), opts->random_count, (unsigned long long)opts->seed, suite_part, passed,
+           failed, unsupported);
     if (passed == 0) {
         printf("%-4s supports none of the shapes: that is a failure too\n", kernel->id);
         failed++;

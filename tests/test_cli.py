@@ -44,6 +44,7 @@ expect_error(["run", "01", "--bogus", "3"], "unknown option '--bogus'")
 expect_error(["run", "01", "--bogus"], "unknown option '--bogus'")
 expect_error(["check", "zz"], "no kernel id starts with 'zz'")
 expect_error(["bench", "--suite", "nope"], "unknown suite 'nope'")
+expect_error(["check", "09", "--suite", "nope"], "unknown suite 'nope'")
 # impossible and unknown problems
 expect_error(["run", "01", *small, "--h", "1", "--r", "5"], "impossible problem: the output would be empty")
 expect_error(["run", "01", *small, "--groups", "3"], "groups (3) must divide both c (2) and k (2)")
