@@ -13,11 +13,17 @@
  *  4. at stride 1, 06a's direct geometry is the one phase of 06b's;
  *  5. the grid: dgrad_max_tiles() covers every phase's tiles for each tile shape, and the work by phase
  *     is what dgrad_macs_by_phase() counts (stride_phases.h), the number the chapter quotes;
- *  6. dgrad_pick_shape() picks the tile shape the chapter says on the layers it names.
+ *  6. dgrad_pick_shape() picks the tile shape the chapter says on the layers it names;
+ *  7. channels per group not a multiple of 8: the padded problem (pad_dgrad_problem(), common/
+ *     pad_channels.h) rounds each group's C/groups and K/groups up to a multiple of 8 and changes nothing
+ *     else, the workspace holds the padded copies, and the GEMMs run on the padded problem over copies
+ *     padded with zeros (written here from the layouts' definitions), with dx's real channels taken back
+ *     out, reproduce ref_dgrad_cpu() of the unpadded problem while the padded channels of dx come out 0.
  *
  * The thread-by-thread behaviour of the kernel (swizzled staging, ldmatrix .trans, mma fragments) is
  * not emulated here; it was emulated outside the repository while writing the chapter, and the gpu
- * suite (`conv check 06`) is what checks it for real.
+ * suite (`conv check 06`) is what checks it for real. The padding kernels themselves (pad_channels.cu)
+ * run on the PTX emulator in the cpu suite's emulate_06b_padded_* tests (tests/meson.build).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +31,7 @@
 
 #include "dgrad.h"
 #include "harness.h"
+#include "pad_channels.h"
 #include "reference.h"
 #include "suites.h"
 #include "tensor.h"
@@ -164,6 +171,120 @@ static int check_problem(const conv_problem *prob, const char *label)
     return test_failures == failures_before;
 }
 
+/* dx (NHWC) as 06a and 06b's GEMMs compute it on `run`, from NHWC dy and KRSC w: the direct form of every
+ * phase and group (dgrad_a_offset(), dgrad_b_offset(), dgrad_dx_offset()). */
+static void dgrad_by_phases(const conv_problem *run, const float *dy, const float *w, double *dx)
+{
+    const int cols = dgrad_cols(run);
+    double *sums = xmalloc(cols * sizeof(double));
+    for (int z = 0; z < dgrad_phase_count(run); z++) {
+        const dgrad_phase ph = dgrad_phase_of(run, z);
+        const int rows = dgrad_rows(run, ph), depth = dgrad_depth(run, ph);
+        for (int g = 0; g < run->groups; g++)
+            for (int m = 0; m < rows; m++) {
+                for (int j = 0; j < cols; j++)
+                    sums[j] = 0.0;
+                for (int kappa = 0; kappa < depth; kappa++) {
+                    const int a = dgrad_a_offset(run, ph, g, m, kappa);
+                    for (int j = 0; a >= 0 && j < cols; j++)
+                        sums[j] += (double)dy[a] * w[dgrad_b_offset(run, ph, g, kappa, j)];
+                }
+                for (int j = 0; j < cols; j++)
+                    dx[dgrad_dx_offset(run, ph, g, m, j)] = sums[j];
+            }
+    }
+    free(sums);
+}
+
+/* 7. The padded path of 06a and 06b (pad_dgrad()). Returns whether the problem needed padding. */
+static bool check_padded(const conv_problem *prob, const char *label)
+{
+    char desc[128];
+    problem_format(prob, desc, sizeof desc);
+    const conv_problem pp = pad_dgrad_problem(prob);
+    const int g = prob->groups, cg = prob->c / g, kg = prob->k / g, cg8 = pp.c / g, kg8 = pp.k / g;
+    conv_problem same = pp;
+    same.c = prob->c, same.k = prob->k;
+    EXPECT(memcmp(&same, prob, sizeof same) == 0, "%s (%s): padding changed more than C and K", desc, label);
+    EXPECT(pp.c % g == 0 && pp.k % g == 0 && cg8 % 8 == 0 && kg8 % 8 == 0 && cg8 - cg >= 0 && cg8 - cg < 8 &&
+               kg8 - kg >= 0 && kg8 - kg < 8,
+           "%s (%s): padded to C %d, K %d: not each group's channels up to the next multiple of 8", desc, label,
+           pp.c, pp.k);
+    const size_t workspace = pad_dgrad_workspace_bytes(prob);
+    const bool pad_c = cg % 8 != 0, pad_k = kg % 8 != 0;
+    if (!pad_c && !pad_k) {
+        EXPECT(workspace == 0, "%s (%s): %zu bytes of workspace with nothing to pad", desc, label, workspace);
+        return false;
+    }
+    /* the copies: dy if K is padded, w always, dx if C is */
+    const size_t pixels_in = (size_t)prob->n * prob->h * prob->w, pixels_out = (size_t)prob->n * prob->p * prob->q;
+    const size_t taps = (size_t)prob->r * prob->s;
+    const size_t copies =
+        2 * ((pad_k ? pixels_out * pp.k : 0) + (size_t)pp.k * taps * cg8 + (pad_c ? pixels_in * pp.c : 0));
+    EXPECT(workspace >= copies, "%s (%s): %zu bytes of workspace for %zu bytes of padded copies", desc, label,
+           workspace, copies);
+
+    const int64_t nx = problem_x_elems(prob), nw = problem_w_elems(prob), ny = problem_y_elems(prob);
+    float *w = xmalloc(nw * sizeof(float)), *dy = xmalloc(ny * sizeof(float));
+    float *w_krsc = xmalloc(nw * sizeof(float)), *dy_nhwc = xmalloc(ny * sizeof(float));
+    double *ref = xmalloc(nx * sizeof(double)), *dx_padded = xmalloc(pixels_in * pp.c * sizeof(double));
+    fill_uniform(w, nw, 21);
+    fill_uniform(dy, ny, 22);
+    int wd[4], yd[4];
+    problem_w_dims(prob, wd);
+    problem_y_dims(prob, yd);
+    pack_tensor(w, wd, LAYOUT_NHWC, DTYPE_F32, w_krsc);
+    pack_tensor(dy, yd, LAYOUT_NHWC, DTYPE_F32, dy_nhwc);
+    ref_dgrad_cpu(prob, ref, w, dy);
+
+    /* the copies the kernel reads: group gi's channel k of dy at gi*kg8 + k; filter row (gi*kg8 + k, r, s)
+     * of w with its column c at c; everything else zero */
+    float *dy_padded = calloc(pixels_out * pp.k, sizeof(float));
+    float *w_padded = calloc((size_t)pp.k * taps * cg8, sizeof(float));
+    for (size_t px = 0; px < pixels_out; px++)
+        for (int gi = 0; gi < g; gi++)
+            for (int k = 0; k < kg; k++)
+                dy_padded[px * pp.k + (size_t)gi * kg8 + k] = dy_nhwc[px * prob->k + (size_t)gi * kg + k];
+    for (int gi = 0; gi < g; gi++)
+        for (int k = 0; k < kg; k++)
+            for (size_t t = 0; t < taps; t++)
+                for (int c = 0; c < cg; c++)
+                    w_padded[(((size_t)gi * kg8 + k) * taps + t) * cg8 + c] =
+                        w_krsc[(((size_t)gi * kg + k) * taps + t) * cg + c];
+    for (size_t e = 0; e < pixels_in * pp.c; e++)
+        dx_padded[e] = NAN;
+    dgrad_by_phases(&pp, dy_padded, w_padded, dx_padded);
+
+    /* dx's real channels, taken out of the padded dx, against the unpadded problem's reference */
+    int wrong = 0, not_zero = 0;
+    for (size_t px = 0; px < pixels_in; px++)
+        for (int gi = 0; gi < g; gi++)
+            for (int c = 0; c < cg8; c++) {
+                const double v = dx_padded[px * pp.c + (size_t)gi * cg8 + c];
+                if (c >= cg) {
+                    not_zero += v != 0.0;
+                    continue;
+                }
+                const int64_t plane = (int64_t)prob->h * prob->w, n = (int64_t)px / plane, hw = (int64_t)px % plane;
+                const double r = ref[(n * prob->c + (int64_t)gi * cg + c) * plane + hw]; /* NCHW */
+                wrong += !(fabs(v - r) <= 1e-9 * (1.0 + fabs(r)));
+            }
+    EXPECT(wrong == 0, "%s (%s): padded to C %d, K %d: %d dx elements differ from the reference", desc, label,
+           pp.c, pp.k, wrong);
+    EXPECT(not_zero == 0, "%s (%s): padded to C %d, K %d: %d padded channels of dx are not 0", desc, label, pp.c,
+           pp.k, not_zero);
+
+    free(w);
+    free(dy);
+    free(w_krsc);
+    free(dy_nhwc);
+    free(ref);
+    free(dx_padded);
+    free(dy_padded);
+    free(w_padded);
+    return true;
+}
+
 static conv_problem make(int n, int c, int h, int w, int k, int r, int s, int stride_h, int stride_w, int pad_h,
                          int pad_w, int dil_h, int dil_w, int groups)
 {
@@ -182,10 +303,11 @@ static conv_problem make(int n, int c, int h, int w, int k, int r, int s, int st
 
 int main(void)
 {
-    int passed = 0, total = 0;
+    int passed = 0, total = 0, padded = 0;
     for (int i = 0; i < check_fixed_count(); i++) {
         conv_problem prob = check_fixed_problem(i);
         passed += check_problem(&prob, "fixed");
+        padded += check_padded(&prob, "fixed");
         total++;
     }
 
@@ -203,10 +325,25 @@ int main(void)
         /* the transposed-convolution example at batch 2 (the chapter's is batch 16): a 4x4 stride-2
          * filter, pad 1, taking [2,128,14,14] to [2,64,28,28]: every phase has 2x2 taps */
         make(2, 64, 28, 28, 128, 4, 4, 2, 2, 1, 1, 1, 1, 1),
+        /* channels padded per group: C/groups = 6 -> 8 and K/groups = 10 -> 16 (rounding all of K, 20 -> 24,
+         * would leave 12 per group), at stride 2 and stride 1; and the same C and K in one group */
+        make(2, 12, 9, 9, 20, 3, 3, 2, 2, 1, 1, 1, 1, 2),
+        make(2, 12, 9, 9, 20, 3, 3, 1, 1, 1, 1, 1, 1, 2),
+        make(2, 12, 9, 9, 20, 3, 3, 2, 2, 1, 1, 1, 1, 1),
+        /* only K padded (K/groups = 12 in 2 groups); only C padded (C = 3), with dilation, strides 2x1 */
+        make(1, 16, 10, 11, 24, 3, 3, 2, 2, 1, 1, 1, 1, 2),
+        make(2, 3, 12, 10, 16, 3, 2, 2, 1, 2, 1, 2, 1, 1),
     };
     for (size_t i = 0; i < sizeof chosen / sizeof chosen[0]; i++) {
         passed += check_problem(&chosen[i], "chosen");
+        const bool was_padded = check_padded(&chosen[i], "chosen");
+        EXPECT(was_padded || i < 6, "chosen problem %zu: a padding case, not padded", i);
+        padded += was_padded;
         total++;
+    }
+    {
+        const conv_problem pp = pad_dgrad_problem(&chosen[6]);
+        EXPECT(pp.c == 16 && pp.k == 32, "C 12, K 20 in 2 groups pads to C 16, K 32 (got %d, %d)", pp.c, pp.k);
     }
     {
         const dgrad_phase ph = dgrad_phase_of(&chosen[0], 1);
@@ -243,10 +380,13 @@ int main(void)
         strided += prob.stride_h > 1 || prob.stride_w > 1;
         single += prob.n == 1;
         passed += check_problem(&prob, "random");
+        padded += check_padded(&prob, "random");
         total++;
     }
     printf("%d of %d problems: every phase's GEMM equals the reference, every dx element written once "
-           "(%d random ones strided, %d with N = 1)\n", passed, total, strided, single);
+           "(%d random ones strided, %d with N = 1); %d with channels padded\n", passed, total, strided, single,
+           padded);
     EXPECT(strided >= 30 && single >= 10, "the random problems cover strides and N = 1 (%d, %d)", strided, single);
+    EXPECT(padded >= 30, "only %d problems had channels to pad", padded);
     return test_summary("test_dgrad");
 }

@@ -30,8 +30,13 @@
  * igemm_out_chunks). What is dgrad's own stays here: gathering A from dy and B from the filter
  * (copy_tile) and where each chunk of dx goes.
  *
- * Channels: C/groups and K/groups must be multiples of 8 (16-byte chunks of dy along k, of w and dx
- * along c). supports() says so; there is no padded fallback.
+ * Channels: the kernel needs C/groups and K/groups multiples of 8 (16-byte chunks of dy along k, of w and
+ * dx along c). Other problems (odd K, a C of 12 in 2 groups) run on copies padded with zeros to a
+ * multiple of 8 per group (pad_dgrad(), common/pad_channels.h), made in the workspace before the kernel:
+ * dy's channels k and w's rows k when K/groups needs it, w's columns c when C/groups does, and then the
+ * kernel writes a padded dx there, whose real channels are copied back into dx after it. A padded k is
+ * a zero in both dy and w, so it adds exact zeros; a padded c is a zero column of w, so its channel of
+ * the padded dx is zero and is dropped. The copies are part of the timed work.
  *
  * None of this has run on a GPU yet: it is compiled (sm_80, sm_90, no spills) and its index math is
  * checked on the CPU by tests/test_dgrad.c.
@@ -50,6 +55,7 @@
 #include "conv.h"
 #include "dgrad.h"
 #include "igemm_pipeline.cuh"
+#include "pad_channels.h"
 #include "tensor_core.h"
 
 /* ---- the tile shape -------------------------------------------------------------------------------- */
@@ -189,9 +195,9 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
     __syncthreads(); /* every warp is done with the stages: they now hold the output tile */
 
     /* Epilogue through shared memory: fp16 pairs into a BM x OUT_PITCH tile (igemm_stage_out), then
-     * 16-byte chunks (8 channels of one pixel, igemm_out_chunks) to dx. C/groups % 8 == 0, so a chunk
-     * is wholly inside or outside. The phase's pixels are stride apart in dx, so each row finds its
-     * pixel by dgrad_dx_offset(). */
+     * 16-byte chunks (8 channels of one pixel, igemm_out_chunks) to dx. C/groups % 8 == 0 (padded
+     * where it was not), so a chunk is wholly inside or outside. The phase's pixels are stride apart in
+     * dx, so each row finds its pixel by dgrad_dx_offset(). */
     __half *out = (__half *)dgrad_smem;
     igemm_stage_out<T>(out, acc, warp_m, warp_n, lane);
     __syncthreads();
@@ -207,14 +213,12 @@ dgrad_pipelined(const conv_problem prob, const __half *__restrict__ dy, const __
 
 /* ---- host side: supports(), launches --------------------------------------------------------------- */
 
-static bool supports_common(const char *id, bool phased, const conv_problem *prob, char *why, size_t why_len)
+/* The limits are the padded problem's, the one the kernel runs (pad_dgrad_problem(): the same as prob
+ * where C/groups and K/groups are multiples of 8 already). */
+static bool supports_common(const char *id, bool phased, const conv_problem *unpadded, char *why, size_t why_len)
 {
-    const int cg = prob->c / prob->groups, kg = prob->k / prob->groups;
-    if (cg % 8 != 0 || kg % 8 != 0) {
-        snprintf(why, why_len, "%s loads 16-byte chunks of 8 channels: needs C/groups and K/groups multiples of 8 "
-                 "(C/groups = %d, K/groups = %d)", id, cg, kg);
-        return false;
-    }
+    const conv_problem padded = pad_dgrad_problem(unpadded);
+    const conv_problem *prob = &padded;
     const int phases = phased ? dgrad_phase_count(prob) : 1;
     for (int z = 0; z < phases; z++) {
         const dgrad_phase ph = phased ? dgrad_phase_of(prob, z) : dgrad_direct(prob);
@@ -230,8 +234,8 @@ static bool supports_common(const char *id, bool phased, const conv_problem *pro
         return false;
     }
     if (!dgrad_offsets_fit(prob)) {
-        snprintf(why, why_len, "%s forms 32-bit offsets into dy, w and dx; this problem's tensors are too large",
-                 id);
+        snprintf(why, why_len, "%s forms 32-bit offsets into dy, w and dx (channels padded to multiples of 8); "
+                 "this problem's tensors are too large", id);
         return false;
     }
     return true;
@@ -261,7 +265,7 @@ static size_t smem_bytes(void)
 }
 
 template <class T, bool PHASED>
-static void launch_shape(const conv_problem *prob, void *x, void *w, void *y)
+static void launch_shape(const conv_problem *prob, const void *dy, const void *w, void *dx)
 {
     const size_t smem = smem_bytes<T>();
     static bool opted_in = false; /* over 48 KB a block must opt in, once per kernel */
@@ -274,13 +278,14 @@ static void launch_shape(const conv_problem *prob, void *x, void *w, void *y)
     if (tiles == 0) /* no phase has a pixel: impossible for a valid problem, but launch nothing then */
         return;
     const dim3 grid((unsigned)tiles, (unsigned)prob->groups, PHASED ? (unsigned)dgrad_phase_count(prob) : 1u);
-    /* The harness's names are fprop's: x is dx (written here), y is dy (read). */
-    dgrad_pipelined<T, PHASED><<<grid, T::THREADS, smem>>>(*prob, (const __half *)y, (const __half *)w, (__half *)x);
+    dgrad_pipelined<T, PHASED><<<grid, T::THREADS, smem>>>(*prob, (const __half *)dy, (const __half *)w, (__half *)dx);
     CUDA_CHECK_LAUNCH();
 }
 
+/* The harness's names are fprop's: x is dx (written here), y is dy (read). The kernel runs on the padded
+ * problem and operands (pad_dgrad(): the unpadded ones where nothing needs padding). */
 template <bool PHASED>
-static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y)
+static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
     static int sms = 0; /* the harness uses one device */
     if (sms == 0) {
@@ -288,41 +293,41 @@ static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y)
         CUDA_CHECK(cudaGetDevice(&device));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     }
-    switch (dgrad_pick_shape(prob, PHASED, sms)) {
+    const pad_dgrad_operands op = pad_dgrad(prob, y, w, x, workspace);
+    switch (dgrad_pick_shape(&op.prob, PHASED, sms)) {
     case 0:
-        launch_shape<shape_wide, PHASED>(prob, x, w, y);
+        launch_shape<shape_wide, PHASED>(&op.prob, op.dy, op.w, op.dx);
         break;
     case 1:
-        launch_shape<shape_narrow, PHASED>(prob, x, w, y);
+        launch_shape<shape_narrow, PHASED>(&op.prob, op.dy, op.w, op.dx);
         break;
     default:
-        launch_shape<shape_small, PHASED>(prob, x, w, y);
+        launch_shape<shape_small, PHASED>(&op.prob, op.dy, op.w, op.dx);
         break;
     }
+    unpad_dgrad_dx(prob, &op, x);
 }
 
 extern "C" void launch_06a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    (void)workspace;
-    launch_dgrad<false>(prob, x, w, y);
+    launch_dgrad<false>(prob, x, w, y, workspace);
 }
 
 extern "C" void launch_06b(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    (void)workspace;
-    launch_dgrad<true>(prob, x, w, y);
+    launch_dgrad<true>(prob, x, w, y, workspace);
 }
 
 extern "C" const conv_kernel ch06_kernels[] = {
     {.id = "06a", .name = "dgrad implicit GEMM, stride 1, flipped filter, cp.async",
      .source = "chapters/06_dgrad/dgrad.cu",
      .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
-     .supports = supports_06a, .workspace_bytes = NULL, .launch = launch_06a,
+     .supports = supports_06a, .workspace_bytes = pad_dgrad_workspace_bytes, .launch = launch_06a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
     {.id = "06b", .name = "dgrad implicit GEMM, one GEMM per stride phase, cp.async",
      .source = "chapters/06_dgrad/dgrad.cu",
      .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
-     .supports = supports_06b, .workspace_bytes = NULL, .launch = launch_06b,
+     .supports = supports_06b, .workspace_bytes = pad_dgrad_workspace_bytes, .launch = launch_06b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
 };
 extern "C" const int ch06_kernel_count = sizeof(ch06_kernels) / sizeof(ch06_kernels[0]);
