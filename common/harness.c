@@ -617,6 +617,10 @@ static const conv_problem fixed_problems[] = {
     AWKWARD(1, 264, 33, 17, 8, 1, 1, 1, 0, 1, 1),  /* dgrad: M = N*H*W = 561, N = C = 264 */
     AWKWARD(1, 264, 34, 34, 8, 2, 2, 2, 0, 1, 1),  /* dgrad, stride 2: each of 4 phases M = 289, N = 264 */
     AWKWARD(1, 33, 5, 5, 264, 3, 3, 1, 1, 1, 1),   /* wgrad: M = K = 264, N = C*R*S = 297 */
+    /* Enough blocks to fill an H100's 132 SMs, which is when chapter 06 picks its larger tiles
+     * (dgrad_pick_shape): 3 x 45 blocks of 128x128, and 12 groups x 12 blocks of 256x64. */
+    AWKWARD(1, 264, 75, 76, 8, 1, 1, 1, 0, 1, 1),  /* dgrad: C = 264, the 128x128 tile */
+    AWKWARD(1, 768, 53, 54, 96, 1, 1, 1, 0, 1, 12), /* dgrad: C/groups = 64, the 256x64 tile */
     /* Depthwise, C = 40 (five 8-channel vectors: one full 32-channel run and a partial one), H and W not
      * multiples of the tile: one shape for each kernel 09b dispatches to (depthwise.h, dw_variant_of and
      * dw_plan_rows). */

@@ -282,10 +282,13 @@ static void launch_shape(const conv_problem *prob, const void *dy, const void *w
     CUDA_CHECK_LAUNCH();
 }
 
-/* The harness's names are fprop's: x is dx (written here), y is dy (read). The kernel runs on the padded
- * problem and operands (pad_dgrad(): the unpadded ones where nothing needs padding). */
+/* The tile shape a problem runs at (dgrad_pick_shape(), an index into the registry's branch names), on
+ * the padded problem the kernel runs. */
+static const char *const dgrad_shape_names[] = {"128x128 tile (wide)", "256x64 tile (C/groups <= 64)",
+                                                "64x64 tile (too few blocks for the GPU)", NULL};
+
 template <bool PHASED>
-static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+static int dgrad_shape_of(const conv_problem *prob)
 {
     static int sms = 0; /* the harness uses one device */
     if (sms == 0) {
@@ -293,8 +296,17 @@ static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y, vo
         CUDA_CHECK(cudaGetDevice(&device));
         CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
     }
+    const conv_problem padded = pad_dgrad_problem(prob);
+    return dgrad_pick_shape(&padded, PHASED, sms);
+}
+
+/* The harness's names are fprop's: x is dx (written here), y is dy (read). The kernel runs on the padded
+ * problem and operands (pad_dgrad(): the unpadded ones where nothing needs padding). */
+template <bool PHASED>
+static void launch_dgrad(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
+{
     const pad_dgrad_operands op = pad_dgrad(prob, y, w, x, workspace);
-    switch (dgrad_pick_shape(&op.prob, PHASED, sms)) {
+    switch (dgrad_shape_of<PHASED>(prob)) {
     case 0:
         launch_shape<shape_wide, PHASED>(&op.prob, op.dy, op.w, op.dx);
         break;
@@ -323,11 +335,13 @@ extern "C" const conv_kernel ch06_kernels[] = {
      .source = "chapters/06_dgrad/dgrad.cu",
      .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_06a, .workspace_bytes = pad_dgrad_workspace_bytes, .launch = launch_06a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = dgrad_shape_names, .branch_of = dgrad_shape_of<false>},
     {.id = "06b", .name = "dgrad implicit GEMM, one GEMM per stride phase, cp.async",
      .source = "chapters/06_dgrad/dgrad.cu",
      .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_06b, .workspace_bytes = pad_dgrad_workspace_bytes, .launch = launch_06b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL},
+     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
+     .branches = dgrad_shape_names, .branch_of = dgrad_shape_of<true>},
 };
 extern "C" const int ch06_kernel_count = sizeof(ch06_kernels) / sizeof(ch06_kernels[0]);
