@@ -90,9 +90,16 @@ static size_t padded_w_offset(const conv_problem *prob)
     return align256((size_t)pad_fprop_x_elems(prob) * 2);
 }
 
+extern "C" const char *const pad_fprop_branches[] = {"channels as they are", "channels padded to 8 (copies)", NULL};
+
+extern "C" int pad_fprop_branch(const conv_problem *prob)
+{
+    return (prob->c / prob->groups) % 8 == 0 ? PAD_FPROP_NONE : PAD_FPROP_COPIES;
+}
+
 extern "C" size_t pad_fprop_workspace_bytes(const conv_problem *prob)
 {
-    if ((prob->c / prob->groups) % 8 == 0)
+    if (pad_fprop_branch(prob) == PAD_FPROP_NONE)
         return 0;
     return padded_w_offset(prob) + (size_t)pad_fprop_w_elems(prob) * 2;
 }
@@ -100,7 +107,7 @@ extern "C" size_t pad_fprop_workspace_bytes(const conv_problem *prob)
 extern "C" pad_fprop_operands pad_fprop(const conv_problem *prob, const void *x, const void *w, void *workspace)
 {
     pad_fprop_operands op = {pad_fprop_problem(prob), x, w};
-    if (op.prob.c == prob->c)
+    if (pad_fprop_branch(prob) == PAD_FPROP_NONE)
         return op;
     const int cg = prob->c / prob->groups, cg8 = op.prob.c / op.prob.groups;
     void *x_padded = workspace, *w_padded = (char *)workspace + padded_w_offset(prob);

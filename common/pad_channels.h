@@ -66,6 +66,13 @@ typedef struct {
 
 pad_fprop_operands pad_fprop(const conv_problem *prob, const void *x, const void *w, void *workspace);
 
+/* The two paths pad_fprop() takes, named for the registry (conv_kernel.branches): the operands as they
+ * are (PAD_FPROP_NONE), or copied with their channels padded (PAD_FPROP_COPIES). pad_fprop() and
+ * pad_fprop_workspace_bytes() decide with pad_fprop_branch(). */
+enum { PAD_FPROP_NONE, PAD_FPROP_COPIES };
+extern const char *const pad_fprop_branches[];
+int pad_fprop_branch(const conv_problem *prob);
+
 /* ---- dgrad on padded copies (chapter 06's 06a and 06b) -------------------------------------------------- */
 
 /* The problem a dgrad kernel runs on the padded copies: the same in every way but C and K, each group's

@@ -31,6 +31,8 @@ FUSED(05l)
 
 #define DIR "chapters/05_implicit_gemm_tc/"
 #define FPROP_F16_NHWC .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU
+/* From 05d on, a step pads C/groups to a multiple of 8 when it must (pad_fprop): two paths to test */
+#define PADDED .branches = pad_fprop_branches, .branch_of = pad_fprop_branch
 
 const conv_kernel ch05_kernels[] = {
     {.id = "05a", .name = "implicit GEMM, WMMA 16x16x16, 64x64 tile", .source = DIR "05a_wmma.cu", FPROP_F16_NHWC,
@@ -40,27 +42,27 @@ const conv_kernel ch05_kernels[] = {
     {.id = "05c", .name = "mma.sync + ldmatrix, swizzled smem, 64x64", .source = DIR "05c_swizzle.cu",
      FPROP_F16_NHWC, .supports = supports_05c, .launch = launch_05c},
     {.id = "05d", .name = "16-byte loads, split addresses, 64x64", .source = DIR "05d_16byte_loads.cu",
-     FPROP_F16_NHWC, .supports = supports_05d, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05d},
+     FPROP_F16_NHWC, .supports = supports_05d, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05d},
     {.id = "05e", .name = "16-byte loads, 128x128 with 64x64 warp tiles", .source = DIR "05d_16byte_loads.cu",
-     FPROP_F16_NHWC, .supports = supports_05e, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05e},
+     FPROP_F16_NHWC, .supports = supports_05e, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05e},
     {.id = "05f", .name = "cp.async 4-stage pipeline, 128x128", .source = DIR "05f_cp_async.cu", FPROP_F16_NHWC,
-     .supports = supports_05f, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05f},
+     .supports = supports_05f, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05f},
     {.id = "05g", .name = "pipeline + walked addresses and tap masks, 128x128", .source = DIR "05g_walked.cu",
-     FPROP_F16_NHWC, .supports = supports_05g, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05g},
+     FPROP_F16_NHWC, .supports = supports_05g, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05g},
     {.id = "05h", .name = "walked pipeline, staged 16-byte stores, 128x128", .source = DIR "05h_staged_stores.cu",
-     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05h},
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05h},
     {.id = "05i", .name = "05h + fused epilogue (bias, BN, residual, ReLU)", .source = DIR "05i_fused_epilogue.cu",
-     FPROP_F16_NHWC, .supports = supports_05i, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05i,
+     FPROP_F16_NHWC, .supports = supports_05i, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05i,
      .launch_fused = launch_fused_05i},
     {.id = "05j", .name = "05i on a 64x64 tile (small layers)", .source = DIR "05i_fused_epilogue.cu",
-     FPROP_F16_NHWC, .supports = supports_05j, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05j,
+     FPROP_F16_NHWC, .supports = supports_05j, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05j,
      .launch_fused = launch_fused_05j},
     {.id = "05k", .name = "05i on a 256x64 tile (K = 64 layers)", .source = DIR "05i_fused_epilogue.cu",
-     FPROP_F16_NHWC, .supports = supports_05k, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_05k,
+     FPROP_F16_NHWC, .supports = supports_05k, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05k,
      .launch_fused = launch_fused_05k},
     /* 05l has no plain launch: without an epilogue it would be 05h again */
     {.id = "05l", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05i_fused_epilogue.cu",
-     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes,
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, PADDED,
      .launch_fused = launch_fused_05l},
 };
 const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);

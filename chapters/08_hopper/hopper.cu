@@ -717,12 +717,12 @@ extern "C" const conv_kernel ch08_kernels[] = {
      .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_08a, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_08a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = pad_fprop_branches, .branch_of = pad_fprop_branch},
     {.id = "08b", .name = "08a + TMA for the filter, mbarriers, producer warpgroup + 2 consumers, setmaxnreg",
      .source = "chapters/08_hopper/hopper.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_08b, .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_08b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = pad_fprop_branches, .branch_of = pad_fprop_branch},
 };
 extern "C" const int ch08_kernel_count = sizeof(ch08_kernels) / sizeof(ch08_kernels[0]);
