@@ -1,26 +1,70 @@
 /* emulate.c: see emulate.h. */
+#define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "counters.h"
 #include "device_name.h"
 #include "emulate.h"
 #include "harness.h"
 
 #ifndef EMU_LIBRARY
-#error "EMU_LIBRARY must name the emulator's library (the build defines it)"
+#error "EMU_LIBRARY must name the emulator's library, relative to the build folder (the build defines it)"
 #endif
 
-/* Set in the restarted process, so it does not restart again. */
+/* Set in the restarted process, so it does not restart again; its value is the library preloaded. */
 #define LOADED_MARK "CONV_EMULATOR_LOADED"
+
+/* The build's programs sit in its top folder or one or two below it (tests/, chapters/NN/). */
+#define MAX_LEVELS_UP 2
+
+/* The emulator's library of the build this program belongs to, found from where the program is, never
+ * from where it was built: EMU_LIBRARY in the program's folder or the nearest of the two above it. A
+ * copied or moved build so runs its own library (and the library runs the program's own PTX, from
+ * its fat binaries: emu/runtime.c). Returns false, with the places looked at in `looked`, if none. */
+static bool find_library(char *library, size_t size, char *looked, size_t looked_size)
+{
+    char dir[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0) {
+        snprintf(looked, looked_size, "/proc/self/exe unreadable");
+        return false;
+    }
+    dir[n] = 0;
+    looked[0] = 0;
+    for (int level = 0; level <= MAX_LEVELS_UP; level++) {
+        char *slash = strrchr(dir, '/');
+        if (!slash)
+            break;
+        *slash = 0; /* the program's folder, then its parents */
+        snprintf(library, size, "%s/%s", dir, EMU_LIBRARY);
+        if (access(library, R_OK) == 0)
+            return true;
+        size_t used = strlen(looked);
+        snprintf(looked + used, looked_size - used, "%s%s", used ? ", " : "", library);
+    }
+    return false;
+}
 
 bool is_emulate_flag(const char *arg) { return strcmp(arg, "--emulate") == 0; }
 
 void emulate_if_asked(int argc, char **argv)
 {
-    if (getenv(LOADED_MARK)) {
-        unsetenv("LD_PRELOAD"); /* programs this one starts get a GPU's runtime unless they ask too */
+    const char *loaded = getenv(LOADED_MARK);
+    if (loaded) {
+        /* The loader only warns when a preloaded library cannot be loaded, and the program would then
+         * go on with the GPU's runtime: the emulator's own entry point says whether it is there. */
+        if (!dlsym(RTLD_DEFAULT, EMU_BENCH_SAMPLE)) {
+            fprintf(stderr, "%s: --emulate: the emulator's library %s did not load\n", argv[0], loaded);
+            exit(1);
+        }
+        /* programs this one starts get a GPU's runtime unless they ask too */
+        unsetenv("LD_PRELOAD");
+        unsetenv(LOADED_MARK);
         return;
     }
     bool asked = false;
@@ -36,13 +80,19 @@ void emulate_if_asked(int argc, char **argv)
     }
     if (!asked)
         return;
-    if (access(EMU_LIBRARY, R_OK) != 0) {
-        fprintf(stderr, "%s: --emulate: the emulator's library %s is missing (build it: meson compile -C build)\n",
-                argv[0], EMU_LIBRARY);
+    char library[PATH_MAX + 64], looked[4 * PATH_MAX];
+    if (!find_library(library, sizeof library, looked, sizeof looked)) {
+        fprintf(stderr, "%s: --emulate: the emulator's library is missing (looked for %s; build it: meson compile -C "
+                "build)\n", argv[0], looked);
         exit(1);
     }
-    setenv("LD_PRELOAD", EMU_LIBRARY, 1);
-    setenv(LOADED_MARK, "1", 1);
+    if (strpbrk(library, " :")) { /* LD_PRELOAD splits its list at spaces and colons */
+        fprintf(stderr, "%s: --emulate: the emulator's library %s cannot be preloaded from a path with a space or "
+                "colon in it\n", argv[0], library);
+        exit(1);
+    }
+    setenv("LD_PRELOAD", library, 1);
+    setenv(LOADED_MARK, library, 1);
     execv("/proc/self/exe", argv);
     fprintf(stderr, "%s: --emulate: cannot restart on the emulator: ", argv[0]);
     perror("execv");

@@ -1,8 +1,10 @@
 /* emulate.h: running a program's kernels on the PTX emulator (emu/) instead of a GPU.
  *
  * The programs link the CUDA runtime as a shared library. `--emulate` restarts the program with the
- * emulator's stand-in for that library loaded first (LD_PRELOAD), so the same binary, the same
- * kernels and the same harness run, only the device differs. With CONV_EMULATE=auto in the
+ * emulator's stand-in for that library loaded first (LD_PRELOAD): emu/libcudaemu.so of the build the
+ * program is in, found from where the program is, so a copied or moved build runs its own. The same
+ * binary, the same kernels (the emulator runs the PTX in the program's own fat binaries) and the same
+ * harness run, only the device differs. With CONV_EMULATE=auto in the
  * environment (the gpu test suite sets it), a program uses a GPU when one answers and the emulator
  * otherwise.
  */

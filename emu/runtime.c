@@ -9,9 +9,17 @@
  * way GPGPU-Sim stands in for libcudart).
  *
  * The device: an H100's limits (emu.h), memory in host RAM (memory.c), kernels run by exec.c on the
- * PTX the build wrote for each CUDA source (the folder EMU_PTX_DIR, or $EMU_PTX_PATH). A kernel is
- * found by the mangled name registration gives; when two PTX files define it, the module whose
- * kernels are exactly those registered with the same fat binary is the one.
+ * PTX of the executable being run. nvcc embeds each CUDA source's device code in the program as a fat
+ * binary and registers it with __cudaRegisterFatBinary; the build asks for PTX in it beside the
+ * machine code (meson.build: `code=compute_XX` for the newest target, chapter 08's compute_90a), and
+ * the emulator reads that PTX, so a copied or moved build, or a program built from changed sources,
+ * runs its own kernels and never PTX left in some folder by another build. A kernel is found by the
+ * mangled name registration gives, in the PTX of the fat binary it was registered with.
+ *
+ * $EMU_PTX_PATH (folders, ':' between them) is the one override: it replaces every fat binary's PTX
+ * with the .ptx files found there, for the tests that run deliberately changed PTX. Then, when two
+ * files define a kernel, the module whose kernels are exactly those registered with the same fat
+ * binary is the one.
  *
  * Every launch is synchronous: streams are queues that are always empty, events are markers in an
  * order that is always already done. An emulated run has no times to give: cudaEventElapsedTime
@@ -20,6 +28,8 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <dirent.h>
+#include <fatbinary_section.h> /* the CUDA toolkit's: __fatBinC_Wrapper_t, FATBINC_MAGIC */
+#include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,10 +40,6 @@
 #include <unistd.h>
 
 #include "emu.h"
-
-#ifndef EMU_PTX_DIR
-#define EMU_PTX_DIR "."
-#endif
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -98,6 +104,18 @@ static char *read_text(const char *path)
     return text;
 }
 
+/* The kernels a PTX text defines, by a quick scan for `.entry NAME`. */
+static void scan_entries(ptx_file *f)
+{
+    for (const char *p = f->text; (p = strstr(p, ".entry ")); p += 7) {
+        const char *name = p + 7, *end = name;
+        while (*end && *end != '(' && *end != ' ' && *end != '\n')
+            end++;
+        f->entries = realloc(f->entries, (size_t)(f->n_entries + 1) * sizeof *f->entries);
+        f->entries[f->n_entries++] = strndup(name, (size_t)(end - name));
+    }
+}
+
 static void scan_dir(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -114,26 +132,20 @@ static void scan_dir(const char *dir)
         if (!text)
             continue;
         ptx_file f = {.path = strdup(path), .text = text};
-        for (const char *p = text; (p = strstr(p, ".entry ")); p += 7) {
-            const char *name = p + 7, *end = name;
-            while (*end && *end != '(' && *end != ' ' && *end != '\n')
-                end++;
-            f.entries = realloc(f.entries, (size_t)(f.n_entries + 1) * sizeof *f.entries);
-            f.entries[f.n_entries++] = strndup(name, (size_t)(end - name));
-        }
+        scan_entries(&f);
         files = realloc(files, (size_t)(n_files + 1) * sizeof *files);
         files[n_files++] = f;
     }
     closedir(d);
 }
 
-static void scan_ptx(void)
+/* The .ptx files in $EMU_PTX_PATH's folders (the override, see the file comment). */
+static void scan_ptx(const char *path)
 {
     if (scanned)
         return;
     scanned = true;
-    const char *path = getenv("EMU_PTX_PATH");
-    char *copy = strdup(path && *path ? path : EMU_PTX_DIR);
+    char *copy = strdup(path);
     for (char *save = NULL, *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
         scan_dir(dir);
     free(copy);
@@ -148,12 +160,129 @@ static bool file_defines(const ptx_file *f, const char *name)
 }
 
 /* ---------------------------------------------------------------------------------------------- */
+/* Fat binaries: the PTX of the program being run                                                 */
+
+/* __cudaRegisterFatBinary receives the toolkit's __fatBinC_Wrapper_t (fatbinary_section.h: magic
+ * FATBINC_MAGIC, version FATBINC_VERSION, `data` pointing at the fat binary). The fat binary's own layout
+ * is not documented by NVIDIA; this is how nvcc 13.0 writes it, and how cuobjdump lists it
+ * (`cuobjdump -lptx build/conv` names the same PTX entries):
+ *
+ *   header  u32 magic 0xBA55ED50, u16 version, u16 header size, u64 bytes of entries after the header
+ *   entry   u16 kind (1: PTX, 2: ELF machine code), u16, u32 header size, u64 payload bytes, ...,
+ *           u32 architecture at byte 28 (90 for compute_90 and compute_90a), u64 flags at byte 40;
+ *           the payload follows the entry's header (PTX: text, padded with zero bytes)
+ *
+ * Flags 0x1000 and 0x2000 (LZ-style) and 0x8000 (Zstandard) mark a compressed payload. fatbinary
+ * compresses PTX unless told not to (`fatbinary --help`: "--compress [true,false] Compress ptx and debug
+ * images in fatbinary. Default value: true."; nvcc 13.0's entries are Zstandard frames), so the build
+ * passes nvcc --no-compress (NVCC documentation, "NVCC Command Options": "--no-compress: Do not compress
+ * device code in fatbinary") and the emulator reads the PTX as it is, with no decompressor. A compressed
+ * or missing PTX entry is refused in one line, never replaced by PTX from elsewhere.
+ *
+ * Why the fat binary, and not the build's emu/NAME.ptx files looked for beside the program: a file can
+ * be older than the program or come from another build (a copied build, a source changed and rebuilt
+ * elsewhere), and nothing would tell; the fat binary is part of the program. It is the same PTX: the
+ * files are compiled with the same flags for the same target, and the fat binary keeps every line
+ * (fatbinary drops comments and indentation, leaving the lines empty, so PTX line numbers in messages
+ * agree); tests/test_relocated_build.py checks that. */
+enum { FATBIN_MAGIC = 0xba55ed50u, FATBIN_KIND_PTX = 1, FATBIN_ENTRY_MIN = 48 };
+static const uint64_t fatbin_compressed = 0x1000 | 0x2000 | 0x8000;
+
+typedef struct {
+    void *unused;                      /* first: the handle returned is a void ** pointing here */
+    const __fatBinC_Wrapper_t *wrapper;
+    bool read;                         /* its PTX was looked for */
+    ptx_file ptx;                      /* path: a name for messages, "SOURCE.cu (PTX in PROGRAM)" */
+    char *missing;                     /* why it has no PTX the emulator can run */
+} fat_binary;
+
+static uint16_t load_u16(const unsigned char *p) { uint16_t v; memcpy(&v, p, sizeof v); return v; }
+static uint32_t load_u32(const unsigned char *p) { uint32_t v; memcpy(&v, p, sizeof v); return v; }
+static uint64_t load_u64(const unsigned char *p) { uint64_t v; memcpy(&v, p, sizeof v); return v; }
+
+/* "SOURCE.cu (PTX in PROGRAM)": the source from the PTX's first .file directive (the build compiles
+ * with -lineinfo), the program from /proc/self/exe. */
+static char *ptx_label(const char *text)
+{
+    char exe[PATH_MAX] = "the program";
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0)
+        exe[n] = 0;
+    const char *program = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+    const char *file = strstr(text, ".file");
+    const char *quote = file ? strchr(file, '"') : NULL;
+    const char *close = quote ? strchr(quote + 1, '"') : NULL;
+    char source[256] = "a CUDA source";
+    if (close) {
+        const char *name = quote + 1;
+        for (const char *p = name; p < close; p++)
+            if (*p == '/')
+                name = p + 1;
+        snprintf(source, sizeof source, "%.*s", (int)(close - name), name);
+    }
+    char label[PATH_MAX + 300];
+    snprintf(label, sizeof label, "%s (PTX in %s)", source, program);
+    return strdup(label);
+}
+
+/* Finds a registered fat binary's PTX: its PTX entry for the newest architecture (the build embeds
+ * one, for its newest target), as a ptx_file, or why there is none in bin->missing. */
+static void read_fat_binary(fat_binary *bin)
+{
+    bin->read = true;
+    char why[512] = "";
+    const __fatBinC_Wrapper_t *w = bin->wrapper;
+    const unsigned char *best = NULL;
+    if (!w || w->magic != FATBINC_MAGIC) {
+        snprintf(why, sizeof why, "what was registered is not a fat binary (magic %#x)", w ? (unsigned)w->magic : 0u);
+    } else if (w->version != FATBINC_VERSION) {
+        snprintf(why, sizeof why, "a fat binary of version %d (relocatable device code, -rdc) is not supported by the "
+                 "emulator yet", w->version);
+    } else if (load_u32((const unsigned char *)w->data) != FATBIN_MAGIC) {
+        snprintf(why, sizeof why, "the fat binary's header has magic %#x, not %#x",
+                 (unsigned)load_u32((const unsigned char *)w->data), (unsigned)FATBIN_MAGIC);
+    } else {
+        const unsigned char *base = (const unsigned char *)w->data;
+        const unsigned char *p = base + load_u16(base + 6), *end = p + load_u64(base + 8);
+        while (p + FATBIN_ENTRY_MIN <= end) {
+            uint32_t header = load_u32(p + 4);
+            uint64_t bytes = load_u64(p + 8);
+            if (header < FATBIN_ENTRY_MIN || bytes > (uint64_t)(end - p) - header) {
+                snprintf(why, sizeof why, "the fat binary's entry at byte %td runs past its end", p - base);
+                break;
+            }
+            if (load_u16(p) == FATBIN_KIND_PTX && (!best || load_u32(p + 28) > load_u32(best + 28)))
+                best = p;
+            p += header + bytes;
+        }
+    }
+    if (!why[0] && !best)
+        snprintf(why, sizeof why, "its fat binary holds machine code and no PTX, and the emulator runs PTX (nvcc "
+                 "embeds it for -gencode=arch=compute_XX,code=compute_XX)");
+    else if (!why[0] && (load_u64(best + 40) & fatbin_compressed))
+        snprintf(why, sizeof why, "its fat binary's PTX is compressed (entry flags %#llx), which the emulator does "
+                 "not read: build with nvcc --no-compress", (unsigned long long)load_u64(best + 40));
+    if (!why[0]) {
+        char *text = strndup((const char *)best + load_u32(best + 4), (size_t)load_u64(best + 8));
+        if (!strstr(text, ".version")) {
+            free(text);
+            snprintf(why, sizeof why, "its fat binary's PTX entry is not PTX text");
+        } else {
+            bin->ptx = (ptx_file){.path = ptx_label(text), .text = text};
+            scan_entries(&bin->ptx);
+        }
+    }
+    if (why[0])
+        bin->missing = strdup(why);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
 /* Registered kernels                                                                             */
 
 typedef struct {
     const void *host_fun;      /* the host stub's address: what <<<>>> and cudaFuncSetAttribute pass */
     char *name;                /* mangled */
-    void **owner;              /* the handle of the fat binary it was registered with */
+    fat_binary *owner;         /* the fat binary it was registered with */
     const ptx_kernel *kernel;  /* resolved on first use */
     const ptx_module *module;
     int max_dynamic_smem;      /* cudaFuncAttributeMaxDynamicSharedMemorySize */
@@ -171,13 +300,11 @@ static function *function_of(const void *host_fun)
     return NULL;
 }
 
-/* Finds the PTX module for a registered function (see the file comment), parsing it if needed. */
-static cudaError_t resolve(function *fn)
+/* With $EMU_PTX_PATH set: the file there that defines the function's kernel and every kernel registered
+ * with the same fat binary, the smallest such (see the file comment). NULL, with the error set, if none. */
+static ptx_file *override_file(const function *fn, const char *path)
 {
-    if (fn->kernel)
-        return cudaSuccess;
-    pthread_mutex_lock(&lock);
-    scan_ptx();
+    scan_ptx(path);
     ptx_file *best = NULL;
     int candidates = 0;
     for (int i = 0; i < n_files; i++) {
@@ -191,13 +318,47 @@ static cudaError_t resolve(function *fn)
         if (all_siblings && (!best || files[i].n_entries < best->n_entries))
             best = &files[i];
     }
+    if (!best)
+        fail(cudaErrorNoKernelImageForDevice,
+             candidates ? "kernel %s: the PTX files in %s (EMU_PTX_PATH) that define it do not match the kernels "
+                          "registered with it"
+                        : "kernel %s: no PTX defines it in %s (EMU_PTX_PATH)",
+             fn->name, path);
+    return best;
+}
+
+/* The PTX file of the function's kernel: its own fat binary's, unless $EMU_PTX_PATH overrides it. NULL,
+ * with the error set, if there is none. */
+static ptx_file *file_of(const function *fn)
+{
+    const char *path = getenv("EMU_PTX_PATH");
+    if (path && *path)
+        return override_file(fn, path);
+    fat_binary *bin = fn->owner;
+    if (!bin->read)
+        read_fat_binary(bin);
+    if (bin->missing) {
+        fail(cudaErrorNoKernelImageForDevice, "kernel %s: %s", fn->name, bin->missing);
+        return NULL;
+    }
+    if (!file_defines(&bin->ptx, fn->name)) {
+        fail(cudaErrorNoKernelImageForDevice, "kernel %s: not in %s, the PTX of the fat binary it was registered with",
+             fn->name, bin->ptx.path);
+        return NULL;
+    }
+    return &bin->ptx;
+}
+
+/* Finds the PTX module for a registered function (see the file comment), parsing it if needed. */
+static cudaError_t resolve(function *fn)
+{
+    if (fn->kernel)
+        return cudaSuccess;
+    pthread_mutex_lock(&lock);
+    ptx_file *best = file_of(fn);
     if (!best) {
         pthread_mutex_unlock(&lock);
-        const char *dirs = getenv("EMU_PTX_PATH");
-        return fail(cudaErrorNoKernelImageForDevice,
-                    candidates ? "kernel %s: the PTX files that define it do not match the kernels registered with it"
-                               : "kernel %s: no PTX defines it in %s (the emulator runs the PTX the build writes there)",
-                    fn->name, dirs && *dirs ? dirs : EMU_PTX_DIR);
+        return detail_code;
     }
     if (!best->module && !best->error) {
         char err[1024];
@@ -222,10 +383,12 @@ static cudaError_t resolve(function *fn)
                       : fail(cudaErrorNoKernelImageForDevice, "kernel %s: not found in %s", fn->name, best->path);
 }
 
+/* A fat binary per CUDA source: its PTX is read when one of its kernels is first resolved. */
 EXPORT void **__cudaRegisterFatBinary(void *fat_cubin)
 {
-    (void)fat_cubin; /* the machine code inside is for GPUs; the emulator reads the build's PTX instead */
-    return malloc(sizeof(void *)); /* a handle: only its address, which groups the kernels registered with it */
+    fat_binary *bin = calloc(1, sizeof *bin);
+    bin->wrapper = fat_cubin;
+    return &bin->unused; /* the handle: the runtime's callers only pass it back */
 }
 
 EXPORT void __cudaRegisterFatBinaryEnd(void **handle) { (void)handle; }
@@ -244,7 +407,8 @@ EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *de
 {
     (void)device_fun, (void)thread_limit, (void)tid, (void)bid, (void)block_dim, (void)grid_dim, (void)warp_size;
     functions = realloc(functions, (size_t)(n_functions + 1) * sizeof *functions);
-    functions[n_functions++] = (function){.host_fun = host_fun, .name = strdup(device_name), .owner = handle};
+    functions[n_functions++] = (function){.host_fun = host_fun, .name = strdup(device_name),
+                                           .owner = (fat_binary *)handle};
 }
 
 EXPORT void __cudaRegisterVar(void **handle, char *host_var, char *device_address, const char *device_name, int ext,
