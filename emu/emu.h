@@ -109,12 +109,15 @@ emu_status emu_launch(const emu_launch_desc *launch, emu_counters *counters, cha
 
 /* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the
  * cores), EMU_INTERLEAVE (a seed: switch warps at random points between synchronizations),
+ * EMU_CONVERGENCE=strict (a warp that diverged reconverges only where the program synchronises it,
+ * and an .aligned instruction reached before that is an error; emu/README.md, "Convergence"),
  * EMU_INITCHECK=0 (do not report reads of memory nothing has written; on by default),
  * EMU_RACECHECK=0 (do not report unordered accesses to shared memory; on by default). */
 typedef struct {
     int threads;
     bool interleave;
     uint64_t interleave_seed;
+    bool strict_convergence;   /* EMU_CONVERGENCE=strict: no reconvergence without a synchronisation */
     bool initcheck;
     bool racecheck;
 } emu_options;

@@ -8,7 +8,8 @@
  *     all lanes that stand at the same pc at once (a lane loop over a slot-major register file), so
  *     decoding costs once per warp, not per thread. When lanes diverge, the warp runs the group with
  *     the lowest pc first: in structured code the lanes that went ahead wait at the join point until
- *     the others catch up, and they reconverge there.
+ *     the others catch up, and they run together again there (whether they count as converged is
+ *     tracked apart: see "Convergence" below).
  *   - Warps are scheduled cooperatively: a warp runs until it waits (a barrier) or exits, then the
  *     next. A barrier completes when every warp with live threads has arrived ("bar, barrier":
  *     exited threads do not hold it back). If no warp can run and some have not exited, nothing ever
@@ -54,6 +55,8 @@ static void read_options(void)
     options.initcheck = !(initcheck && strcmp(initcheck, "0") == 0);
     const char *racecheck = getenv("EMU_RACECHECK");
     options.racecheck = !(racecheck && strcmp(racecheck, "0") == 0);
+    const char *convergence = getenv("EMU_CONVERGENCE");
+    options.strict_convergence = convergence && strcmp(convergence, "strict") == 0;
     const char *seed = getenv("EMU_INTERLEAVE");
     if (seed && *seed) {
         options.interleave = true;
@@ -1104,6 +1107,41 @@ static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
 /* ---------------------------------------------------------------------------------------------- */
 /* Barriers                                                                                       */
 
+/* Convergence. The emulator runs every lane that stands at one pc together (run_warp), which is when the
+ * hardware may run them together; that is not the same as their being converged. PTX leaves the
+ * reconvergence points of divergent code to the code generator ("Divergence of Threads in Control
+ * Constructs"), and run_warp's join points stand for them. But on sm_70 and later "threads can diverge
+ * and reconverge at sub-warp granularity" (PTX ISA, "Independent Thread Scheduling"): nothing promises
+ * a reconvergence the program did not ask for with a synchronisation. So each lane remembers the lanes
+ * it is converged with: a divergent branch splits them, and only an instruction that makes the lanes
+ * executing it wait for one another joins them again (bar.warp.sync, the member-mask collectives,
+ * barriers). Under EMU_CONVERGENCE=strict an .aligned instruction that does not synchronise by itself
+ * (mma, ldmatrix, wmma, wgmma, setmaxnreg: "all threads in the warp must execute the same
+ * instruction", and the code generator takes them to be converged there) reached by lanes that
+ * diverged and were never joined is an error. */
+static bool synchronises_lanes(const insn *in)
+{
+    switch (in->op) {
+    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED: case OP_BAR_WARP:
+    case OP_SHFL: case OP_VOTE: case OP_REDUX: case OP_MATCH: case OP_ELECT:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The lanes in `lanes` are converged from now on (a union of whole groups: see synchronises_lanes). */
+static void join(warp *w, uint32_t lanes)
+{
+    FOR_LANES(w->live, l) w->together[l] = (lanes >> l & 1) ? lanes : w->together[l] & ~lanes;
+}
+
+/* A branch that `taken` of the `active` lanes take and the others do not: each side goes on alone. */
+static void split(warp *w, uint32_t active, uint32_t taken)
+{
+    FOR_LANES(active, l) w->together[l] &= (taken >> l & 1) ? taken : active & ~taken;
+}
+
 static int live_warps(const block *b)
 {
     int n = 0;
@@ -1130,6 +1168,7 @@ static void try_complete(block *b, int id)
         if (b->racecheck) /* what every arrived warp did before arriving is ordered before what this one does next */
             race_acquire(b, w, bar->released);
         FOR_LANES(w->waiting, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
+        join(w, w->waiting);
         w->waiting = 0;
         w->bar_id = NO_BARRIER;
     }
@@ -1832,10 +1871,22 @@ static void run_warp(block *b, warp *w)
             FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
+        if ((in->flags & F_ALIGNED) && emu_get_options()->strict_convergence && !synchronises_lanes(in) &&
+            w->together[__builtin_ctz(active)] != w->live) {
+            uint32_t with = w->together[__builtin_ctz(active)];
+            fault(b, in, (int)__builtin_ctz(active), w, EMU_ERR_INVALID,
+                  "the warp is not converged at this .aligned %s: lanes 0x%08x diverged from lanes 0x%08x at a branch "
+                  "and nothing joined them since (a diverged warp reconverges only at __syncwarp/bar.warp.sync, a "
+                  ".sync collective or a barrier: PTX ISA, \"Independent Thread Scheduling\")",
+                  ptx_op_name((ptx_op)in->op), with, w->live & ~with);
+            break;
+        }
         count += (uint64_t)__builtin_popcount(active);
         b->c.warp_instructions++;
         b->c.by_class[class_of(in)]++;
         step s = execute(b, w, in, active, exec);
+        if (exec && s != STEP_FAULT && synchronises_lanes(in))
+            join(w, exec);
         switch (s) {
         case STEP_NEXT:
             if (w->converged)
@@ -1844,6 +1895,8 @@ static void run_warp(block *b, warp *w)
                 FOR_LANES(active, l) w->pc[l]++;
             break;
         case STEP_BRANCH:
+            if (exec != active && exec != 0)
+                split(w, active, exec);
             if (w->converged && (exec == active || exec == 0)) {
                 w->wpc = exec ? in->target : pc + 1;
             } else {
@@ -1862,6 +1915,7 @@ static void run_warp(block *b, warp *w)
                 w->converged = false;
             }
             w->live &= ~exec;
+            FOR_LANES(w->live, l) w->together[l] &= w->live;
             if (!w->converged)
                 FOR_LANES(active & ~exec, l) w->pc[l]++;
             else
@@ -1970,6 +2024,8 @@ static void run_block(block *b)
         w->bar_id = NO_BARRIER;
         w->converged = true;
         w->wpc = 0;
+        for (int l = 0; l < LANES; l++)
+            w->together[l] = w->live;
         w->index = i;
         w->n_copies = 0;
         memset(w->committed, 0, sizeof w->committed);

@@ -61,7 +61,9 @@ typedef struct {
     uint64_t (*r)[LANES];      /* registers: r[slot][lane] */
     int32_t pc[LANES];
     int32_t wpc;               /* the pc of every live lane while `converged` */
-    bool converged;
+    bool converged;            /* every ready lane at one pc: the fast path (one pc for the warp) */
+    uint32_t together[LANES];  /* the lanes each lane is converged with: split by a divergent branch, joined
+                                  again only where the program synchronises them (see exec.c: join) */
     uint32_t live;             /* lanes that exist and have not exited */
     uint32_t waiting;          /* lanes stopped at a barrier */
     int bar_id;                /* the barrier they wait at */

@@ -40,6 +40,7 @@ class Runner:
         self.ptxrun, self.ptx, self.work = ptxrun, ptx, work
         self.failures = 0
         self.checks = 0
+        self.env = None  # extra environment for ptxrun (the emulator's options), or None
 
     def report(self, ok, name, detail):
         self.checks += 1
@@ -66,7 +67,8 @@ class Runner:
         cmd = [self.ptxrun, self.ptx, kernel, "--grid", ",".join(map(str, grid)),
                "--block", ",".join(map(str, block))] + args
         try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+            env = dict(os.environ, **self.env) if self.env else None
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
         except subprocess.TimeoutExpired:
             return None, f"timed out after {RUN_TIMEOUT} s", None, cmd
         results = None
@@ -270,6 +272,28 @@ def main():
     r.expect_correct("p.bulk_store ok", "bulk_store_ok", (1,), (64,), [x], [("f32", 64)], x)
     r.expect_error("p.bulk_store reused_before_read", "bulk_store_reused_before_read", (1,), (64,), [x],
                    [("f32", 64)], "asynchronous read still in flight", line=bug_line["reused_before_read"])
+
+    # q: an .aligned ldmatrix after a loop whose trip count differs per lane: the default model reconverges
+    # the warp where the loop ends; the strict one only at a synchronisation, so the twin without
+    # __syncwarp() is an error there
+    x = rng.standard_normal(256).astype(np.float16)  # low mantissa bits that differ: the trip counts
+    bits = x.view(np.uint16)
+    trips = bits[:32] & 7
+    assert len(set(trips.tolist())) > 1
+    sums = np.array([int(bits[:t].astype(np.uint64).sum()) for t in trips], dtype=np.uint32)
+    want = np.concatenate([x.reshape(16, 16).T.reshape(-1).view(np.uint32), sums])
+    for env in (None, {"EMU_CONVERGENCE": "strict"}):
+        r.env = env
+        mode = "strict" if env else "default"
+        r.expect_correct(f"q.reconverged ok ({mode})", "reconverged_ldmatrix_ok", (1,), (32,), [x], [("u32", 160)],
+                         want)
+    r.env = None
+    r.expect_correct("q.not_reconverged (default: the loop's end reconverges it)", "diverged_ldmatrix_not_reconverged",
+                     (1,), (32,), [x], [("u32", 160)], want)
+    r.env = {"EMU_CONVERGENCE": "strict"}
+    r.expect_error("q.not_reconverged (strict)", "diverged_ldmatrix_not_reconverged", (1,), (32,), [x],
+                   [("u32", 160)], "not converged", line=bug_line["not_reconverged"])
+    r.env = None
 
     print(f"{r.checks - r.failures} of {r.checks} checks passed")
     return 1 if r.failures else 0

@@ -395,8 +395,10 @@ hopper_wgmma_kernel(const conv_problem prob, const igemm_walk walk, const __half
             copy_next(smem + write_stage * H08A_STAGE_BYTES);
         cp_async_commit();
 
-        /* This warpgroup's 64 rows of A times all 128 columns of B, 16 kappa per wgmma. */
+        /* This warpgroup's 64 rows of A times all 128 columns of B, 16 kappa per wgmma. The copies
+         * above branch per thread; wgmma is .sync.aligned, so reconverge the warp explicitly first. */
         const uint32_t a_tile = smem + read_stage * H08A_STAGE_BYTES, b_tile = a_tile + H08A_A_TILE_BYTES;
+        __syncwarp();
         wgmma_fence();
 #pragma unroll
         for (int ks = 0; ks < H08A_BK / H08_MMA_K; ks++)
@@ -536,6 +538,7 @@ hopper_ws_kernel(const conv_problem prob, const igemm_walk walk, const __grid_co
             if (kt >= 1 && tid % 32 == 0)
                 mbar_arrive(empty + 8 * hopper_stage_of(kt - 1));
         }
+        __syncwarp(); /* lane 0's last arrive diverged the warp; wgmma.wait_group is .aligned too */
         wgmma_wait<0>();
         wgmma_fence_operands(acc);
         consumers_sync(); /* both consumers are done reading the stages: they become the output tile */

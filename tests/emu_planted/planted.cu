@@ -454,3 +454,33 @@ __device__ void bulk_store(const float* in, float* out)
 
 extern "C" __global__ void bulk_store_ok(const float* in, float* out) { bulk_store<true>(in, out); }
 extern "C" __global__ void bulk_store_reused_before_read(const float* in, float* out) { bulk_store<false>(in, out); }
+
+// q. ldmatrix after a loop whose trip count differs per lane. By default the emulator reconverges the
+//    lanes where the loop ends, as the code generator does ("Divergence of Threads in Control
+//    Constructs"); under EMU_CONVERGENCE=strict only a synchronisation joins them (Independent Thread
+//    Scheduling), so the .aligned ldmatrix needs the __syncwarp() the broken twin leaves out.
+template <bool SYNCWARP>
+__device__ void diverged_ldmatrix(const unsigned short* in, unsigned* out)
+{
+    __shared__ __align__(16) unsigned short s[256];
+    stage_tile(in, s);
+    unsigned sum = 0;
+    for (unsigned i = 0; i < (in[threadIdx.x] & 7u); i++) // a different number of trips per lane
+        sum += in[i];
+    if (SYNCWARP)
+        __syncwarp();
+    unsigned r[4];
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(ldmatrix_row_addr(s))); // BUG: not_reconverged -- lanes that left the loop apart
+    store_transposed(out, r);
+    out[128 + threadIdx.x] = sum;
+}
+extern "C" __global__ void reconverged_ldmatrix_ok(const unsigned short* in, unsigned* out)
+{
+    diverged_ldmatrix<true>(in, out);
+}
+extern "C" __global__ void diverged_ldmatrix_not_reconverged(const unsigned short* in, unsigned* out)
+{
+    diverged_ldmatrix<false>(in, out);
+}
