@@ -1709,6 +1709,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
     case OP_MEMBAR:
         if (b->racecheck && (in->flags & F_PROXY_ASYNC) && m)
             race_proxy_fence(b, w, m);
+        if (b->racecheck && (in->flags & F_MBAR_INIT_FENCE) && m)
+            race_mbar_init_fence(b, w, m);
         return STEP_NEXT;
     case OP_PREFETCH: case OP_NOP:
         return STEP_NEXT;

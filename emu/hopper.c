@@ -205,7 +205,7 @@ step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
             }
             st = (mbar_state){.pending = count, .expected = count, .tx = 0, .parity = 0};
             if (b->racecheck)
-                race_mbar_init(b, (uint32_t)at);
+                race_mbar_init(b, w, l, in, (uint32_t)at);
         } else {
             if (!(word = mbar_at(b, w, in, l, mbar_space(in), addr, &st)))
                 return STEP_FAULT;
@@ -348,7 +348,8 @@ step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         }
         if (!mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL) ||
             !mem_access(b, w, in, l, SPACE_SHARED, c.dst, box_bytes(&c.map), ACCESS_PROBE) ||
-            (b->racecheck && !race_async_issue(b, w, in, l, c.dst, box_bytes(&c.map))))
+            (b->racecheck && (!race_async_issue(b, w, in, l, c.dst, box_bytes(&c.map)) ||
+                              !race_mbar_async_use(b, w, in, l, c.mbar))))
             return STEP_FAULT;
         c.issued_at = (int32_t)(in - b->k->code);
         if (!queue_bulk_copy(b, w, in, &c))
@@ -413,7 +414,7 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
         if (!mem_access(b, w, in, l, SPACE_GLOBAL, src, bytes, ACCESS_PROBE) ||
             !mem_access(b, w, in, l, SPACE_SHARED, c.dst, bytes, ACCESS_PROBE) ||
             !mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL) ||
-            (b->racecheck && !race_async_issue(b, w, in, l, c.dst, bytes)))
+            (b->racecheck && (!race_async_issue(b, w, in, l, c.dst, bytes) || !race_mbar_async_use(b, w, in, l, c.mbar))))
             return STEP_FAULT;
         c.issued_at = (int32_t)(in - b->k->code);
         if (!queue_bulk_copy(b, w, in, &c))

@@ -116,12 +116,13 @@ typedef struct {
     bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */
     bool counting;             /* whether memory requests are counted (the launch asked for counters) */
     /* racecheck (racecheck.c): a shadow per byte of shared memory, a vector clock per warp (n_warps x
-     * n_warps), each thread's last fence.proxy.async, the mbarriers' clocks */
+     * n_warps), each thread's last fence.proxy.async and fence.mbarrier_init, the mbarriers' clocks */
     bool racecheck;
     bool race_checked_elsewhere; /* an access whose caller does its race check (a copy landing, wgmma) */
     shadow_byte *shadow;
     uint32_t *vc;
     uint32_t *fence_clock;
+    uint32_t *init_fence_clock; /* each thread's last fence.mbarrier_init */
     struct race_mbar *race_mbars;
     int n_race_mbars, cap_race_mbars;
     emu_status status;
@@ -170,7 +171,10 @@ void race_tick(block *b, const warp *w);                       /* bar.warp.sync 
 void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
 void race_acquire(block *b, const warp *w, const uint32_t *from);
 void race_proxy_fence(block *b, const warp *w, uint32_t lanes); /* fence.proxy.async */
-void race_mbar_init(block *b, uint32_t at);
+void race_mbar_init_fence(block *b, const warp *w, uint32_t lanes); /* fence.mbarrier_init */
+void race_mbar_init(block *b, const warp *w, uint32_t lane, const insn *in, uint32_t at);
+/* a bulk copy issued to complete on the mbarrier at `at`: its init must be fenced for the async proxy */
+bool race_mbar_async_use(block *b, warp *w, const insn *in, uint32_t lane, uint32_t at);
 void race_mbar_arrive(block *b, const warp *w, uint32_t at);
 /* A bulk copy's bytes land, written by its mbarrier's copy agent (false after reporting a limit) */
 bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t addr, uint64_t size,

@@ -1274,7 +1274,9 @@ static bool decode(decoder *d)
          * its own threads, and between the generic and async proxies ("fence.proxy.async"), hold already.
          * What a missing fence would break is racecheck's business (racecheck.c), not the interpreter's. */
         in->op = OP_MEMBAR;
-        take(&m, "sc"), take(&m, "gl"), take(&m, "mbarrier_init");
+        take(&m, "sc"), take(&m, "gl");
+        if (take(&m, "mbarrier_init")) /* orders prior mbarrier.init for the async proxy (racecheck) */
+            in->flags |= F_MBAR_INIT_FENCE;
         bool proxy = take(&m, "proxy"), async = take(&m, "async");
         if (proxy && async)
             in->flags |= F_PROXY_ASYNC;

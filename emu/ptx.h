@@ -73,6 +73,7 @@ enum {
     F_CVTA_TO = 1 << 21,      /* cvta.to.space: generic -> the space (plain cvta: the space -> generic) */
     F_EXPECT_TX = 1 << 23,    /* mbarrier.arrive.expect_tx */
     F_PARITY = 1 << 24,       /* mbarrier.try_wait.parity: the operand is a phase parity, not a state */
+    F_MBAR_INIT_FENCE = 1 << 24, /* fence.mbarrier_init (F_PARITY's bit: the two opcodes never meet) */
     F_INC = 1 << 25,          /* setmaxnreg.inc (else .dec) */
     F_A_REGS = 1 << 26,       /* wgmma: A from registers, not a descriptor */
     F_TEST_WAIT = 1 << 27,    /* mbarrier.test_wait: never blocks */

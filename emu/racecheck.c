@@ -32,6 +32,9 @@
  *     so a write to those bytes meanwhile is a race. A generic-proxy write they read (st.shared,
  *     cp.async) must be followed by fence.proxy.async in the writing thread ("Proxies": "a cross-proxy
  *     fence is required to synchronize across proxies"), besides being ordered before them as above.
+ *   - an mbarrier a bulk copy completes on is written by the async proxy: its mbarrier.init (a generic
+ *     write) must be followed by fence.mbarrier_init (or fence.proxy.async) in the initialising thread,
+ *     and that fence ordered before the copy's issue.
  * Strong accesses (atomics; ld/st .relaxed, .acquire, .release, .volatile) do not race with each other
  * ("Conflict and Data-races": a data race needs accesses that are not morally strong), but do with plain
  * ones; a release and an acquire of one word order what comes before and after them.
@@ -62,6 +65,9 @@ struct race_mbar {
     uint32_t at;
     uint32_t *arrived, *completed;
     uint32_t landings;         /* its copy agent's clock */
+    uint16_t init_thread;      /* the mbarrier.init that made it, by this thread at this clock (NO_THREAD: none) */
+    uint32_t init_clock;
+    int32_t init_at;
 };
 
 /* A vector clock's entries: the warps', then the copy agents'. */
@@ -81,6 +87,7 @@ void race_alloc(block *b)
     b->shadow = malloc((b->smem_size ? b->smem_size : 1) * sizeof *b->shadow);
     b->vc = malloc((size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     b->fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->fence_clock);
+    b->init_fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
 }
 
 void race_begin_block(block *b)
@@ -91,6 +98,7 @@ void race_begin_block(block *b)
     for (unsigned w = 0; w < b->n_warps; w++)
         clock_of(b, w)[w] = 1;
     memset(b->fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->fence_clock);
+    memset(b->init_fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
     b->n_race_mbars = 0;
 }
 
@@ -226,6 +234,12 @@ void race_proxy_fence(block *b, const warp *w, uint32_t lanes)
     race_tick(b, w);
 }
 
+void race_mbar_init_fence(block *b, const warp *w, uint32_t lanes)
+{
+    FOR_LANES(lanes, l) b->init_fence_clock[w->index * LANES + l] = clock_of(b, w->index)[w->index];
+    race_tick(b, w);
+}
+
 static struct race_mbar *mbar_clocks(block *b, uint32_t at)
 {
     for (int i = 0; i < b->n_race_mbars; i++)
@@ -245,14 +259,37 @@ static struct race_mbar *mbar_clocks(block *b, uint32_t at)
     memset(m->arrived, 0, bytes);
     memset(m->completed, 0, bytes);
     m->landings = 0;
+    m->init_thread = NO_THREAD;
     return m;
 }
 
-void race_mbar_init(block *b, uint32_t at)
+void race_mbar_init(block *b, const warp *w, uint32_t lane, const insn *in, uint32_t at)
 {
     struct race_mbar *m = mbar_clocks(b, at);
     memset(m->arrived, 0, clock_width(b) * sizeof *m->arrived);
     memset(m->completed, 0, clock_width(b) * sizeof *m->completed);
+    m->init_thread = (uint16_t)(w->index * LANES + lane);
+    m->init_clock = clock_of(b, w->index)[w->index];
+    m->init_at = (int32_t)(in - b->k->code);
+}
+
+bool race_mbar_async_use(block *b, warp *w, const insn *in, uint32_t lane, uint32_t at)
+{
+    const struct race_mbar *m = mbar_clocks(b, at);
+    if (m->init_thread == NO_THREAD)
+        return true; /* not initialised in this block: mbar_at has said so already */
+    const unsigned t = m->init_thread;
+    const uint32_t fenced = b->fence_clock[t] > b->init_fence_clock[t] ? b->fence_clock[t] : b->init_fence_clock[t];
+    const char *why = fenced < m->init_clock           ? "ran no fence.mbarrier_init (or fence.proxy.async) after it"
+                      : !ordered(b, t, fenced, w, lane) ? "fenced it, but nothing orders that fence before this issue"
+                                                        : NULL;
+    if (!why)
+        return true;
+    char init_name[320];
+    other_side(b, t, m->init_at, init_name, sizeof init_name);
+    fault(b, in, (int)lane, w, EMU_ERR_RACE, "racecheck: a bulk copy completes on the mbarrier at shared 0x%x, but the "
+          "async proxy may not see its mbarrier.init by %s yet: that thread %s", at, init_name, why);
+    return false;
 }
 
 void race_mbar_arrive(block *b, const warp *w, uint32_t at) { race_release(b, w, mbar_clocks(b, at)->arrived); }
@@ -301,4 +338,5 @@ void race_free(block *b)
     free(b->shadow);
     free(b->vc);
     free(b->fence_clock);
+    free(b->init_fence_clock);
 }

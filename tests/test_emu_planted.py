@@ -267,6 +267,8 @@ def main():
     r.expect_correct("o.bulk_copy ok", "bulk_copy_ok", (1,), (64,), [x], [("f32", 64)], x)
     r.expect_error("o.bulk_copy skip_the_wait", "bulk_copy_skip_the_wait", (1,), (64,), [x], [("f32", 64)],
                    "bulk copy completing on the mbarrier", line=bug_line["skip_the_wait"])
+    r.expect_error("o.bulk_copy unfenced_init", "bulk_copy_unfenced_init", (1,), (64,), [x], [("f32", 64)],
+                   "may not see its mbarrier.init", line=bug_line["unfenced_init"])
 
     # p: a bulk copy to global memory reads its shared source until its wait says it has
     r.expect_correct("p.bulk_store ok", "bulk_store_ok", (1,), (64,), [x], [("f32", 64)], x)

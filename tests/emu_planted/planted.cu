@@ -396,7 +396,9 @@ extern "C" __global__ void spin_wait_ok(const float* in, unsigned* flag, float* 
 //    issues it, then the block passes a barrier and reads the copy.
 //    skip_the_wait: warp 1 reads after the barrier but never waits on the mbarrier. The barrier orders
 //    the issue, not the copy's landing: only the mbarrier's phase says the bytes are there.
-template <bool every_warp_waits>
+//    unfenced_init: no fence.mbarrier_init after the mbarrier.init, so the async proxy, which completes
+//    the copy's bytes on the mbarrier, may not see it initialised ("Proxies").
+template <bool every_warp_waits, bool fence_init = true>
 __device__ void bulk_copy_read(const float* in, float* out)
 {
     __shared__ __align__(128) float buf[64];
@@ -404,8 +406,9 @@ __device__ void bulk_copy_read(const float* in, float* out)
     unsigned t = threadIdx.x;
     unsigned full_at = (unsigned)__cvta_generic_to_shared(&full), buf_at = (unsigned)__cvta_generic_to_shared(buf);
     if (t == 0) {
-        asm volatile("mbarrier.init.shared.b64 [%0], 1;\n" ::"r"(full_at));
-        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+        asm volatile("mbarrier.init.shared.b64 [%0], 1;\n" ::"r"(full_at)); // BUG: unfenced_init -- when not fenced
+        if (fence_init)
+            asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
     __syncthreads();
     if (t == 0) {
@@ -425,6 +428,7 @@ __device__ void bulk_copy_read(const float* in, float* out)
 
 extern "C" __global__ void bulk_copy_ok(const float* in, float* out) { bulk_copy_read<true>(in, out); }
 extern "C" __global__ void bulk_copy_skip_the_wait(const float* in, float* out) { bulk_copy_read<false>(in, out); }
+extern "C" __global__ void bulk_copy_unfenced_init(const float* in, float* out) { bulk_copy_read<true, false>(in, out); }
 
 // p. A bulk copy from shared to global memory (thread 0 issues it after every thread stored its
 //    element and fenced it into the async proxy); then the block reuses the buffer.
