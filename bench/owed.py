@@ -2,8 +2,9 @@
 
     python3 bench/owed.py [--results DIR]      (default: bench/results)
 
-Every row of a results CSV carries `source_sha256`, the hash of its chapter's folder as it was built
-(bench/hash_sources.py: every .c, .cu and .h file in it). This script hashes each chapter folder as it
+Every row of a results CSV carries `source_sha256`, the hash of its chapter's code as it was built
+(bench/hash_sources.py: the folder's sources and every project header they include). This script
+hashes each chapter folder as it
 is in the tree and sorts the chapters three ways:
   current   some row carries today's hash: what it says about that chapter still holds;
   stale     rows exist, but for older code: the chapter changed after it was last measured;
@@ -20,7 +21,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from hash_sources import folder_digest  # noqa: E402
+from hash_sources import code_digest  # noqa: E402
 from results_csv import CsvError, load  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
@@ -51,7 +52,7 @@ def main(argv=None):
             return 1
 
     for chapter, folder in chapter_folders().items():
-        digest = folder_digest(folder)
+        digest = code_digest(folder, ROOT)
         mine = [r for r in rows if r["chapter"] == chapter]
         current = [r for r in mine if r["source_sha256"] == digest]
         name = os.path.relpath(folder, ROOT)

@@ -2,8 +2,9 @@
 
 1. Every chapter README's counter table is what bench/results/emulator.csv gives (bench/tables.py
    --counters --check): tables are generated, never typed.
-2. The CSV describes the code in the tree: each row's source_sha256 is its chapter folder's digest and
-   its emulator_sha256 is emu/'s (the digests the build records, bench/hash_sources.py). After a kernel
+2. The CSV describes the code in the tree: each row's source_sha256 is its chapter's digest (its folder
+   and every project header it includes) and its emulator_sha256 is emu/'s (the digests the build
+   records, bench/hash_sources.py). After a kernel
    or the emulator changes, `bash bench/run.sh` on a machine without a GPU writes them again.
 3. The claims the chapters make about the machine, checked against the counts of the reference layers:
    02b's stores coalesce (4 sectors per request, the ideal for fp32) where 02a's do not (32); 03b reuses
@@ -22,7 +23,7 @@ root = sys.argv[1]
 sys.path.insert(0, os.path.join(root, "bench"))
 sys.dont_write_bytecode = True
 import emulator_csv  # noqa: E402
-from hash_sources import folder_digest  # noqa: E402
+from hash_sources import code_digest  # noqa: E402
 
 csv_path = os.path.join(root, "bench", "results", "emulator.csv")
 failures = []
@@ -34,9 +35,9 @@ if check.returncode != 0:
 
 rows = emulator_csv.load(csv_path)
 chapters = {name[:2]: os.path.join(root, "chapters", name) for name in os.listdir(os.path.join(root, "chapters"))}
-emulator_digest = folder_digest(os.path.join(root, "emu"))
+emulator_digest = code_digest(os.path.join(root, "emu"), root)
 for r in rows:
-    if r["source_sha256"] != folder_digest(chapters[r["chapter"]]):
+    if r["source_sha256"] != code_digest(chapters[r["chapter"]], root):
         failures.append(f"{r['kernel']} {r['layer']}: counted from other sources than chapter {r['chapter']}'s "
                         f"(rerun bash bench/run.sh without a GPU)")
     if r["emulator_sha256"] != emulator_digest:

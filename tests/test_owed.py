@@ -12,7 +12,7 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.dont_write_bytecode = True
-from hash_sources import folder_digest  # noqa: E402
+from hash_sources import code_digest  # noqa: E402
 
 OWED = os.path.join(ROOT, "bench", "owed.py")
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "results_fixture.csv")
@@ -33,7 +33,7 @@ def run(results):
 def main():
     os.makedirs(sys.argv[1], exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="test_owed_", dir=sys.argv[1]) as tmp:
-        current = folder_digest(os.path.join(ROOT, "chapters", "01_cpu_loop"))
+        current = code_digest(os.path.join(ROOT, "chapters", "01_cpu_loop"), ROOT)
         with open(FIXTURE) as f:
             lines = f.read().splitlines()
         old = lines[1].split(",")[-2]

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""The digest the results record covers everything a kernel is compiled from (bench/hash_sources.py).
+
+usage: test_hash_sources.py SOURCE_ROOT
+
+On a copy of the real tree: a change to a header that a chapter includes from elsewhere (chapter 05's
+steps.cuh, which chapter 08 builds on; common/igemm_pipeline.cuh; common/conv.h) changes that chapter's
+digest, a change to a file no kernel of the chapter includes does not, and a chapter's own files count.
+Each check names the file it touched.
+"""
+import os
+import shutil
+import sys
+import tempfile
+
+ROOT = os.path.realpath(sys.argv[1])
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.dont_write_bytecode = True
+from hash_sources import code_digest, included_closure  # noqa: E402
+
+failures = []
+
+
+def check(ok, what):
+    print(("PASS " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    tree = os.path.join(tmp, "tree")
+    for part in ("common", "emu", "bench", "chapters"):
+        shutil.copytree(os.path.join(ROOT, part), os.path.join(tree, part),
+                        ignore=shutil.ignore_patterns("__pycache__", "*.png", "results"))
+    os.makedirs(os.path.join(tree, "tests"))
+
+    def chapter(name):
+        return os.path.join(tree, "chapters", name)
+
+    def digest(name):
+        return code_digest(chapter(name), tree)
+
+    def touched(path, name):
+        """Whether appending a comment to `path` changes chapter `name`'s digest."""
+        before = digest(name)
+        with open(os.path.join(tree, path), "a") as f:
+            f.write("\n/* touched */\n")
+        return digest(name) != before
+
+    hopper = os.listdir(chapter("08_hopper"))
+    closure = {os.path.relpath(p, tree) for p in included_closure(
+        [os.path.join(chapter("08_hopper"), n) for n in hopper if n.endswith(".cu")], tree)}
+    check("common/igemm_pipeline.cuh" in closure, "08's closure holds common/igemm_pipeline.cuh (included "
+          f"through chapter 05's headers): {sorted(closure)}")
+    check(touched("chapters/05_implicit_gemm_tc/steps.cuh", "05_implicit_gemm_tc"),
+          "a change to 05's steps.cuh changes 05's digest (a .cuh in the chapter's own folder)")
+    check(touched("common/igemm_pipeline.cuh", "08_hopper"),
+          "a change to common/igemm_pipeline.cuh changes 08's digest (a header of another folder)")
+    check(touched("common/conv.h", "02_naive_cuda"), "a change to common/conv.h changes 02's digest")
+    check(not touched("common/verify.c", "02_naive_cuda"),
+          "a change to common/verify.c (the harness, which no kernel includes) leaves 02's digest alone")
+    before = code_digest(os.path.join(tree, "emu"), tree)
+    with open(os.path.join(tree, "emu", "racecheck.c"), "a") as f:
+        f.write("\n/* touched */\n")
+    check(code_digest(os.path.join(tree, "emu"), tree) != before, "a change to emu/racecheck.c changes emu/'s digest")
+
+print(f"{'all' if not failures else len(failures)} {'checks passed' if not failures else 'checks FAILED'}")
+sys.exit(1 if failures else 0)
