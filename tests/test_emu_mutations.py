@@ -1,7 +1,7 @@
 """The emulator catches bugs in the real chapter 08 kernels, not only in small test kernels.
 
-Each case plants one bug in the PTX the build compiled from chapters/08_hopper/hopper.cu (a copy of the
-build's PTX folder, one instruction changed or removed), points the emulator at it (EMU_PTX_PATH) and runs
+Each case plants one bug in the PTX the build compiled from the kernel's file in chapters/08_hopper/ (a
+copy of the build's PTX folder, one instruction changed or removed), points the emulator at it (EMU_PTX_PATH) and runs
 `conv check 08a|08b --emulate` on the fixed shapes. The unchanged PTX must pass; every mutant must be caught:
 a check that fails, or the emulator stopping the run (a deadlock, an access it refuses). A mutant that
 passes is a bug the emulator would let through, and fails this test.
@@ -57,9 +57,11 @@ def check(kernel, folder):
                           env=env, timeout=600)
 
 
+# Each kernel's PTX file (emu/meson.build: one per CUDA source, named for it)
+PTX_OF = {"08a": "08a_wgmma.ptx", "08b": "08b_warp_specialized.ptx"}
+
+
 def main():
-    hopper = os.path.join(ptx_dir, "hopper.ptx")
-    text = open(hopper).read()
     failures = []
     control = os.path.join(work, "mutants", "unchanged")
     os.makedirs(control, exist_ok=True)
@@ -73,14 +75,16 @@ def main():
         if not ok:
             failures.append(f"the unchanged PTX does not pass {kernel}: {run.stdout.strip()} {run.stderr.strip()}")
     for index, (name, kernel, pattern, replacement) in enumerate(MUTANTS):
-        mutated, count = re.subn(pattern, replacement, text)
+        ptx_name = PTX_OF[kernel.split("+")[0]]
+        with open(os.path.join(ptx_dir, ptx_name)) as f:
+            mutated, count = re.subn(pattern, replacement, f.read())
         if count == 0:
-            failures.append(f"{name} ({kernel}): the pattern {pattern!r} is not in hopper.ptx any more")
+            failures.append(f"{name} ({kernel}): the pattern {pattern!r} is not in {ptx_name} any more")
             print(f"FAIL {name} ({kernel}): nothing to mutate")
             continue
         folder = os.path.join(work, "mutants", str(index))
         shutil.copytree(control, folder, dirs_exist_ok=True)
-        with open(os.path.join(folder, "hopper.ptx"), "w") as f:
+        with open(os.path.join(folder, ptx_name), "w") as f:
             f.write(mutated)
         run = check(kernel, folder)
         emulator_line = next((line for line in run.stderr.splitlines() if line.startswith("emu: ")), "")

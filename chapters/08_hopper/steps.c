@@ -1,0 +1,27 @@
+/* steps.c: chapter 08's registry entries, one per step. Each step's kernel, supports() and launch are
+ * in its own file, named in .source; what both share is in hopper.cuh; README.md walks through them.
+ */
+#include "conv.h"
+#include "pad_channels.h"
+
+#define STEP(id)                                                                                   \
+    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
+    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+STEP(08a)
+STEP(08b)
+#undef STEP
+
+#define DIR "chapters/08_hopper/"
+#define FPROP_F16_NHWC .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU
+/* Both pad C/groups to a multiple of 8 when they must (pad_fprop): two paths to test */
+#define PADDED .branches = pad_fprop_branches, .branch_of = pad_fprop_branch
+
+const conv_kernel ch08_kernels[] = {
+    {.id = "08a", .name = "implicit GEMM, wgmma m64n128k16 from swizzled smem, cp.async 5-stage, 128x128",
+     .source = DIR "08a_wgmma.cu", FPROP_F16_NHWC, .supports = supports_08a,
+     .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_08a, PADDED},
+    {.id = "08b", .name = "08a + TMA for the filter, mbarriers, producer warpgroup + 2 consumers, setmaxnreg",
+     .source = DIR "08b_warp_specialized.cu", FPROP_F16_NHWC, .supports = supports_08b,
+     .workspace_bytes = pad_fprop_workspace_bytes, .launch = launch_08b, PADDED},
+};
+const int ch08_kernel_count = sizeof(ch08_kernels) / sizeof(ch08_kernels[0]);
