@@ -7,7 +7,7 @@
  *   igemm_tile<>          the constants derived from a block tile shape (warp tile, mma tiles per warp,
  *                         bytes per stage); a chapter's shape derives from it and adds its copy layout.
  *   igemm_lanes<>         per lane, the swizzled byte offsets of the rows it hands to ldmatrix, computed
- *   igemm_lanes_of()      once per thread.
+ *   igemm_lanes_of()      once per thread (05c writes the k-contiguous case out in its own file).
  *   igemm_warp_tile_mma() acc += this warp's slice of one staged k tile: ldmatrix (.trans where a tile
  *                         is stored k-major) + mma.sync.
  *   igemm_mainloop()      the multi-stage cp.async pipeline: prologue, then per k tile wait, barrier,
@@ -77,7 +77,7 @@ struct igemm_tile {
  * 16-deep step of a k tile where the operand is k-contiguous, one per 16-wide fragment of the warp tile
  * where it is k-major (the layouts above). The B offsets start at b_from: A_TILE_BYTES for
  * igemm_mainloop(), which hands igemm_warp_tile_mma() the stage as both a_tile and b_tile; 0 where B
- * has a tile of its own (05c-05e). */
+ * has a tile of its own (05d, 05e). */
 template <class T, bool A_KMAJOR, bool B_KMAJOR>
 struct igemm_lanes {
     uint32_t a[A_KMAJOR ? T::MMA_M : T::BK / 16];

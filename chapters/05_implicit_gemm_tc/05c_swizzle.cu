@@ -2,8 +2,10 @@
  *
  * What changes from 05b: where a staged element lives in shared memory. The rows are BK halves, with no
  * padding; inside each row the 16-byte chunks are permuted: logical chunk c of row r is stored at chunk
- * c ^ f(r) (swizzle_chunk(), tensor_core.h). The warp tile is 05b's with the new offsets, written once
- * for chapters 05 to 07 as igemm_lanes_of() and igemm_warp_tile_mma() (common/igemm_pipeline.cuh).
+ * c ^ f(r) (swizzle_chunk(), tensor_core.h). The warp tile is 05b's with the new offsets
+ * (swizzled_lanes_of(), swizzled_warp_tile_mma() below). From 05d on, the steps and chapters 06 and 07
+ * use this warp tile as written once in common/igemm_pipeline.cuh (igemm_lanes_of(),
+ * igemm_warp_tile_mma(), which add the k-major layout that dgrad and wgrad need).
  *
  * Why: unpadded 64-byte rows would put the 8 rows that one ldmatrix phase reads onto 2 of a 128-byte
  * line's 8 slots, a 4-way bank conflict. 05b's padding avoids that by spending 8 halves a row (20% more
@@ -33,6 +35,53 @@ static __device__ __forceinline__ int swizzled(int row, int col)
     return 8 * swizzle_chunk(row, col / 8, T::CPR) + col % 8;
 }
 
+/* Per lane, the byte offset in the A tile and in the B tile of the row it hands to ldmatrix at each
+ * 16-deep step ks: 05b's rows and chunks, at their swizzled places. The warp's other 16-row fragments
+ * are 16 rows further, and the swizzle keeps them there: it repeats every 8 rows. */
+template <class T>
+static __device__ __forceinline__ igemm_lanes<T, false, false> swizzled_lanes_of(int warp_m, int warp_n, int lane)
+{
+    igemm_lanes<T, false, false> o;
+#pragma unroll
+    for (int ks = 0; ks < T::BK / 16; ks++) {
+        o.a[ks] = 16u * swizzle_chunk(warp_m * T::WM + ldsm_a_row(lane), 2 * ks + ldsm_a_chunk(lane), T::CPR);
+        o.b[ks] = 16u * swizzle_chunk(warp_n * T::WN + ldsm_b_row(lane), 2 * ks + ldsm_b_chunk(lane), T::CPR);
+    }
+    return o;
+}
+
+/* acc += this warp's WM x BK slice of the staged A times the BK x WN slice of B. Per 16-deep step:
+ * MMA_M ldmatrix.x4 for A (one per 16 rows), MMA_N/2 for B (one per 16 columns, two n8 operands), then
+ * MMA_M * MMA_N mma.sync. a_tile and b_tile are .shared addresses. */
+template <class T>
+static __device__ __forceinline__ void swizzled_warp_tile_mma(uint32_t a_tile, uint32_t b_tile,
+                                                              const igemm_lanes<T, false, false> &o,
+                                                              float (&acc)[T::MMA_M][T::MMA_N][4])
+{
+    const int row_bytes = 2 * T::BK;
+#pragma unroll
+    for (int ks = 0; ks < T::BK / 16; ks++) {
+        uint32_t a[T::MMA_M][4], b[T::MMA_N][2];
+#pragma unroll
+        for (int i = 0; i < T::MMA_M; i++)
+            ldmatrix_x4(a[i], a_tile + o.a[ks] + i * 16 * row_bytes);
+#pragma unroll
+        for (int jj = 0; jj < T::MMA_N / 2; jj++) {
+            uint32_t r[4];
+            ldmatrix_x4(r, b_tile + o.b[ks] + jj * 16 * row_bytes);
+            b[2 * jj][0] = r[0];
+            b[2 * jj][1] = r[1];
+            b[2 * jj + 1][0] = r[2];
+            b[2 * jj + 1][1] = r[3];
+        }
+#pragma unroll
+        for (int i = 0; i < T::MMA_M; i++)
+#pragma unroll
+            for (int j = 0; j < T::MMA_N; j++)
+                mma_m16n8k16_f16_f32(acc[i][j], a[i], b[j]);
+    }
+}
+
 template <class T>
 static __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS)
 igemm_mma_swizzled(const conv_problem prob, const __half *__restrict__ x, const __half *__restrict__ w,
@@ -49,7 +98,7 @@ igemm_mma_swizzled(const conv_problem prob, const __half *__restrict__ x, const 
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int warp_m = warp % T::WARPS_M, warp_n = warp / T::WARPS_M;
 
-    const igemm_lanes<T, false, false> lanes = igemm_lanes_of<T, false, false>(warp_m, warp_n, lane, 0);
+    const igemm_lanes<T, false, false> lanes = swizzled_lanes_of<T>(warp_m, warp_n, lane);
     const uint32_t a_base = smem_address(a_tile), b_base = smem_address(b_tile);
     float acc[T::MMA_M][T::MMA_N][4] = {};
 
@@ -73,7 +122,7 @@ igemm_mma_swizzled(const conv_problem prob, const __half *__restrict__ x, const 
         }
         __syncthreads();
 
-        igemm_warp_tile_mma<T>(a_base, b_base, lanes, acc);
+        swizzled_warp_tile_mma<T>(a_base, b_base, lanes, acc);
         __syncthreads(); /* before the next stage overwrites the tiles */
     }
 

@@ -6,13 +6,13 @@
  * epilogue_value() of common/epilogue.cuh, in the order common/epilogue.h gives), and only then are the
  * values rounded to fp16 and written through 05h's staged 16-byte stores. Everything else is 05h's.
  *
- * Why: done as a pass of its own, the epilogue reads y back (and the residual) and writes it again (05l
- * below does exactly that, for comparison). Fused, y leaves the block once, already through the
+ * Why: done as a pass of its own, the epilogue reads y back (and the residual) and writes it again
+ * (05l does exactly that, for comparison). Fused, y leaves the block once, already through the
  * epilogue, and each value is rounded to fp16 once, after the last operation.
  *
  * The plain launch passes an epilogue with every operation off, so plain and fused runs are the same
- * kernel. Below the kernel: 05j and 05k, the same kernel on two other tile shapes, and 05l, the unfused
- * comparison.
+ * kernel. Below the kernel: 05j and 05k, the same kernel on two other tile shapes. 05l, the unfused
+ * comparison, is in 05l_unfused_epilogue.c.
  */
 #include <stdint.h>
 
@@ -224,21 +224,4 @@ extern "C" void launch_fused_05k(const conv_problem *prob, void *x, void *w, voi
                                  const conv_epilogue *ep)
 {
     launch_with_epilogue<shape_05k>(prob, x, w, y, workspace, ep);
-}
-
-/* ---- 05l: the unfused comparison -----------------------------------------------------------------------
- *
- * What changes from 05i: the epilogue runs as a pass of its own. 05h's plain convolution
- * (05h_staged_stores.cu) writes y, then a separate elementwise kernel (epilogue_unfused_f16_nhwc(),
- * common/epilogue.cu) reads y back, and the residual, applies the same operations and writes y again.
- * Why: to measure what fusing saves, the second round trip of y through memory. It has no plain launch;
- * without an epilogue it would be 05h.
- */
-extern "C" void launch_05h(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-
-extern "C" void launch_fused_05l(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
-                                 const conv_epilogue *ep)
-{
-    launch_05h(prob, x, w, y, workspace);
-    epilogue_unfused_f16_nhwc(prob, y, ep);
 }

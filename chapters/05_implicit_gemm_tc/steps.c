@@ -61,7 +61,7 @@ const conv_kernel ch05_kernels[] = {
      FPROP_F16_NHWC, .supports = supports_05k, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05k,
      .launch_fused = launch_fused_05k},
     /* 05l has no plain launch: without an epilogue it would be 05h again */
-    {.id = "05l", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05i_fused_epilogue.cu",
+    {.id = "05l", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05l_unfused_epilogue.c",
      FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, PADDED,
      .launch_fused = launch_fused_05l},
 };
