@@ -64,7 +64,9 @@ static const char usage[] =
     "  --quick           three layers of the suite, 10 repetitions: a first look (bench)\n"
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
     "  --emulate         run the GPU kernels on the PTX emulator (emu/) instead of a GPU: verified, never\n"
-    "                    timed; kernels that call cuBLAS or cuDNN are n/a there (run, check)\n"
+    "                    timed; kernels that call cuBLAS or cuDNN are n/a there (run, check). Without a\n"
+    "                    GPU the emulator answers anyway, saying so in one line first\n"
+    "  --gpu             a GPU or nothing: no emulator when none answers (for scripts that want times)\n"
     "  --counters        with --emulate: what each kernel executed, counted as Nsight Compute defines it\n"
     "                    (instructions by class, global sectors per request, shared-memory bank conflicts)\n"
     "  bench --emulate   no times: each GPU kernel on its chapter's reference layers (or --layer, --n),\n"
@@ -82,7 +84,7 @@ typedef struct {
     conv_problem overrides;      /* -1 where not given */
     uint64_t seed;
     int reps, warmup, random_count, sample;
-    bool verify, cudnn, quick, emulate, counters; /* these two act before parsing (emulate_if_asked) */
+    bool verify, cudnn, quick, emulate, gpu, counters; /* emulate, gpu, counters: emulate_if_asked() */
     bool suite_given;            /* check verifies on the suite's layers only when asked */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
@@ -123,7 +125,7 @@ static options parse_options(int argc, char **argv)
         {"--epilogue", &opts.epilogue_text}};
     struct { const char *flag; bool *value; bool set; } bool_flags[] = {
         {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true},
-        {"--emulate", &opts.emulate, true}, {"--counters", &opts.counters, true}};
+        {"--emulate", &opts.emulate, true}, {"--gpu", &opts.gpu, true}, {"--counters", &opts.counters, true}};
 
     for (; at < argc; at++) {
         const char *flag = argv[at];
@@ -300,6 +302,14 @@ static int command_run(const options *opts)
 {
     const conv_kernel *kernel = kernel_or_exit(opts->target);
     conv_problem prob = problem_from_options(opts);
+    /* The default problem at its own batch takes the emulator about half a minute on two cores; one
+     * image of it, a few seconds. Said, and --n takes it back. */
+    if (!opts->layer && !opts->load_dir && opts->overrides.n < 0 && kernel->device == ON_GPU && on_emulator() &&
+        prob.n > 1) {
+        fprintf(stderr, "conv: emulated, so tutorial/first_graph at batch 1 (--n %d for its own batch of %d)\n",
+                prob.n, prob.n);
+        prob.n = 1;
+    }
     if (opts->save_dir) {
         if (mkdir(opts->save_dir, 0755) != 0 && errno != EEXIST)
             fail("cannot create %s: %s", opts->save_dir, strerror(errno));
@@ -681,10 +691,10 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     cli_set_program("conv");
-    emulate_if_asked(argc, argv);
+    options opts = parse_options(argc, argv);
+    emulate_if_asked(argc, argv, strcmp(opts.command, "list") != 0 && strcmp(opts.command, "layers") != 0);
     /* fp32 comparisons are fp32: no library may quietly use TF32 (read when cuDNN/cuBLAS initialize). */
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
-    options opts = parse_options(argc, argv);
     if (strcmp(opts.command, "list") == 0)
         return command_list();
     if (strcmp(opts.command, "layers") == 0)

@@ -50,16 +50,24 @@ static bool find_library(char *library, size_t size, char *looked, size_t looked
     return false;
 }
 
-bool is_emulate_flag(const char *arg) { return strcmp(arg, "--emulate") == 0; }
-
-void emulate_if_asked(int argc, char **argv)
+/* How the program names itself in a message: "conv", not "./build/conv". */
+static const char *program_name(const char *argv0)
 {
+    const char *slash = strrchr(argv0, '/');
+    return slash ? slash + 1 : argv0;
+}
+
+bool is_device_flag(const char *arg) { return strcmp(arg, "--emulate") == 0 || strcmp(arg, "--gpu") == 0; }
+
+void emulate_if_asked(int argc, char **argv, bool device_needed)
+{
+    const char *name = program_name(argv[0]);
     const char *loaded = getenv(LOADED_MARK);
     if (loaded) {
         /* The loader only warns when a preloaded library cannot be loaded, and the program would then
          * go on with the GPU's runtime: the emulator's own entry point says whether it is there. */
         if (!dlsym(RTLD_DEFAULT, EMU_BENCH_SAMPLE)) {
-            fprintf(stderr, "%s: --emulate: the emulator's library %s did not load\n", argv[0], loaded);
+            fprintf(stderr, "%s: --emulate: the emulator's library %s did not load\n", name, loaded);
             exit(1);
         }
         /* programs this one starts get a GPU's runtime unless they ask too */
@@ -67,34 +75,48 @@ void emulate_if_asked(int argc, char **argv)
         unsetenv(LOADED_MARK);
         return;
     }
-    bool asked = false;
+    bool asked = false, gpu_only = false;
     for (int i = 1; i < argc; i++) {
-        asked |= is_emulate_flag(argv[i]);
+        asked |= strcmp(argv[i], "--emulate") == 0;
+        gpu_only |= strcmp(argv[i], "--gpu") == 0;
         if (strcmp(argv[i], "--counters") == 0) /* the emulator prints its counts per kernel at exit */
             setenv("EMU_COUNTERS", "1", 1);
     }
+    if (asked && gpu_only) {
+        fprintf(stderr, "%s: --emulate and --gpu ask for different devices: give one\n", name);
+        exit(2);
+    }
     const char *env = getenv("CONV_EMULATE");
-    if (!asked && env && strcmp(env, "auto") == 0) {
+    if (env && *env && strcmp(env, "auto") != 0 && strcmp(env, "never") != 0) {
+        fprintf(stderr, "%s: CONV_EMULATE is '%.40s': it takes auto or never\n", name, env);
+        exit(2);
+    }
+    gpu_only |= env && strcmp(env, "never") == 0;
+    if (!asked && !gpu_only && device_needed) {
         char why[256];
-        asked = !gpu_available(why, sizeof why);
+        if (gpu_available(why, sizeof why))
+            return;
+        fprintf(stderr, "%s: %s; running on the PTX emulator instead: verified, not timed (--gpu: a GPU or "
+                "nothing)\n", name, why);
+        asked = true;
     }
     if (!asked)
         return;
     char library[PATH_MAX + 64], looked[4 * PATH_MAX];
     if (!find_library(library, sizeof library, looked, sizeof looked)) {
         fprintf(stderr, "%s: --emulate: the emulator's library is missing (looked for %s; build it: meson compile -C "
-                "build)\n", argv[0], looked);
+                "build)\n", name, looked);
         exit(1);
     }
     if (strpbrk(library, " :")) { /* LD_PRELOAD splits its list at spaces and colons */
         fprintf(stderr, "%s: --emulate: the emulator's library %s cannot be preloaded from a path with a space or "
-                "colon in it\n", argv[0], library);
+                "colon in it\n", name, library);
         exit(1);
     }
     setenv("LD_PRELOAD", library, 1);
     setenv(LOADED_MARK, library, 1);
     execv("/proc/self/exe", argv);
-    fprintf(stderr, "%s: --emulate: cannot restart on the emulator: ", argv[0]);
+    fprintf(stderr, "%s: --emulate: cannot restart on the emulator: ", name);
     perror("execv");
     exit(1);
 }

@@ -4,9 +4,12 @@
  * emulator's stand-in for that library loaded first (LD_PRELOAD): emu/libcudaemu.so of the build the
  * program is in, found from where the program is, so a copied or moved build runs its own. The same
  * binary, the same kernels (the emulator runs the PTX in the program's own fat binaries) and the same
- * harness run, only the device differs. With CONV_EMULATE=auto in the
- * environment (the gpu test suite sets it), a program uses a GPU when one answers and the emulator
- * otherwise.
+ * harness run, only the device differs.
+ *
+ * Which device answers: --emulate, the emulator; --gpu, a GPU or nothing (for scripts that want a
+ * measurement or an error); neither, a GPU when one answers and the emulator otherwise, said in one
+ * line on stderr first. CONV_EMULATE=auto in the environment (the gpu test suite sets it) asks for
+ * that choice explicitly; CONV_EMULATE=never is --gpu.
  */
 #ifndef EMULATE_H
 #define EMULATE_H
@@ -17,17 +20,18 @@
 extern "C" {
 #endif
 
-/* Call first in main(): restarts the program on the emulator when argv holds --emulate (or the
- * environment asks for it, see above); with --counters also in argv, the emulator prints what each
- * kernel executed when the program exits (emu/README.md, "Counters"). Returns only when the program
- * should go on as it is. */
-void emulate_if_asked(int argc, char **argv);
+/* Call in main() before anything runs on a device: restarts the program on the emulator when argv
+ * holds --emulate, or when no GPU answers, `device_needed` says this run needs one and neither --gpu
+ * nor CONV_EMULATE=never refuses it (see above); with --counters also in argv, the emulator prints what
+ * each kernel executed when the program exits (emu/README.md, "Counters"). Returns only when the
+ * program should go on as it is. */
+void emulate_if_asked(int argc, char **argv, bool device_needed);
 
 /* Whether the CUDA device this process talks to is the emulator. */
 bool on_emulator(void);
 
-/* Whether argv[i] is --emulate (the programs' option parsers skip it). */
-bool is_emulate_flag(const char *arg);
+/* Whether argv[i] is --emulate or --gpu, the device choice (the programs' option parsers skip them). */
+bool is_device_flag(const char *arg);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "emu.h"
@@ -1954,6 +1955,8 @@ typedef struct {
     const emu_launch_desc *launch;
     uint64_t smem_size;
     _Atomic uint64_t next_block;
+    _Atomic uint64_t blocks_done;   /* for the progress line */
+    _Atomic int workers_done;
     uint64_t n_blocks;         /* to run: the grid's, or the sample's */
     const uint64_t *sample;    /* the blocks to run, or NULL: every block */
     emu_counters *per_block;   /* with a sample: each block's counts, in the sample's order */
@@ -2143,6 +2146,7 @@ static void *grid_worker(void *arg)
         b.ctaid.z = (unsigned)(id / ((uint64_t)L->grid.x * L->grid.y));
         b.rng = emu_get_options()->interleave_seed ^ (id * 0x9e3779b97f4a7c15ull);
         run_block(&b);
+        atomic_fetch_add(&g->blocks_done, 1);
         if (g->sample && g->counters) { /* kept apart: how much it counts depends on the whole sample */
             g->per_block[next] = b.c;
             atomic_fetch_add(&thread_instructions, b.c.thread_instructions);
@@ -2177,25 +2181,79 @@ static void *grid_worker(void *arg)
     free(b.smem);
     free(b.smem_written);
     race_free(&b);
+    atomic_fetch_add(&g->workers_done, 1);
     return NULL;
 }
 
 const float *emu_f16_values;
 
+static double seconds_now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* While n_workers run the grid: once it has taken PROGRESS_AFTER seconds, one line on stderr, redrawn
+ * in place, with the blocks done of the grid's, the time so far and an estimate of the time left;
+ * erased when the launch ends. Only on a terminal: logs and pipes get no progress lines. */
+enum { PROGRESS_AFTER = 2 };
+
+/* A kernel's name as its source spells it: the identifier inside an Itanium-mangled name
+ * (_Z12igemm_stagedI... -> igemm_staged), or the name as it is (extern "C" kernels). */
+static void source_name(const char *mangled, char *out, size_t size)
+{
+    char *end;
+    unsigned long length = strncmp(mangled, "_Z", 2) == 0 ? strtoul(mangled + 2, &end, 10) : 0;
+    if (length && length <= strlen(end))
+        snprintf(out, size, "%.*s", (int)length, end);
+    else
+        snprintf(out, size, "%s", mangled);
+}
+
+static void show_progress(grid_run *g, int n_workers)
+{
+    char name[48];
+    source_name(g->launch->kernel->name, name, sizeof name);
+    const double started = seconds_now();
+    bool shown = false;
+    while (atomic_load(&g->workers_done) < n_workers) {
+        const struct timespec pause = {0, 200 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+        const double elapsed = seconds_now() - started;
+        const uint64_t done = atomic_load(&g->blocks_done);
+        if (elapsed < PROGRESS_AFTER || atomic_load(&g->workers_done) == n_workers)
+            continue;
+        char left[48] = "";
+        if (done)
+            snprintf(left, sizeof left, ", about %.0f s left", elapsed / (double)done * (double)(g->n_blocks - done));
+        fprintf(stderr, "\r\033[Kemu: %s: block %" PRIu64 " of %" PRIu64 ", %.0f s%s", name, done, g->n_blocks,
+                elapsed, left);
+        shown = true;
+    }
+    if (shown)
+        fprintf(stderr, "\r\033[K");
+}
+
 /* Runs the grid's blocks (or g->sample's) on the host threads. */
 static void run_blocks(grid_run *g)
 {
     atomic_store(&g->next_block, 0);
+    atomic_store(&g->blocks_done, 0);
+    atomic_store(&g->workers_done, 0);
     int n_threads = emu_get_options()->threads;
     if ((uint64_t)n_threads > g->n_blocks)
         n_threads = (int)g->n_blocks;
-    if (n_threads <= 1) {
+    const bool progress = isatty(STDERR_FILENO);
+    if (n_threads <= 1 && !progress) {
         grid_worker(g);
         return;
     }
     pthread_t *ids = malloc((size_t)n_threads * sizeof *ids);
     for (int i = 0; i < n_threads; i++)
         pthread_create(&ids[i], NULL, grid_worker, g);
+    if (progress)
+        show_progress(g, n_threads);
     for (int i = 0; i < n_threads; i++)
         pthread_join(ids[i], NULL);
     free(ids);

@@ -69,7 +69,7 @@ static void check_problem(const conv_problem *prob, uint64_t seed)
 
 int main(int argc, char **argv)
 {
-    emulate_if_asked(argc, argv); /* without a GPU the gpu suite runs this on the emulator */
+    emulate_if_asked(argc, argv, true); /* without a GPU the gpu suite runs this on the emulator */
     char why[256];
     if (!gpu_available(why, sizeof why)) {
         printf("skip: %s\n", why);

@@ -65,7 +65,8 @@ static const char usage[] =
     "  --blocks LIST     comma-separated block names, e.g. conv3_1,conv5_x (bench; default all)\n"
     "  --quick           conv2_x, conv3_1 and conv5_1 only, 10 timed runs instead of 20 (bench)\n"
     "  --csv FILE        where to merge the rows (bench; default bench/results/<gpu>.csv)\n"
-    "  --emulate         run the kernels on the PTX emulator (emu/) instead of a GPU (check; cuDNN is n/a there)\n"
+    "  --emulate         run the kernels on the PTX emulator (emu/) instead of a GPU (check; cuDNN is n/a there);\n"
+    "                    without a GPU the emulator answers anyway, saying so; --gpu: a GPU or nothing\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input, 77 no GPU.\n";
 
@@ -200,7 +201,7 @@ static options parse_options(int argc, char **argv)
     static const struct { const char *flag; bool bench_only, check_only, takes_value; } flags[] = {
         {"--kernel", false, false, true}, {"--seed", false, false, true}, {"--random", false, true, true},
         {"--n", true, false, true}, {"--blocks", true, false, true}, {"--csv", true, false, true},
-        {"--quick", true, false, false}, {"--emulate", false, true, false}};
+        {"--quick", true, false, false}, {"--emulate", false, true, false}, {"--gpu", false, false, false}};
     for (int at = 2; at < argc; at++) {
         const char *flag = argv[at];
         if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
@@ -219,7 +220,7 @@ static options parse_options(int argc, char **argv)
             exit(2);
         }
         if (!flags[which].takes_value) {
-            opts.quick |= strcmp(flag, "--quick") == 0; /* --emulate acted before parsing (emulate_if_asked) */
+            opts.quick |= strcmp(flag, "--quick") == 0; /* --emulate, --gpu: the device, chosen in main() */
             continue;
         }
         if (at + 1 >= argc)
@@ -875,7 +876,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     cli_set_program("resnet_block");
-    emulate_if_asked(argc, argv);
     options opts = parse_options(argc, argv);
+    emulate_if_asked(argc, argv, true);
     return strcmp(opts.command, "check") == 0 ? command_check(&opts) : command_bench(&opts);
 }

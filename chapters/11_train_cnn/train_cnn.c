@@ -81,7 +81,8 @@ static void usage(FILE *out)
             "                    than %.3g at any logged step\n"
             "  --compare-with B  the same, ours against B: cudnn, or cpu (fp16 storage emulated), which\n"
             "                    needs no cuDNN and so also runs on the PTX emulator (--emulate)\n"
-            "  --emulate         run our kernels on the PTX emulator (emu/) instead of a GPU: not timed\n"
+            "  --emulate         run our kernels on the PTX emulator (emu/) instead of a GPU: not timed;\n"
+            "                    without a GPU the emulator answers anyway, saying so; --gpu: a GPU or nothing\n"
             "  --steps N         training steps (default 300)\n"
             "  --batch N         images per step (default 32)\n"
             "  --size N          image side in pixels, 8..256 (default 32)\n"
@@ -128,7 +129,7 @@ static options parse_options(int argc, char **argv)
             o.emulate_fp16 = true;
             continue;
         }
-        if (is_emulate_flag(flag)) /* acted on before parsing (emulate_if_asked) */
+        if (is_device_flag(flag)) /* --emulate, --gpu: the device, chosen in main() */
             continue;
         static const char *const valued[] = {"--backend", "--compare-with", "--steps", "--batch", "--size", "--lr", "--loss-scale",
                                              "--log-every", "--log", "--test", "--target", "--seed"};
@@ -504,7 +505,6 @@ static void backend_free(backend *be)
 int main(int argc, char **argv)
 {
     cli_set_program("train_cnn");
-    emulate_if_asked(argc, argv);
     const options o = parse_options(argc, argv);
     net_shape shape;
     char why[512];
@@ -514,6 +514,7 @@ int main(int argc, char **argv)
     }
 
     const bool want_gpu = o.compare || strcmp(o.backend, "cpu");
+    emulate_if_asked(argc, argv, want_gpu);
     if (want_gpu && !gpu_available(why, sizeof why)) {
         printf("skip: %s\n", why);
         return 77;
