@@ -88,11 +88,14 @@ typedef struct {
     bool suite_given;            /* check verifies on the suite's layers only when asked */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
+    int argc;                    /* the command line, for choose_device() */
+    char **argv;
 } options;
 
 static options parse_options(int argc, char **argv)
 {
-    options opts = {.seed = 42, .reps = -1, .warmup = -1, .sample = -1, .random_count = 100, .verify = true, .cudnn = true};
+    options opts = {.seed = 42, .reps = -1, .warmup = -1, .sample = -1, .random_count = 100, .verify = true, .cudnn = true,
+                    .argc = argc, .argv = argv};
     memset(&opts.overrides, 0xff, sizeof opts.overrides); /* every field -1: not given */
     opts.command = cli_command(argc, argv, usage);
     int at = 2;
@@ -298,10 +301,17 @@ static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, u
         printf("  cuDNN: %s\n", outcome->cudnn.why);
 }
 
+/* A GPU kernel is about to run: from here on a device answers, the emulator where no GPU does (unless
+ * --gpu; emulate.h). Called once the command's own checks have passed, so that bad input gets its one
+ * line and nothing else. */
+static void choose_device(const options *opts) { emulate_if_asked(opts->argc, opts->argv, true); }
+
 static int command_run(const options *opts)
 {
     const conv_kernel *kernel = kernel_or_exit(opts->target);
     conv_problem prob = problem_from_options(opts);
+    if (kernel->device == ON_GPU)
+        choose_device(opts);
     /* The default problem at its own batch takes the emulator about half a minute on two cores; one
      * image of it, a few seconds. Said, and --n takes it back. */
     if (!opts->layer && !opts->load_dir && opts->overrides.n < 0 && kernel->device == ON_GPU && on_emulator() &&
@@ -320,7 +330,7 @@ static int command_run(const options *opts)
         return 1;
     }
     if (opts->counters && !on_emulator())
-        cli_error("--counters counts what the emulator executes: it needs --emulate");
+        cli_error("--counters counts what the emulator executes: it needs the emulator (--emulate, or no GPU)");
     run_request request = run_request_defaults(kernel, &prob);
     request.seed = opts->seed;
     request.verify = opts->verify;
@@ -415,6 +425,11 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
 static int command_check(const options *opts)
 {
     int matched = 0, checked = 0, failures = 0, skipped = 0, not_applicable = 0;
+    bool on_gpu = false;
+    for (int i = 0; i < registry_count(); i++)
+        on_gpu |= registry_matches(registry_kernel(i), opts->target) && registry_kernel(i)->device == ON_GPU;
+    if (on_gpu)
+        choose_device(opts);
     char why[256];
     bool have_gpu = gpu_available(why, sizeof why);
     for (int i = 0; i < registry_count(); i++) {
@@ -573,8 +588,9 @@ static int command_bench(const options *opts)
 {
     if (!suite_exists(opts->suite))
         cli_error("unknown suite '%s' (known: resnet50, tutorial, mobilenet)", opts->suite);
+    choose_device(opts);
     if (opts->sample >= 0 && !on_emulator())
-        cli_error("--sample chooses the blocks the emulator runs: it needs --emulate");
+        cli_error("--sample chooses the blocks the emulator runs: it needs the emulator (--emulate, or no GPU)");
     char why[256];
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
@@ -691,8 +707,7 @@ int main(int argc, char **argv)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
     cli_set_program("conv");
-    options opts = parse_options(argc, argv);
-    emulate_if_asked(argc, argv, strcmp(opts.command, "list") != 0 && strcmp(opts.command, "layers") != 0);
+    options opts = parse_options(argc, argv); /* the device is chosen when a command needs one (choose_device) */
     /* fp32 comparisons are fp32: no library may quietly use TF32 (read when cuDNN/cuBLAS initialize). */
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     if (strcmp(opts.command, "list") == 0)

@@ -79,12 +79,27 @@ result = run("run", "01", "--layer", "tutorial/first_graph", "--n", "1", "--no-v
 if result.returncode != 0 or "not verified" not in result.stdout:
     failures.append(f"run 01 --no-verify: {result.stdout!r}")
 
-# a GPU kernel without a GPU says so in one line
-gpu = run("check", "02", "--random", "0")
+# a GPU kernel without a GPU: the emulator answers by itself, saying so in one line; --gpu refuses it
+expect_error(["run", "02b", *small, "--emulate", "--gpu"], "--emulate and --gpu ask for different devices", code=2)
+os.environ["CONV_EMULATE"] = "sometimes"
+expect_error(["run", "02b", *small], "CONV_EMULATE is 'sometimes': it takes auto or never", code=2)
+del os.environ["CONV_EMULATE"]
+gpu = run("check", "02", "--random", "0", "--gpu")
 if gpu.returncode == 77:
     if not gpu.stdout.startswith("skip:") or "no CUDA device" not in gpu.stdout:
-        failures.append(f"check 02 skip line: {gpu.stdout!r}")
+        failures.append(f"check 02 --gpu skip line: {gpu.stdout!r}")
+    expect_error(["run", "02b", *small, "--gpu"], "runs on the GPU: no CUDA device", code=1)
+    os.environ["CONV_EMULATE"] = "never"
     expect_error(["run", "02b", *small], "runs on the GPU: no CUDA device", code=1)
+    del os.environ["CONV_EMULATE"]
+    result = run("run", "02b", *small)
+    notice = [line for line in result.stderr.splitlines() if "running on the PTX emulator instead" in line]
+    if result.returncode != 0 or " pass" not in result.stdout or "emulated, not timed" not in result.stdout \
+            or len(notice) != 1 or not notice[0].startswith("conv: no CUDA device"):
+        failures.append(f"run 02b without a GPU: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+    result = run("run", "02b")  # the default problem: at batch 1 on the emulator, said
+    if result.returncode != 0 or " n1 c64 56x56 k32 " not in result.stdout or "at batch 1 (--n 8" not in result.stderr:
+        failures.append(f"run 02b (default problem) without a GPU: {result.stdout!r} {result.stderr!r}")
 
 # --emulate: the same binary on the PTX emulator (emu/); verified, never timed
 result = run("run", "02b", *small, "--pad", "1", "--emulate")
@@ -116,12 +131,12 @@ if result.returncode != 0 or statuses != {"02b": "counted", "04x": "unsupported"
 elif int(rows[0]["warp_inst"]) <= 0 or int(rows[0]["emulated_blocks"]) > int(rows[0]["grid_blocks"]):
     failures.append(f"bench --emulate: implausible counts {rows[0]}")
 for args, words in ((["bench", "--emulate", "--layer", "no/such", "--csv", emulator_csv], "unknown layer"),
-                    (["bench", "--sample", "4"], "needs --emulate"),
+                    (["bench", "--sample", "4", "--gpu"], "needs the emulator"),
                     (["bench", "--emulate", "--sample", "-1"], "at least 0")):
     result = run(*args)
     if result.returncode != 2 or words not in result.stderr:
         failures.append(f"{' '.join(args)}: exit {result.returncode}, want 2 and '{words}': {result.stderr!r}")
-if "--emulate" not in run("--help").stdout:
-    failures.append("--help does not mention --emulate")
+if "--emulate" not in run("--help").stdout or "--gpu" not in run("--help").stdout:
+    failures.append("--help does not mention --emulate and --gpu")
 
 sys.exit(cli.finish("test_cli"))
