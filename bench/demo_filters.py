@@ -5,9 +5,13 @@ Gaussian blur and the two Sobel edge filters over it through the runner (`conv r
 --save-npy`, so every result is also verified against the fp64 reference), and saves a before/after
 figure.
 
-    python3 bench/demo_filters.py                      # chapter 02's kernel (needs a GPU), into docs/
+    python3 bench/demo_filters.py                      # chapter 02's kernel, into docs/ (on the PTX
+                                                       # emulator where no GPU answers: a few seconds)
     python3 bench/demo_filters.py --kernel 01          # chapter 01, on the CPU
-    python3 bench/demo_filters.py --image photo.pgm --out /tmp/demo
+    python3 bench/demo_filters.py --image photo.pgm --out /tmp/demo.png
+
+The filters zero-pad the image (pad = half the filter), so the edge filters also answer at the image's
+own border, where the picture meets the zeros: that frame is the padding, not the picture.
 """
 import argparse
 import os
@@ -89,7 +93,8 @@ def main():
     parser.add_argument("--kernel", default="02b", help="kernel id (default 02b; 01 runs on the CPU)")
     parser.add_argument("--image", help="a binary PGM/PPM or a 2-D .npy (default: a drawn test pattern)")
     parser.add_argument("--conv", default=os.path.join(HERE, "..", "build", "conv"))
-    parser.add_argument("--out", default=os.path.join(HERE, "..", "docs"))
+    parser.add_argument("--out", default=os.path.join(HERE, "..", "docs"),
+                        help="a .png file, or a folder for demo_filters_KERNEL.png (default: docs/)")
     args = parser.parse_args()
     if not os.path.exists(args.conv):
         sys.exit(f"demo: no runner at {args.conv} (build first: bash tests/run.sh or bash bench/run.sh)")
@@ -110,15 +115,23 @@ def main():
     for axis, (name, picture) in zip(axes, panels):
         edges = name.startswith("Sobel")
         limit = np.abs(picture).max() if edges else None
-        axis.imshow(picture, cmap="RdBu_r" if edges else "gray", vmin=-limit if edges else 0,
-                    vmax=limit if edges else 1)
+        shown = axis.imshow(picture, cmap="RdBu_r" if edges else "gray", vmin=-limit if edges else 0,
+                            vmax=limit if edges else 1)
         axis.set_title(name, fontsize=10)
         axis.axis("off")
+        if edges:  # signed: which way the brightness changes, and how fast
+            figure.colorbar(shown, ax=axis, fraction=0.046, pad=0.04)
     figure.suptitle(f"Convolution with kernel {args.kernel} of this repository (verified against the fp64 reference)",
                     fontsize=11)
-    figure.tight_layout()
-    os.makedirs(args.out, exist_ok=True)
-    path = os.path.join(args.out, f"demo_filters_{args.kernel}.png")
+    figure.text(0.5, 0.01, "The image is zero-padded: the edge filters' frame at the border is where the "
+                "picture meets the padding.", ha="center", fontsize=8)
+    figure.tight_layout(rect=(0, 0.04, 1, 1))
+    if args.out.endswith(".png"):
+        path = args.out
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    else:
+        os.makedirs(args.out, exist_ok=True)
+        path = os.path.join(args.out, f"demo_filters_{args.kernel}.png")
     figure.savefig(path)
     print(f"demo: wrote {path}")
 
