@@ -15,6 +15,8 @@ import json
 import os
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# Its name among the GPUs' results CSVs in bench/results/: counts, never measurements.
+CSV_NAME = "emulator.csv"
 COUNT_COLUMNS = (
     "flops", "min_bytes", "grid_blocks", "emulated_blocks", "launches", "warp_inst", "thread_inst",
     "inst_tensor", "inst_fp32", "inst_fp64", "inst_fp16", "inst_integer", "inst_conversion", "inst_control",

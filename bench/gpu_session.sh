@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Everything a session with a lent GPU owes, in as few calls as possible (GPU time is scarce).
+# Everything that needs a GPU, in one run: the tests, the sanitizers, the benchmark and the records.
 # Run from the repository root on the GPU machine:
 #
 #   bash bench/gpu_session.sh                 all steps below, in order
@@ -16,7 +16,7 @@
 # 5. chapter 05's fused epilogues on the resnet50 suite (05i fused, 05l unfused, cuDNN's fused call);
 # 6. chapter 10's ResNet block benchmark (rows 10a, 10b in the same CSV) and chapter 11's training run
 #    on both backends (its loss curves and plot into docs/).
-# Logs go to $OUT (the device tool's return folder) or build/gpu_session: session.log, the CSV, PNGs.
+# Logs go to build/gpu_session (or the folder OUT names): session.log, the CSV, PNGs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 what=${1:-all}
@@ -32,8 +32,8 @@ step build
 grep -E "cuDNN|setup:" "$log" | tail -3
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv \
     2>&1 | tee -a "$log"
-# what has no GPU result for the code as it is now (before this session's measurements)
-python3 bench/owed.py 2>&1 | tee -a "$log"
+# which chapters have a GPU measurement of their code as it is now (before this run's)
+python3 bench/measured.py 2>&1 | tee -a "$log"
 
 if [ "$what" = all ] || [ "$what" = test ]; then
     # the tests named after `test` (e.g. `test gpu_ch05 gpu_ch08`: a 10-minute device call may not hold

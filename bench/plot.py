@@ -366,7 +366,6 @@ def plot_csv(results, out_dir):
             plot_pct_cudnn(results, f"{stem}_pct_cudnn.png")]
 
 
-EMULATOR_CSV = "emulator.csv"
 RESOURCE_COLOR = {"tensor cores": "#2e86c1", "fp32 pipes": "#28b463", "issue slots": "#af7ac5",
                   "shared memory": "#f39c12", "DRAM": "#c0392b"}
 
@@ -400,7 +399,7 @@ def main(argv=None):
     ap.add_argument("--out", default="docs", help="folder for the PNGs")
     args = ap.parse_args(argv)
 
-    counts_path = os.path.join(args.results, EMULATOR_CSV)
+    counts_path = os.path.join(args.results, emulator_csv.CSV_NAME)
     counts = None
     if os.path.exists(counts_path):
         try:
@@ -408,7 +407,7 @@ def main(argv=None):
         except emulator_csv.CsvError as e:
             print(f"plot: {counts_path}: {e}", file=sys.stderr)
             return 1
-    csvs = sorted(p for p in glob.glob(os.path.join(args.results, "*.csv")) if os.path.basename(p) != EMULATOR_CSV)
+    csvs = sorted(p for p in glob.glob(os.path.join(args.results, "*.csv")) if os.path.basename(p) != emulator_csv.CSV_NAME)
     if not csvs:
         print(f"plot: no results CSV in {args.results} yet (run the benchmark on a GPU)")
     loaded = []

@@ -12,7 +12,7 @@ PyTorch or a GPU for GPU kernels is missing.
 
 Run as: torch_crosscheck.py PATH_TO_CONV TMP_DIR [ID_PREFIX] [--random N] [--report FILE.md]
 --report also writes the table as Markdown, headed by the GPU and the PyTorch version (docs/ keeps the
-one a GPU session produced: bench/gpu_session.sh).
+one bench/gpu_session.sh wrote on a GPU).
 """
 import argparse
 import datetime

@@ -1,17 +1,17 @@
-"""Which chapters have no GPU result for the code as it is now?
+"""Which chapters have a GPU measurement of their code as it is now?
 
-    python3 bench/owed.py [--results DIR]      (default: bench/results)
+    python3 bench/measured.py [--results DIR]      (default: bench/results)
 
-Every row of a results CSV carries `source_sha256`, the hash of its chapter's code as it was built
+Every row of a GPU results CSV carries `source_sha256`, the hash of its chapter's code as it was built
 (bench/hash_sources.py: the folder's sources and every project header they include). This script
-hashes each chapter folder as it
-is in the tree and sorts the chapters three ways:
+hashes each chapter folder as it is in the tree and sorts the chapters three ways:
   current   some row carries today's hash: what it says about that chapter still holds;
   stale     rows exist, but for older code: the chapter changed after it was last measured;
-  none      no row at all.
-A GPU session starts with what is not current. Chapter 11 (training) writes no results rows: its
-record is its loss log in docs/, reported as there or not. Prints one line per chapter; exit 0 (this
-is a report, not a test). A malformed CSV prints one line to stderr and exits 1.
+  none      no row at all: not yet measured on a GPU.
+`bash bench/gpu_session.sh` on a machine with a GPU measures what is not current. The emulator's
+counts (emulator.csv) are not measurements and are not read. Chapter 11 (training) writes no results
+rows: its record is its loss log in docs/, reported as there or not. Prints one line per chapter;
+exit 0, or 1 with one line on stderr for a malformed CSV.
 """
 import argparse
 import glob
@@ -22,6 +22,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from hash_sources import code_digest  # noqa: E402
+import emulator_csv  # noqa: E402
 from results_csv import CsvError, load  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
@@ -45,10 +46,12 @@ def main(argv=None):
 
     rows = []
     for path in sorted(glob.glob(os.path.join(args.results, "*.csv"))):
+        if os.path.basename(path) == emulator_csv.CSV_NAME:
+            continue
         try:
             rows += load(path).rows
         except CsvError as e:
-            print(f"owed: {path}: {e}", file=sys.stderr)
+            print(f"measured: {path}: {e}", file=sys.stderr)
             return 1
 
     for chapter, folder in chapter_folders().items():
@@ -68,7 +71,7 @@ def main(argv=None):
         elif mine:
             print(f"stale    {name}: {len(mine)} rows, all for older code (now {digest[:12]})")
         else:
-            print(f"none     {name}: never measured on a GPU")
+            print(f"none     {name}: not yet measured on a GPU")
     return 0
 
 

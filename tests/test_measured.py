@@ -1,10 +1,12 @@
-"""bench/owed.py sorts chapters by whether a results row carries their code's current hash.
+"""bench/measured.py sorts chapters by whether a results row carries their code's current hash.
 
 From the synthetic fixture (all hashes old): chapter 01's rows re-stamped with its folder's hash as it
 is now must read `current`; chapter 02's untouched rows `stale`; a chapter with no rows `none`; a
-malformed CSV one line on stderr and exit 1. Run as: test_owed.py TMP_DIR
+malformed CSV one line on stderr and exit 1; the emulator's counts beside the GPU CSVs (as in a fresh
+clone's bench/results/) are not read. Run as: test_measured.py TMP_DIR
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -14,7 +16,7 @@ sys.path.insert(0, os.path.join(ROOT, "bench"))
 sys.dont_write_bytecode = True
 from hash_sources import code_digest  # noqa: E402
 
-OWED = os.path.join(ROOT, "bench", "owed.py")
+MEASURED = os.path.join(ROOT, "bench", "measured.py")
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "results_fixture.csv")
 failures = []
 
@@ -25,14 +27,14 @@ def check(ok, what):
 
 
 def run(results):
-    result = subprocess.run([sys.executable, OWED, "--results", results], capture_output=True, text=True)
+    result = subprocess.run([sys.executable, MEASURED, "--results", results], capture_output=True, text=True)
     lines = {line.split()[1].rstrip(":"): line for line in result.stdout.splitlines() if len(line.split()) > 1}
     return result, lines
 
 
 def main():
     os.makedirs(sys.argv[1], exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="test_owed_", dir=sys.argv[1]) as tmp:
+    with tempfile.TemporaryDirectory(prefix="test_measured_", dir=sys.argv[1]) as tmp:
         current = code_digest(os.path.join(ROOT, "chapters", "01_cpu_loop"), ROOT)
         with open(FIXTURE) as f:
             lines = f.read().splitlines()
@@ -40,6 +42,7 @@ def main():
         stamped = [line.replace(old, current) if line.startswith("01,") else line for line in lines]
         with open(os.path.join(tmp, "gpu.csv"), "w") as f:
             f.write("\n".join(stamped) + "\n")
+        shutil.copy(os.path.join(ROOT, "bench", "results", "emulator.csv"), tmp)  # counts, not measurements
         result, by_chapter = run(tmp)
         check(result.returncode == 0, f"exit {result.returncode}: {result.stderr.strip()}")
         check(by_chapter.get("chapters/01_cpu_loop", "").startswith("current") and "3 pass" in
@@ -56,7 +59,7 @@ def main():
               and "Traceback" not in result.stderr, f"malformed CSV: exit {result.returncode}, {result.stderr!r}")
     for failure in failures:
         print("FAIL", failure)
-    print(f"test_owed: {len(failures)} failures")
+    print(f"test_measured: {len(failures)} failures")
     return 1 if failures else 0
 
 
