@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "check.h"
 #include "counters.h"
@@ -69,9 +68,6 @@ int bench_emulated(const emulated_bench *request)
         snprintf(csv, sizeof csv, "%s", request->csv);
     else
         results_path(CONV_SOURCE_ROOT, "emulator", csv, sizeof csv);
-    char date[16];
-    time_t now = time(NULL);
-    strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
     printf("bench: on the PTX emulator: counts of what each kernel executed (never times), %s\n",
            request->sample ? "from a sample of each grid's blocks, scaled to the grid" : "every block emulated");
     int rows = 0, failures = 0;
@@ -114,7 +110,6 @@ int bench_emulated(const emulated_bench *request)
             results_set(&row, "min_bytes", "%.0f", outcome.min_bytes);
             results_set(&row, "source_sha256", "%s", registry_source_sha256(kernel));
             results_set(&row, "emulator_sha256", "%s", source_sha256("emu/exec.c"));
-            results_set(&row, "date", "%s", date);
             printf("%-4s %-22s n=%-3d ", kernel->id, layers[l], prob.n);
             if (outcome.status == RUN_UNSUPPORTED) {
                 results_set(&row, "status", "unsupported");

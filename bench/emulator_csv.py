@@ -25,7 +25,7 @@ COUNT_COLUMNS = (
     "global_store_bytes", "shared_load_requests", "shared_load_wavefronts", "shared_load_ideal",
     "shared_store_requests", "shared_store_wavefronts", "shared_store_ideal", "barriers", "tensor_flops")
 TEXT_COLUMNS = ("chapter", "kernel", "kernel_name", "pass", "layer", "status", "source_sha256",
-                "emulator_sha256", "date")
+                "emulator_sha256")
 STATUSES = ("counted", "unsupported", "fail")
 
 # The resources a bound from counts weighs, in the order the tables list them.

@@ -385,10 +385,8 @@ def plot_bound_ladder(rows, path):
     ax.set_xlabel("bound from counts, µs (log scale): the least time at an H100 SXM5's published peaks")
     ax.legend(handles=[Patch(color=color, label=f"limited by {name}") for name, color in RESOURCE_COLOR.items()],
               fontsize=8, loc="lower right")
-    dates = sorted({r["date"] for r in rows})
     fig.suptitle("Kernel ladder: bound from the emulator's counts (not a measurement)", fontsize=11)
-    ax.set_title(f"counted by the PTX emulator, {dates[0] if len(dates) == 1 else dates[0] + ' to ' + dates[-1]};"
-                 " batch 32; source bench/results/emulator.csv", fontsize=8)
+    ax.set_title("counted by the PTX emulator; batch 32; source bench/results/emulator.csv", fontsize=8)
     fig.tight_layout()
     return save(fig, path)
 
@@ -409,7 +407,7 @@ def main(argv=None):
             return 1
     csvs = sorted(p for p in glob.glob(os.path.join(args.results, "*.csv")) if os.path.basename(p) != emulator_csv.CSV_NAME)
     if not csvs:
-        print(f"plot: no results CSV in {args.results} yet (run the benchmark on a GPU)")
+        print(f"plot: no GPU results in {args.results}: the measured plots wait for a run on a GPU")
     loaded = []
     for csv_path in csvs:  # check every CSV before drawing any
         try:

@@ -20,7 +20,9 @@ const results_table results_gpu = {gpu_header, sizeof gpu_header / sizeof gpu_he
 
 /* The emulator's counts (emu/counters.h; emu/README.md, "Counters" for what each one is): warp
  * instructions by class, global requests and 32-byte sectors, shared requests and wavefronts against
- * the ideal, and the blocks emulated of the grids' (fewer when sampled: the counts are scaled). */
+ * the ideal, and the blocks emulated of the grids' (fewer when sampled: the counts are scaled). No date:
+ * the digests say which code and emulator counted, and a run that changes nothing leaves the file as
+ * it was. */
 static const char *const emulator_header[] = {
     "chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
     "dilation", "groups", "dtype", "layout", "flops", "min_bytes", "grid_blocks", "emulated_blocks", "launches",
@@ -29,7 +31,7 @@ static const char *const emulator_header[] = {
     "global_load_requests", "global_load_sectors", "global_load_bytes", "global_store_requests",
     "global_store_sectors", "global_store_bytes", "shared_load_requests", "shared_load_wavefronts",
     "shared_load_ideal", "shared_store_requests", "shared_store_wavefronts", "shared_store_ideal", "barriers",
-    "tensor_flops", "status", "source_sha256", "emulator_sha256", "date"};
+    "tensor_flops", "status", "source_sha256", "emulator_sha256"};
 const results_table results_emulator = {emulator_header, sizeof emulator_header / sizeof emulator_header[0]};
 
 void results_row_init(results_row *row, const results_table *table)

@@ -15,4 +15,13 @@ if [ -f bench/results/emulator.csv ]; then
     python3 bench/tables.py --counters bench/results/emulator.csv --readmes . || status=$?
 fi
 python3 bench/plot.py --results bench/results --out docs || status=$?
+
+# What this run changed in the tree, so the last lines say where to look (nothing, when the code and
+# the emulator are as they were: the counts are deterministic and the files carry no date).
+changed=$(git status --porcelain -- bench/results docs chapters 2>/dev/null | awk '{print $2}' | tr '\n' ' ')
+if [ -n "$changed" ]; then
+    echo "run.sh: wrote ${changed% }; git diff shows what changed"
+else
+    echo "run.sh: the results, tables and plots in the tree are already what this run gives"
+fi
 exit $status

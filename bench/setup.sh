@@ -12,7 +12,7 @@ command -v ninja >/dev/null 2>&1 || missing+=(ninja)
 "$python" -c "import matplotlib" >/dev/null 2>&1 || missing+=(matplotlib)
 if ((${#missing[@]})); then
     echo "setup: installing ${missing[*]} with pip"
-    "$python" -m pip install --quiet --disable-pip-version-check "${missing[@]}"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore "${missing[@]}"
     command -v pyenv >/dev/null 2>&1 && pyenv rehash
     hash -r
 fi

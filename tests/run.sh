@@ -4,11 +4,27 @@
 #   bash tests/run.sh --suite gpu     one suite (any meson test arguments pass through)
 source "$(dirname "${BASH_SOURCE[0]}")/../bench/setup.sh"
 # The build suite reads the machine code too; the toolkit here has no cuobjdump/nvdisasm, PyPI does.
+# Pinned: 13.2.51 is the oldest CUDA 13 release of them on PyPI, the nearest to the toolkit's 13.0 (a
+# newer cuobjdump reads an older toolkit's binaries; an unpinned one would change under the tests).
 if ! command -v cuobjdump >/dev/null 2>&1 &&
     ! "$python" -c "import glob, site, sys; sys.exit(not all(any(glob.glob(b + '/nvidia/*/bin/' + tool)
         for b in site.getsitepackages()) for tool in ('cuobjdump', 'nvdisasm')))"; then
-    echo "setup: installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm with pip (for the SASS checks)"
-    "$python" -m pip install --quiet --disable-pip-version-check "nvidia-cuda-cuobjdump>=13,<14" \
-        "nvidia-cuda-nvdisasm>=13,<14"
+    echo "setup: installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm 13.2.51 with pip (for the SASS checks)"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        "nvidia-cuda-cuobjdump==13.2.51" "nvidia-cuda-nvdisasm==13.2.51"
 fi
-meson test -C build --print-errorlogs "$@"
+status=0
+meson test -C build --print-errorlogs "$@" || status=$?
+# The skipped tests and why, from each one's own "skip: ..." line (on the console, not only in the log)
+[ -f build/meson-logs/testlog.json ] && "$python" - build/meson-logs/testlog.json <<'PY'
+import json, sys
+skipped = []
+for line in open(sys.argv[1]):
+    test = json.loads(line)
+    if test.get("result") == "SKIP":
+        said = [l for l in (test.get("stdout") or "").splitlines() if l.startswith("skip:")]
+        skipped.append((test["name"], said[-1][len("skip:"):].strip() if said else "(no reason printed)"))
+for name, why in skipped:
+    print(f"skipped: {name}: {why}")
+PY
+exit $status
