@@ -12,7 +12,7 @@ For every DIR/<gpu>.csv written by the benchmark runner this writes, into --out:
 From DIR/emulator.csv (`conv bench --emulate`: counts, no times) it writes
   emulator_bound_ladder.png   every kernel's bound from counts at an H100's published peaks
                        (bench/emulator_csv.py), on each chapter's reference layers, coloured by
-                       the resource that sets it: a floor from counts, never a measurement.
+                       the resource that sets it: a bound from counts, never a measurement.
 Only rows with status `pass` and a time are plotted (and not chapter 10's whole blocks); the heat map greys out `fail`
 and unsupported (n/s) cells. Reads only the CSVs, never the runner's stdout.
 A malformed CSV prints one line `plot: FILE: what is wrong` to stderr and exits 1.
@@ -371,23 +371,40 @@ RESOURCE_COLOR = {"tensor cores": "#2e86c1", "fp32 pipes": "#28b463", "issue slo
 
 
 def plot_bound_ladder(rows, path):
-    """Each counted (kernel, layer) as a bar: its bound from counts in µs (log), coloured by the resource
-    that sets it, chapter order top to bottom."""
+    """The counted (kernel, layer) rows as bars of their bound from counts in µs (log), coloured by the
+    resource that sets it: one panel per pass and layer, so that only kernels solving the same problem
+    stand side by side, in chapter order top to bottom."""
     h100 = emulator_csv.h100_figures()
     counted = [r for r in rows if r["status"] == "counted"]
-    labels = [f"{r['kernel']}  {r['layer'].split('/', 1)[-1]}" for r in counted]
-    floors = [emulator_csv.floor(r, h100) for r in counted]
-    fig, ax = plt.subplots(figsize=(10, 0.28 * len(counted) + 1.6))
-    y = list(range(len(counted)))[::-1]
-    ax.barh(y, [us for us, _ in floors], color=[RESOURCE_COLOR[resource] for _, resource in floors])
-    ax.set_yticks(y, labels, fontsize=8)
-    ax.set_xscale("log")
-    ax.set_xlabel("bound from counts, µs (log scale): the least time at an H100 SXM5's published peaks")
-    ax.legend(handles=[Patch(color=color, label=f"limited by {name}") for name, color in RESOURCE_COLOR.items()],
-              fontsize=8, loc="lower right")
-    fig.suptitle("Kernel ladder: bound from the emulator's counts (not a measurement)", fontsize=11)
-    ax.set_title("counted by the PTX emulator; batch 32; source bench/results/emulator.csv", fontsize=8)
-    fig.tight_layout()
+    panels = {}
+    for r in counted:
+        panels.setdefault((r["pass"], r["layer"], r["n"]), []).append(r)
+    heights = [len(group) for group in panels.values()]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 0.3 * sum(heights) + 0.9 * len(panels) + 1.2),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False, sharex=True)
+    everything = [emulator_csv.floor(r, h100)[0] for r in counted]
+    low, high = 10 ** math.floor(math.log10(min(everything))), 10 ** math.ceil(math.log10(max(everything)) + 0.3)
+    used = set()
+    for ax, ((pass_, layer, n), group) in zip(axes[:, 0], panels.items()):
+        floors = [emulator_csv.floor(r, h100) for r in group]
+        used |= {resource for _, resource in floors}
+        y = list(range(len(group)))[::-1]
+        ax.barh(y, [us for us, _ in floors], color=[RESOURCE_COLOR[resource] for _, resource in floors])
+        ax.set_yticks(y, [f"{r['kernel']} ({r['dtype']})" for r in group], fontsize=8)
+        for yy, (us, _) in zip(y, floors):
+            ax.text(us, yy, f" {us:,.0f} µs" if us >= 100 else f" {us:.3g} µs", va="center", fontsize=7)
+        ax.set_xscale("log")
+        ax.set_xlim(low, high)  # one scale for every panel: bars compare across them too
+        ax.set_title(f"{pass_}, {layer} (N={n})", fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel("bound from counts, µs (log scale): the least time the busiest resource needs at an "
+                           "H100 SXM5's published peaks")
+    axes[0, 0].legend(handles=[Patch(color=RESOURCE_COLOR[name], label=f"limited by {name}") for name in RESOURCE_COLOR
+                               if name in used], fontsize=8, loc="lower right")
+    fig.suptitle("Bound from the emulator's counts: not a measurement, not a ranking by speed", fontsize=11, x=0.02,
+                 ha="left")
+    fig.text(0.02, 0.965, "Counted by the PTX emulator (bench/results/emulator.csv). A kernel far above its bar is "
+             "held back by what the counts leave out: latency, occupancy, caches.", fontsize=8, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
     return save(fig, path)
 
 

@@ -145,8 +145,12 @@ bool results_merge(const char *path, const results_row *rows, int count, char *w
                 continue;
             results_row row;
             if (!results_parse_line(line, table, &row)) {
-                snprintf(why, why_len, "%s:%d: malformed line (expected %d fields)", path, line_number,
-                         table->columns);
+                if (line_number == 1)
+                    snprintf(why, why_len, "%s: its header is not this version's (%d columns expected); move the "
+                             "file away and run again", path, table->columns);
+                else
+                    snprintf(why, why_len, "%s:%d: malformed line (expected %d fields)", path, line_number,
+                             table->columns);
                 goto done;
             }
             if (line_number == 1) {

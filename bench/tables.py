@@ -86,7 +86,8 @@ def counters_markdown(rows, h100):
              "Warp instructions per m16n8k16 of work: for each 4,096 tensor-core FLOP (one `mma.sync` m16n8k16; "
              "a WMMA 16x16x16 is two, a wgmma m64n128k16 per warp sixteen), how many instructions the warp "
              "executes. The bound from counts is the time the busiest resource would need at an H100 SXM5's "
-             "published peaks ([docs/h100.md](../../docs/h100.md)): a floor, not a prediction of the time.", "",
+             "published peaks ([docs/h100.md](../../docs/h100.md)), not a prediction of the time: its tensor-core "
+             "and DRAM terms are floors, its instruction terms count PTX, which ptxas shortens.", "",
              "| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
     for r in rows:
         layer = f"{r['layer'].split('/', 1)[-1]} (N={r['n']})"

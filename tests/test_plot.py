@@ -137,7 +137,7 @@ def test_no_results(tmp):
     empty = os.path.join(tmp, "results_empty")
     os.makedirs(empty)
     rc, stdout, stderr = run(PLOT, "--results", empty, "--out", os.path.join(tmp, "y"))
-    expected = f"plot: no results CSV in {empty} yet (run the benchmark on a GPU)"
+    expected = f"plot: no GPU results in {empty}: the measured plots wait for a run on a GPU"
     check(rc == 0 and stdout.strip() == expected and not stderr,
           f"empty results folder: exit 0 and the 'no results' line (got {rc}, {stdout!r})")
 

@@ -106,7 +106,14 @@ int main(int argc, char **argv)
     FILE *f = fopen(path, "w");
     fputs("kernel,time\n02a,1.0\n", f);
     fclose(f);
-    EXPECT(!results_merge(path, first, 1, why, sizeof why) && strstr(why, "malformed line"), "foreign file: %s", why);
+    EXPECT(!results_merge(path, first, 1, why, sizeof why) && strstr(why, "header is not this version's"),
+           "foreign file: %s", why);
+    f = fopen(path, "w");
+    for (int i = 0; i < results_gpu.columns; i++)
+        fprintf(f, "%s%s", i ? "," : "", results_gpu.header[i]);
+    fputs("\n02a,1.0\n", f);
+    fclose(f);
+    EXPECT(!results_merge(path, first, 1, why, sizeof why) && strstr(why, ":2: malformed line"), "short row: %s", why);
     snprintf(path, sizeof path, "%s/no_such_dir/results.csv", argc > 1 ? argv[1] : ".");
     EXPECT(!results_merge(path, first, 1, why, sizeof why) && strstr(why, "cannot write"), "unwritable: %s", why);
     return test_summary("test_results");
