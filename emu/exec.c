@@ -493,38 +493,85 @@ static step exec_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
     return STEP_NEXT;
 }
 
-/* f16, bf16 and their x2 packs: each half computed in binary32, rounded once to 16 bits (binary32
- * holds every f16 product and sum exactly enough for one correct rounding, fma via binary64). */
+/* f16, bf16 and their x2 packs ("Half Precision Floating-Point Instructions"): each half computed in
+ * binary32, rounded once to 16 bits (binary32 holds every f16/bf16 sum, difference and product exactly
+ * enough for one correct rounding). */
+static const uint16_t canonical_nan16 = 0x7fff; /* the canonical f16 and bf16 NaN (CUDART_NAN_FP16/BF16) */
+
+/* .ftz: "flushes subnormal inputs and results to sign-preserving zero" (f16 forms; bf16 has no .ftz). */
+static inline float ftz16(float f, int h)
+{
+    return fabsf(f) < (h == T_BF16 ? 0x1p-126f : 0x1p-14f) ? copysignf(0.0f, f) : f;
+}
+
+static inline uint64_t ftz16_bits(uint64_t v) { return (v & 0x7c00) == 0 ? v & 0x8000 : v; }
+
+/* a * b + c rounded once to the 16-bit format. The product is exact in binary64 (at most 2 x 11
+ * significant bits); the sum is rounded to binary64 "to odd" (TwoSum gives the error; an inexact even
+ * result moves to its odd neighbour toward the exact value), and rounding to odd with at least two
+ * extra bits, then to nearest, is one rounding to nearest (Boldo and Melquiond, 2008): no tie is made
+ * or broken by the intermediate step, however far apart the exponents of a * b and c are. */
+static uint64_t fma_half(float a, float b, float c, int h)
+{
+    const double p = (double)a * (double)b, s = p + (double)c;
+    double odd = s;
+    if (isfinite(s)) {
+        const double t = s - p, error = (p - (s - t)) + ((double)c - t);
+        uint64_t bits;
+        memcpy(&bits, &s, 8);
+        if (error != 0.0 && !(bits & 1))
+            odd = nextafter(s, error > 0.0 ? INFINITY : -INFINITY);
+    }
+    return h == T_BF16 ? emu_to_bf16(odd, EMU_ROUND_NEAREST) : emu_to_f16(odd, EMU_ROUND_NEAREST);
+}
+
+/* min/max as their .f32 forms ("Half Precision Comparison Instructions: min, max"): a NaN operand
+ * yields the other (both NaN: the canonical NaN); .NaN: any NaN operand yields the canonical NaN;
+ * -0.0 < +0.0. */
+static uint64_t min_max_half(bool is_min, bool nan_wins, uint64_t xa, uint64_t xb, float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return nan_wins || (isnan(a) && isnan(b)) ? canonical_nan16 : isnan(a) ? xb : xa;
+    if (a == b) /* equal, or +0 and -0 */
+        return is_min ? ((xa & 0x8000) ? xa : xb) : ((xa & 0x8000) ? xb : xa);
+    return is_min == (a < b) ? xa : xb;
+}
+
 static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type;
     const bool pair = t == T_F16X2 || t == T_BF16X2;
     const int h = (t == T_BF16 || t == T_BF16X2) ? T_BF16 : T_F16;
+    const bool ftz = (in->flags & F_FTZ) != 0;
     uint64_t *d = D(0);
     FOR_LANES(m, l) {
         uint64_t out = 0;
         for (int part = 0; part < (pair ? 2 : 1); part++) {
             int shift = 16 * part;
-            float x = half_in(S(0)[l] >> shift, h), y = in->n_src > 1 ? half_in(S(1)[l] >> shift, h) : 0.0f;
+            const uint64_t xa = (S(0)[l] >> shift) & 0xffff, xb = in->n_src > 1 ? (S(1)[l] >> shift) & 0xffff : 0;
+            float x = half_in(xa, h), y = in->n_src > 1 ? half_in(xb, h) : 0.0f;
             float z = in->n_src > 2 ? half_in(S(2)[l] >> shift, h) : 0.0f;
+            if (ftz)
+                x = ftz16(x, h), y = ftz16(y, h), z = ftz16(z, h);
             uint64_t v;
             switch (in->op) {
             case OP_ADD: v = half_out(x + y, h); break;
             case OP_SUB: v = half_out(x - y, h); break;
             case OP_MUL: v = half_out(x * y, h); break;
-            case OP_FMA: {
-                double exact = (double)x * (double)y + (double)z; /* exact: 22-bit product plus an f16 */
-                v = h == T_BF16 ? emu_to_bf16(exact, EMU_ROUND_NEAREST) : emu_to_f16(exact, EMU_ROUND_NEAREST);
+            case OP_FMA: v = fma_half(x, y, z, h); break;
+            case OP_NEG: v = xa ^ 0x8000; break;
+            case OP_ABS: v = xa & 0x7fff; break;
+            case OP_MIN: case OP_MAX: {
+                const uint64_t ya = ftz && fabsf(x) == 0.0f ? xa & 0x8000 : xa, yb = ftz && fabsf(y) == 0.0f ? xb & 0x8000 : xb;
+                v = min_max_half(in->op == OP_MIN, in->flags & F_NAN, ya, yb, x, y);
                 break;
             }
-            case OP_NEG: v = (S(0)[l] >> shift ^ 0x8000) & 0xffff; break;
-            case OP_ABS: v = (S(0)[l] >> shift) & 0x7fff; break;
-            case OP_MIN: v = half_out(isnan(x) ? y : isnan(y) ? x : fminf(x, y), h); break;
-            case OP_MAX: v = half_out(isnan(x) ? y : isnan(y) ? x : fmaxf(x, y), h); break;
             default: v = 0x7fff; break;
             }
             if (in->flags & F_SAT)
                 v = half_out(sat32(half_in(v, h)), h);
+            if (ftz && h == T_F16 && in->op != OP_NEG && in->op != OP_ABS)
+                v = ftz16_bits(v);
             out |= (v & 0xffff) << shift;
         }
         d[l] = out;
