@@ -222,7 +222,20 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                   access_name(kind), addr, b->k->local_bytes);
             return NULL;
         }
-        return w->local + lane * b->k->local_bytes + addr;
+        {
+            uint8_t *at = w->local + lane * b->k->local_bytes + addr;
+            uint8_t *written = w->local_written + lane * b->k->local_bytes + addr;
+            if (initcheck && marks_written)
+                memset(written, 1, size);
+            if (initcheck && kind == ACCESS_READ)
+                for (uint64_t i = 0; i < size; i++)
+                    if (!written[i]) {
+                        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of local memory at 0x%" PRIx64 " that "
+                              "this thread has not written (initcheck)", addr + i);
+                        return NULL;
+                    }
+            return at;
+        }
     case SPACE_PARAM:
         if (kind == ACCESS_WRITE || addr + size > b->k->param_bytes) {
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
@@ -2070,6 +2083,8 @@ static void run_block(block *b)
     for (unsigned i = 0; i < b->n_warps; i++) {
         warp *w = &b->warps[i];
         memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
+        memset(w->local, 0xff, (size_t)LANES * k->local_bytes); /* .local starts as poison too, per thread */
+        memset(w->local_written, 0, (size_t)LANES * k->local_bytes);
         unsigned first = i * LANES, n = b->n_threads - first < LANES ? b->n_threads - first : LANES;
         w->live = n == LANES ? FULL_MASK : (1u << n) - 1;
         w->waiting = 0;
@@ -2181,7 +2196,8 @@ static void *grid_worker(void *arg)
         race_alloc(&b);
     for (unsigned i = 0; i < b.n_warps; i++) {
         b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
-        b.warps[i].local = calloc(LANES, k->local_bytes ? k->local_bytes : 1);
+        b.warps[i].local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
+        b.warps[i].local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
     }
     for (;;) {
         uint64_t next = atomic_fetch_add(&g->next_block, 1);
@@ -2219,6 +2235,7 @@ static void *grid_worker(void *arg)
     for (unsigned i = 0; i < b.n_warps; i++) {
         free(b.warps[i].r);
         free(b.warps[i].local);
+        free(b.warps[i].local_written);
         free(b.warps[i].copies);
         free(b.warps[i].wgmma);
         free(b.warps[i].stores);

@@ -72,6 +72,7 @@ typedef struct {
     int n_copies, cap_copies;
     uint32_t committed[LANES]; /* cp.async groups committed per lane */
     uint8_t *local;            /* .local memory, local_bytes per lane */
+    uint8_t *local_written;    /* initcheck: a byte per byte of it, set once the thread wrote it */
     /* Hopper */
     int64_t mbar_wait;         /* the mbarrier (shared offset) its waiting lanes wait on, -1 if none */
     int reg_wait;              /* the count a setmaxnreg.inc waits to reach, 0 if none */
