@@ -1487,13 +1487,20 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
         const uint64_t *src = &r[o[in->n_dst]][l];
         uint64_t x = src[0], old;
         const int t = in->type, bits = 8 * bytes;
+        /* "atom": atom.add.f32 on global memory flushes subnormal inputs and results to sign-preserving
+         * zero; on shared memory it keeps them */
+        const bool ftz = t == T_F32 && resolved_space(in->space, addr) == SPACE_GLOBAL;
         if (bytes == 4) {
             _Atomic uint32_t *q = (_Atomic uint32_t *)p;
             uint32_t cur = atomic_load(q), next;
             do {
                 uint32_t y = (uint32_t)x;
                 switch (in->mode) {
-                case ATOM_ADD: next = t == T_F32 ? (uint32_t)bits_f32(f32_of(cur) + f32_of(y)) : cur + y; break;
+                case ATOM_ADD:
+                    next = t != T_F32 ? cur + y
+                           : ftz      ? (uint32_t)bits_f32(ftz32(ftz32(f32_of(cur)) + ftz32(f32_of(y))))
+                                      : (uint32_t)bits_f32(f32_of(cur) + f32_of(y));
+                    break;
                 case ATOM_MIN: next = is_signed(t) ? ((int32_t)y < (int32_t)cur ? y : cur) : (y < cur ? y : cur); break;
                 case ATOM_MAX: next = is_signed(t) ? ((int32_t)y > (int32_t)cur ? y : cur) : (y > cur ? y : cur); break;
                 case ATOM_INC: next = cur >= y ? 0 : cur + 1; break;

@@ -1122,6 +1122,18 @@ def tests_vote(R, rng):
 def tests_bar_atom(R, rng):
     S = 'bar_atom.ptx'
 
+    def atom_add_subnormal():
+        # a = 2^-130, b = 3 * 2^-130: both subnormal in f32, and so is their sum 2^-128
+        a, b = f32b(2.0 ** -130), f32b(3 * 2.0 ** -130)
+        ab = np.array([a, b], dtype=np.uint32)
+        g, g_out = R.inout(np.array([b], dtype=np.uint32))
+        o, p = R.out('u32', 3)
+        R.launch(S, 'atom_add_f32_subnormal', 1, 1, [R.inp(ab), g, o])
+        got = list(np.load(p).view(np.uint32)) + list(np.load(g_out).view(np.uint32))
+        # global: inputs and result flushed (+0); shared: the exact subnormal sum; the old value as it was
+        compare(np.array(got[:3], dtype=np.uint32), [0x00000000, f32b(2.0 ** -128), b], [(ab, 32)])
+    R.case('atom.add.f32: global flushes subnormal inputs and results, shared keeps them', atom_add_subnormal)
+
     def rotate():
         a = rng.integers(0, 1 << 30, 128).astype(np.uint32)
         o, p = R.out('u32', 256)
