@@ -1513,6 +1513,17 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
                 }
             } while (!atomic_compare_exchange_weak(q, &cur, next));
             old = cur;
+        } else if (bytes == 2) { /* atom.cas.b16 (sm_70+), atom.exch.b16 */
+            _Atomic uint16_t *q = (_Atomic uint16_t *)p;
+            uint16_t cur = atomic_load(q), next;
+            do {
+                uint16_t y = (uint16_t)x;
+                switch (in->mode) {
+                case ATOM_EXCH: next = y; break;
+                default: next = cur == y ? (uint16_t)r[o[in->n_dst + 1]][l] : cur; break; /* cas */
+                }
+            } while (!atomic_compare_exchange_weak(q, &cur, next));
+            old = cur;
         } else {
             _Atomic uint64_t *q = (_Atomic uint64_t *)p;
             uint64_t cur = atomic_load(q), next;

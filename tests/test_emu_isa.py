@@ -1134,6 +1134,15 @@ def tests_bar_atom(R, rng):
         compare(np.array(got[:3], dtype=np.uint32), [0x00000000, f32b(2.0 ** -128), b], [(ab, 32)])
     R.case('atom.add.f32: global flushes subnormal inputs and results, shared keeps them', atom_add_subnormal)
 
+    def cas_b16():
+        buf = np.array([0xAAAA, 0xBBBB, 0x1234], dtype=np.uint16)
+        g, g_out = R.inout(buf.view(np.float16))
+        o, p = R.out('f16', 2)
+        R.launch(S, 'atom_cas_b16', 1, 1, [g, o])
+        got = list(np.load(p).view(np.uint16)) + list(np.load(g_out).view(np.uint16))
+        compare(np.array(got, dtype=np.uint32), [0x1234, 0xBEEF, 0xAAAA, 0xBBBB, 0xBEEF], [(np.arange(5), 16)])
+    R.case('atom.cas.b16 on the last halfword of a buffer: swaps when equal, returns the old 16 bits', cas_b16)
+
     def rotate():
         a = rng.integers(0, 1 << 30, 128).astype(np.uint32)
         o, p = R.out('u32', 256)
