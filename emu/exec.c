@@ -216,7 +216,7 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                 }
         return b->smem + addr;
     case SPACE_LOCAL:
-        if (addr + size > b->k->local_bytes) {
+        if (size > b->k->local_bytes || addr > b->k->local_bytes - size) { /* no wrap near 2^64 */
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
                   "out-of-bounds local %s at 0x%" PRIx64 " (the thread has %" PRIu64 " bytes)",
                   access_name(kind), addr, b->k->local_bytes);
@@ -237,7 +237,7 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
             return at;
         }
     case SPACE_PARAM:
-        if (kind == ACCESS_WRITE || addr + size > b->k->param_bytes) {
+        if (kind == ACCESS_WRITE || size > b->k->param_bytes || addr > b->k->param_bytes - size) {
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
                   write ? "write to the" : "read outside the", addr);
             return NULL;
