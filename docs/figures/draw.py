@@ -1314,6 +1314,8 @@ def geometry_checks():
             expect(hopper_full_parity(t, stages) == (t // stages) % 2, "08: full parity")
             if t >= stages:
                 expect(hopper_empty_parity(t, stages) == ((t - stages) // stages) % 2, "08: empty parity")
+    expect(simulate_pipeline(stages, stages - 2, 12) is not None,
+           "08: LAG = STAGES - 2 is allowed by the static_assert but deadlocks in the model")
     expect(simulate_pipeline(stages, stages - 1, 12) is None,
            "08: LAG = STAGES - 1 should deadlock (the README's static_assert) but the model runs")
 
