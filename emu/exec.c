@@ -1964,6 +1964,8 @@ static void run_warp(block *b, warp *w)
         }
         count += (uint64_t)__builtin_popcount(active);
         b->c.warp_instructions++;
+        for (int c = 0; c < b->n_clock_slots; c++)
+            FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = b->c.warp_instructions;
         b->c.by_class[class_of(in)]++;
         step s = execute(b, w, in, active, exec);
         if (exec && s != STEP_FAULT && synchronises_lanes(in))
@@ -2157,12 +2159,19 @@ static void run_block(block *b)
                 case SREG_LANEMASK_GT: v = (uint32_t)~((2ull << l) - 1); break;
                 case SREG_DYNAMIC_SMEM_SIZE: v = L->dynamic_smem; break;
                 case SREG_TOTAL_SMEM_SIZE: v = b->smem_size; break;
-                default: v = b->c.thread_instructions; break; /* clocks: a count that only grows */
+                default: v = 0; break; /* the clocks: set before each instruction (run_warp) */
                 }
                 slot[l] = v;
             }
         }
     }
+    /* %clock, %clock64, %globaltimer: the warp instructions this host thread has executed, a count that
+     * grows with every instruction of every warp, so a timing loop sees time pass and a spin on the clock
+     * ends ("Special Registers": a counter that increments; its rate is not the emulator's to know) */
+    b->n_clock_slots = 0;
+    for (int s = 0; s < k->n_sregs; s++)
+        if (k->sreg_which[s] == SREG_CLOCK || k->sreg_which[s] == SREG_CLOCK64 || k->sreg_which[s] == SREG_GLOBALTIMER)
+            b->clock_slots[b->n_clock_slots++] = k->sreg_slot[s];
     /* setmaxnreg's pool: the block's registers that the warps' allocations leave over */
     b->register_pool = EMU_REGS_PER_BLOCK - (int64_t)b->warps[0].regs * b->n_warps * LANES;
     for (;;) {

@@ -112,6 +112,8 @@ typedef struct {
     int n_tma, cap_tma;
     int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
+    int32_t clock_slots[3];    /* the slots of %clock, %clock64 and %globaltimer this kernel reads */
+    int n_clock_slots;
     uint64_t rng;
     emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
     bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */

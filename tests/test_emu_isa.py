@@ -1409,6 +1409,18 @@ def tests_half(R, rng):
     R.case('max.NaN.bf16x2: as max.NaN.f16x2', min_max_case('bf16', 'max_NaN_bf16x2', False, True))
 
 
+def tests_sreg(R, rng):
+    def clock():
+        o, p = R.out('u64', 64)
+        R.launch('sreg.ptx', 'clock_advances', 1, 32, [o])
+        got = np.load(p).view(np.uint64)
+        if not all(0 < int(d) < 1000 for d in got[:32]):
+            raise Fail('%%clock64 read around ten adds moved by %s (want more than 0)' % list(got[:4]))
+        if not all(int(n) >= 1 for n in got[32:]):
+            raise Fail('the spin on %%clock64 polled %s times' % list(got[32:36]))
+    R.case('%clock64 advances as the warp executes: a timing read sees time pass, a spin on it ends', clock)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -1416,7 +1428,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half):
+                tests_bar_atom, tests_half, tests_sreg):
         fam(R, rng)
     bad = [r for r in R.results if not r[1]]
     print('\n%d cases: %d passed, %d failed' % (len(R.results), len(R.results) - len(bad), len(bad)))
