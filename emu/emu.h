@@ -109,6 +109,8 @@ emu_status emu_launch(const emu_launch_desc *launch, emu_counters *counters, cha
 
 /* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the
  * cores), EMU_INTERLEAVE (a seed: switch warps at random points between synchronizations),
+ * EMU_LIVELOCK=N (warp instructions of a block with no store, barrier or exit before it is reported as
+ * livelocked, default 2^28),
  * EMU_CONVERGENCE=strict (a warp that diverged reconverges only where the program synchronises it,
  * and an .aligned instruction reached before that is an error; emu/README.md, "Convergence"),
  * EMU_INITCHECK=0 (do not report reads of memory nothing has written; on by default),
@@ -118,6 +120,8 @@ typedef struct {
     bool interleave;
     uint64_t interleave_seed;
     bool strict_convergence;   /* EMU_CONVERGENCE=strict: no reconvergence without a synchronisation */
+    uint64_t livelock_after;   /* EMU_LIVELOCK: warp instructions with no store, barrier or exit before a
+                                  block is reported as livelocked (default 2^28) */
     bool initcheck;
     bool racecheck;
 } emu_options;

@@ -56,6 +56,8 @@ static void read_options(void)
     options.initcheck = !(initcheck && strcmp(initcheck, "0") == 0);
     const char *racecheck = getenv("EMU_RACECHECK");
     options.racecheck = !(racecheck && strcmp(racecheck, "0") == 0);
+    const char *livelock = getenv("EMU_LIVELOCK");
+    options.livelock_after = livelock && strtoull(livelock, NULL, 10) > 0 ? strtoull(livelock, NULL, 10) : 1ull << 28;
     const char *convergence = getenv("EMU_CONVERGENCE");
     options.strict_convergence = convergence && strcmp(convergence, "strict") == 0;
     const char *seed = getenv("EMU_INTERLEAVE");
@@ -172,6 +174,8 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
 {
     const bool write = kind != ACCESS_READ, initcheck = b->initcheck && kind != ACCESS_PROBE;
     const bool marks_written = kind == ACCESS_WRITE || kind == ACCESS_ATOMIC;
+    if (marks_written)
+        b->since_progress = 0; /* a thread told the others something: not a livelock */
     if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
         fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
               "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
@@ -1293,6 +1297,7 @@ static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES]
     }
     w->waiting |= active;
     w->bar_id = (int)id;
+    b->since_progress = 0;
     if ((w->waiting & w->live) != w->live)
         return STEP_WAIT;
     bar->arrived_warps++;
@@ -1903,6 +1908,12 @@ static bool next_group(const warp *w, uint32_t *group, int32_t *pc)
         return false;
     int32_t best = INT32_MAX;
     FOR_LANES(ready, l) if (w->pc[l] < best) best = w->pc[l];
+    if (w->take_turns) { /* the group after the one that ran last, in pc order (wrapping round) */
+        int32_t after = INT32_MAX;
+        FOR_LANES(ready, l) if (w->pc[l] > w->last_pc && w->pc[l] < after) after = w->pc[l];
+        if (after != INT32_MAX)
+            best = after;
+    }
     uint32_t g = 0;
     FOR_LANES(ready, l) if (w->pc[l] == best) g |= 1u << l;
     *group = g;
@@ -1921,6 +1932,8 @@ static void check_converged(warp *w)
     w->wpc = pc;
 }
 
+static void describe_livelock(block *b, const warp *spinning);
+
 /* Runs a warp until it waits, exits or (when interleaving) its turn ends. */
 static void run_warp(block *b, warp *w)
 {
@@ -1933,9 +1946,14 @@ static void run_warp(block *b, warp *w)
         budget = 1 + (b->rng >> 33) % 64;
     }
     uint64_t count = 0;
+    const uint64_t livelock_after = emu_get_options()->livelock_after;
     while (budget--) {
         uint32_t active;
         int32_t pc;
+        if (++b->since_progress > livelock_after) {
+            describe_livelock(b, w);
+            break;
+        }
         if (w->converged) {
             active = w->live & ~w->waiting;
             if (!active)
@@ -1967,6 +1985,7 @@ static void run_warp(block *b, warp *w)
         for (int c = 0; c < b->n_clock_slots; c++)
             FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = b->c.warp_instructions;
         b->c.by_class[class_of(in)]++;
+        w->last_pc = pc;
         step s = execute(b, w, in, active, exec);
         if (exec && s != STEP_FAULT && synchronises_lanes(in))
             join(w, exec);
@@ -1998,6 +2017,7 @@ static void run_warp(block *b, warp *w)
                 w->converged = false;
             }
             w->live &= ~exec;
+            b->since_progress = 0;
             FOR_LANES(w->live, l) w->together[l] &= w->live;
             if (!w->converged)
                 FOR_LANES(active & ~exec, l) w->pc[l]++;
@@ -2025,6 +2045,10 @@ static void run_warp(block *b, warp *w)
 out:
     if (!w->converged && !w->waiting)
         check_converged(w);
+    /* Independent Thread Scheduling promises every thread progress: lanes that ran a whole turn while
+     * others of the warp stood elsewhere (lane 0 spinning on a flag lane 1 will set, lowest pc first)
+     * take turns group by group from now on, until the warp runs as one again */
+    w->take_turns = !w->converged && budget == UINT64_MAX;
     b->c.thread_instructions += count;
 }
 
@@ -2085,6 +2109,28 @@ static void describe_deadlock(block *b)
     }
 }
 
+/* Every warp of the block has run for livelock_after instructions with nothing written to memory, no
+ * barrier reached and no thread exited: threads waiting on each other for something none of them will
+ * do. Reported like a deadlock (a hang otherwise), with where the warps are. */
+static void describe_livelock(block *b, const warp *spinning)
+{
+    char where[512] = "";
+    size_t used = 0;
+    for (unsigned i = 0; i < b->n_warps && used < sizeof where - 64; i++) {
+        const warp *w = &b->warps[i];
+        if (!w->live)
+            continue;
+        int32_t pc = w->converged ? w->wpc : w->pc[__builtin_ctz(w->live)];
+        used += (size_t)snprintf(where + used, sizeof where - used, "%swarp %u at PTX line %d", used ? ", " : "", i,
+                                 b->k->code[pc].ptx_line);
+    }
+    int lane = __builtin_ctz(spinning->live);
+    int32_t pc = spinning->converged ? spinning->wpc : spinning->pc[lane];
+    fault(b, &b->k->code[pc], lane, spinning, EMU_ERR_DEADLOCK,
+          "livelock: %" PRIu64 " warp instructions with no store to memory, no barrier reached and no thread exited "
+          "(%s): threads spinning on each other (EMU_LIVELOCK sets the count)", emu_get_options()->livelock_after, where);
+}
+
 static void run_block(block *b)
 {
     const ptx_kernel *k = b->k;
@@ -2100,6 +2146,7 @@ static void run_block(block *b)
         b->bars[i].red_slot = -1;
     b->n_tma = 0;
     b->fruitless_polls = 0;
+    b->since_progress = 0;
     for (unsigned i = 0; i < b->n_warps; i++) {
         warp *w = &b->warps[i];
         memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
@@ -2111,6 +2158,7 @@ static void run_block(block *b)
         w->bar_id = NO_BARRIER;
         w->converged = true;
         w->wpc = 0;
+        w->take_turns = false;
         for (int l = 0; l < LANES; l++)
             w->together[l] = w->live;
         w->index = i;

@@ -62,6 +62,8 @@ typedef struct {
     int32_t pc[LANES];
     int32_t wpc;               /* the pc of every live lane while `converged` */
     bool converged;            /* every ready lane at one pc: the fast path (one pc for the warp) */
+    bool take_turns;           /* diverged lanes run group by group in pc order, not lowest pc first */
+    int32_t last_pc;           /* the instruction it ran last */
     uint32_t together[LANES];  /* the lanes each lane is converged with: split by a divergent branch, joined
                                   again only where the program synchronises them (see exec.c: join) */
     uint32_t live;             /* lanes that exist and have not exited */
@@ -112,6 +114,7 @@ typedef struct {
     int n_tma, cap_tma;
     int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
+    uint64_t since_progress;   /* warp instructions since a store, a barrier arrival or an exit (livelock) */
     int32_t clock_slots[3];    /* the slots of %clock, %clock64 and %globaltimer this kernel reads */
     int n_clock_slots;
     uint64_t rng;

@@ -1421,6 +1421,27 @@ def tests_sreg(R, rng):
     R.case('%clock64 advances as the warp executes: a timing read sees time pass, a spin on it ends', clock)
 
 
+def tests_progress(R, rng):
+    def handoff():
+        flag, flag_out = R.inout(np.zeros(1, dtype=np.uint32))
+        o, p = R.out('u32', 1)
+        R.launch('progress.ptx', 'lane_handoff', 1, 32, [flag, o])
+        compare(np.load(p).view(np.uint32), [7], [(np.zeros(1), 32)])
+    R.case('lane 0 spins on a flag lane 1 of its warp sets (at a higher pc): both make progress', handoff)
+
+    def livelock():
+        flag, _ = R.inout(np.zeros(1, dtype=np.uint32))
+        o, _ = R.out('u32', 1)
+        cmd = [R.ptxrun, os.path.join(EMU_DIR, 'progress.ptx'), 'everyone_spins', '--grid', '1', '--block', '64',
+               flag, o]
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, EMU_LIVELOCK='200000'))
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or 'livelock' not in lines[0] or 'warp 1 at PTX line' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('every thread spins on a flag nobody sets: a livelock, reported in one line, not a hang', livelock)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -1428,7 +1449,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg):
+                tests_bar_atom, tests_half, tests_sreg, tests_progress):
         fam(R, rng)
     bad = [r for r in R.results if not r[1]]
     print('\n%d cases: %d passed, %d failed' % (len(R.results), len(R.results) - len(bad), len(bad)))
