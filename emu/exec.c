@@ -1672,6 +1672,39 @@ static step exec_warp_collective(block *b, warp *w, const insn *in, uint64_t (*r
     }
 }
 
+/* The member-mask operand of a .sync collective, or -1 (activemask has none). */
+static int membermask_slot(const insn *in, const int32_t *o)
+{
+    switch (in->op) {
+    case OP_SHFL: return o[in->n_dst + 3];
+    case OP_VOTE: case OP_REDUX: return o[2];
+    case OP_MATCH: return o[in->n_dst + 1];
+    default: return -1;
+    }
+}
+
+/* Each thread's member mask names the threads it exchanges with ("shfl.sync", "vote.sync", "redux.sync",
+ * "match.sync"): on sm_70 and later the threads executing one collective together may belong to
+ * different groups, each with its own mask (cooperative groups' tiled_partition), as long as every
+ * thread of each mask executes it. So the collective runs once per mask, for the lanes that give it. */
+static step exec_warp_collectives(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                                  uint32_t active)
+{
+    const int msl = membermask_slot(in, o);
+    if (msl < 0)
+        return exec_warp_collective(b, w, in, r, o, active);
+    for (uint32_t left = active; left;) {
+        const uint32_t mask = (uint32_t)r[msl][__builtin_ctz(left)];
+        uint32_t group = 0;
+        FOR_LANES(left, l) if ((uint32_t)r[msl][l] == mask) group |= 1u << l;
+        const step s = exec_warp_collective(b, w, in, r, o, group);
+        if (s != STEP_NEXT)
+            return s;
+        left &= ~group;
+    }
+    return STEP_NEXT;
+}
+
 /* One instruction for the lanes in `active` (all at the same pc). `exec` is active & the guard. */
 static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t exec)
 {
@@ -1867,7 +1900,7 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
             return exec_ldmatrix(b, w, in, r, o);
         return exec_wmma_load_store(b, w, in, r, o);
     case OP_SHFL: case OP_VOTE: case OP_ACTIVEMASK: case OP_REDUX: case OP_MATCH:
-        return m ? exec_warp_collective(b, w, in, r, o, m) : STEP_NEXT;
+        return m ? exec_warp_collectives(b, w, in, r, o, m) : STEP_NEXT;
     case OP_ELECT: { /* the lowest member lane leads (the ISA leaves which one to the implementation) */
         if (!m)
             return STEP_NEXT;

@@ -1442,6 +1442,24 @@ def tests_progress(R, rng):
     R.case('every thread spins on a flag nobody sets: a livelock, reported in one line, not a hang', livelock)
 
 
+def tests_tiles(R, rng):
+    def tiles():
+        x = rng.integers(0, 1 << 20, 32).astype(np.uint32)
+        o, p = R.out('u32', 96)
+        R.launch('vote.ptx', 'tile_collectives', 1, 32, [R.inp(x), o])
+        exp = []
+        for lane in range(32):
+            exp.append(int(x[lane ^ 1]))
+        for lane in range(32):
+            tile = range(0, 16) if lane < 16 else range(16, 32)
+            exp.append(sum(1 << t for t in tile if x[t] & 1))
+        for lane in range(32):
+            tile = range(0, 16) if lane < 16 else range(16, 32)
+            exp.append(int(sum(int(x[t]) for t in tile)) & M32)
+        compare(np.load(p).view(np.uint32), exp, [(np.arange(96), 32)])
+    R.case('shfl/vote/redux.sync by two 16-lane tiles at once, each with its own member mask', tiles)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -1449,7 +1467,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg, tests_progress):
+                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles):
         fam(R, rng)
     bad = [r for r in R.results if not r[1]]
     print('\n%d cases: %d passed, %d failed' % (len(R.results), len(R.results) - len(bad), len(bad)))
