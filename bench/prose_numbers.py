@@ -16,7 +16,10 @@ it. The expression is arithmetic (numbers, + - * /, parentheses) over
                          tables compute it: bound_us (the bound from counts, µs), tensor_us, fp32_us,
                          issue_us, smem_us, dram_us (each resource's least time, µs), bank_conflicts,
                          global_traffic (bytes moved to and from global memory)
-  abs(x), min(x, y), max(x, y)
+  abs(x), min(x, y, ...), max(x, y, ...), round(x) (to a whole number)
+  same(x, y, ...)        x, when every argument equals it; otherwise an error: for a sentence that
+                         quotes one number for several kernels ("82% of either kernel's instructions":
+                         same(round(...), round(...)))
 
 The shown number keeps its style: the value is formatted as the text is (`1.09e8`: three significant
 digits, e-notation; `2,736`: thousands separators; `0.038`: three decimals; `12`; a suffix such as `%`,
@@ -56,7 +59,18 @@ ROW_FUNCTIONS = {
     "bank_conflicts": lambda row, h100: emulator_csv.bank_conflicts(row),
     "global_traffic": lambda row, h100: emulator_csv.global_traffic(row),
 }
-NUMBER_FUNCTIONS = {"abs": (abs, 1), "min": (min, 2), "max": (max, 2)}
+
+
+def same(*values):
+    """The value the sentence quotes for several things ("903,168 for 06a and 06b"): all must be equal."""
+    if any(v != values[0] for v in values[1:]):
+        raise MarkerError(f"the text gives one number for values that differ: {', '.join(f'{v:g}' for v in values)}")
+    return values[0]
+
+
+# name -> (function, how many numbers it takes: an int, or a range)
+NUMBER_FUNCTIONS = {"abs": (abs, 1), "min": (min, range(2, 9)), "max": (max, range(2, 9)),
+                    "round": (round, 1), "same": (same, range(2, 9))}
 SHOWN = re.compile(r"^(?P<sign>[-−]?)(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<frac>\d+))?"
                    r"(?:e(?P<exp>[-−]?\d+))?(?P<suffix>[^\d]*)$")
 
@@ -155,8 +169,9 @@ def evaluate(expr, values):
                 return ROW_FUNCTIONS[name](arg, values.h100)
             if name in NUMBER_FUNCTIONS:
                 function, arity = NUMBER_FUNCTIONS[name]
-                if len(node.args) != arity:
-                    raise MarkerError(f"{name}() takes {arity} number(s)")
+                if len(node.args) not in (arity if isinstance(arity, range) else (arity,)):
+                    takes = arity if isinstance(arity, int) else f"{arity.start} to {arity.stop - 1}"
+                    raise MarkerError(f"{name}() takes {takes} number(s)")
                 return function(*(number(a) for a in node.args))
             raise MarkerError(f"unknown function '{name}' (known: "
                               f"{', '.join(sorted(ROW_FUNCTIONS) + sorted(NUMBER_FUNCTIONS))})")
