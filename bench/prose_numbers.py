@@ -242,7 +242,9 @@ def process(text, values, path="README"):
                 pieces.append(shown)
                 continue
             if new != shown:
-                stale.append(f"{where}: {expr} shows {shown}, the CSV gives {new}")
+                flipped = shown.startswith(("-", "−")) != new.startswith("-")
+                stale.append(f"{where}: {expr} shows {shown}, the CSV gives {new}" +
+                             (" (the sign changed: read the sentence again)" if flipped else ""))
             pieces.append(new)
         pieces.append(line[end:])
         lines[number - 1] = "".join(pieces)
