@@ -3,7 +3,7 @@
 A number in a README that comes from a run is written between two HTML comments, which a rendered page
 does not show:
 
-    05b executes <!--= {05b/res4_3x3/warp_inst} -->1.09e8<!--/--> warp instructions
+    05b executes <!--= {05b/res4_3x3/warp_inst} -->1.08e8<!--/--> warp instructions
 
 Between `<!--=` and `-->` is an expression; between `-->` and `<!--/-->` the number as the reader sees
 it. The expression is arithmetic (numbers, + - * /, parentheses) over
@@ -22,7 +22,7 @@ it. The expression is arithmetic (numbers, + - * /, parentheses) over
                          same(round(...), round(...)))
 
 The shown number keeps its style: the value is formatted as the text is (`1.09e8`: three significant
-digits, e-notation; `2,736`: thousands separators; `0.038`: three decimals; `12`; a suffix such as `%`,
+digits, e-notation without '+'; `2,736`: thousands separators; `0.038`: three decimals; `12`; a suffix such as `%`,
 `×` or ` µs` is kept as it is) and the two strings compared. So the expression gives the number in the
 unit the text shows: a percentage is 100 * ..., "4% more" is 100 * (b / a - 1), which turns negative, and
 stale, when b becomes the smaller.
@@ -110,7 +110,9 @@ class Values:
         if len(parts) >= 3 and parts[-1] in COLUMNS:
             row = self.row(parts[0], "/".join(parts[1:-1]))
             value = row[parts[-1]]
-            return float(value) if parts[-1] in PROBLEM_COLUMNS else value
+            if value is None or value == "":
+                raise MarkerError(f"'{{{text}}}' is empty in the CSV")
+            return float(value)
         if len(parts) >= 3 and "/".join(parts[1:]) not in {r["layer"] for r in self.rows}:
             raise MarkerError(f"'{{{text}}}': unknown column '{parts[-1]}'")
         return self.row(parts[0], "/".join(parts[1:]))
@@ -178,10 +180,7 @@ def evaluate(expr, values):
         what = ast.unparse(node) if hasattr(ast, "unparse") else type(node).__name__
         raise MarkerError(f"'{what}' is not allowed in a marker (numbers, + - * /, {{keys}}, known functions)")
 
-    value = walk(tree)
-    if value is None:
-        raise MarkerError(f"'{expr.strip()}' uses an empty CSV value")
-    return float(value)
+    return float(walk(tree))
 
 
 def style(shown):
@@ -209,8 +208,6 @@ def show(value, shown_style):
         text = f"{mantissa}e{int(exp)}"
     else:
         text = f"{value:{',' if separators is not False else ''}.{decimals}f}"
-        if separators is None and abs(value) >= 1000 and len(text.lstrip("-").split(".")[0]) <= 3:
-            text = f"{value:.{decimals}f}"
     if text.startswith("-") and not any(ch in "123456789" for ch in text):
         text = text[1:]  # no "-0.00"
     return text + suffix
@@ -276,7 +273,7 @@ def main(argv=None):
         for line in errors + (stale if args.check else []):
             print(line, file=sys.stderr)
         failed |= bool(errors) or (args.check and bool(stale))
-        if not args.check and not errors and new != text:
+        if not args.check and new != text:  # (a marker in error keeps its line as it is)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(new)
             for line in stale:

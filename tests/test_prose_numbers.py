@@ -133,6 +133,22 @@ for bad, says in (("<!--= {05b/res4_3x3/warp_inst} -->1.08e8 and no end", "malfo
           len(errors) == 1 and errors[0].startswith("X.md:2: ") and says in errors[0])
 
 
+# the module on its own: one file, --check
+with tempfile.TemporaryDirectory() as tmp:
+    page = os.path.join(tmp, "page.md")
+    with open(page, "w", encoding="utf-8") as f:
+        f.write("05b: <!--= {05b/res4_3x3/warp_inst} -->1.00e0<!--/--> warp instructions\n")
+    run = [sys.executable, os.path.join(root, "bench", "prose_numbers.py"), csv_path, page]
+    check = subprocess.run(run + ["--check"], capture_output=True, text=True)
+    claim(f"prose_numbers.py --check fails on a stale number ({check.stderr.strip()})",
+          check.returncode == 1 and f"{page}:1: {{05b/res4_3x3/warp_inst}} shows 1.00e0" in check.stderr)
+    write = subprocess.run(run, capture_output=True, text=True)
+    with open(page, encoding="utf-8") as f:
+        fixed = f.read()
+    claim(f"prose_numbers.py rewrites it ({fixed.strip()})", write.returncode == 0 and "-->1.00e0" not in fixed
+          and subprocess.run(run + ["--check"], capture_output=True, text=True).returncode == 0)
+
+
 # 4. through tables.py, on a copy of the repository's markdown
 def tables(tmp, csv_file, *extra):
     return subprocess.run([sys.executable, os.path.join(root, "bench", "tables.py"), "--counters", csv_file,
@@ -187,7 +203,8 @@ with tempfile.TemporaryDirectory() as tmp:
         writer.writerows(data)
     check = tables(tmp, changed_csv, "--check")
     claim(f"a kernel whose counts make '4% more' false fails --check ({check.stderr.strip()})",
-          check.returncode == 1 and "shows 4%, the CSV gives -2%" in check.stderr)
+          check.returncode == 1 and "shows 4%, the CSV gives -2% (the sign changed: read the sentence again)"
+          in check.stderr)
 
     # a malformed marker
     with open(ch05, "w", encoding="utf-8") as f:
