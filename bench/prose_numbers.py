@@ -24,8 +24,9 @@ it. The expression is arithmetic (numbers, + - * /, parentheses) over
 The shown number keeps its style: the value is formatted as the text is (`1.09e8`: three significant
 digits, e-notation without '+'; `2,736`: thousands separators; `0.038`: three decimals; `12`; a suffix such as `%`,
 `×` or ` µs` is kept as it is) and the two strings compared. So the expression gives the number in the
-unit the text shows: a percentage is 100 * ..., "4% more" is 100 * (b / a - 1), which turns negative, and
-stale, when b becomes the smaller.
+unit the text shows: a percentage is 100 * ..., "4% more" is 100 * (b / a - 1), which turns negative
+when b becomes the smaller. A number whose sign changes is an error, never rewritten: the sentence
+around it has to change.
 
     python3 bench/prose_numbers.py CSV FILE [FILE ...] [--check]
 
@@ -238,10 +239,14 @@ def process(text, values, path="README"):
                 errors.append(f"{where}: {expr}: {e}")
                 pieces.append(shown)
                 continue
+            if shown.startswith(("-", "−")) != new.startswith("-"):
+                # "4% more" that became -2%: no rewrite of the number makes the sentence true
+                errors.append(f"{where}: {expr} shows {shown}, the CSV gives {new}: the sign changed, so the "
+                              f"sentence must be rewritten (then the marker)")
+                pieces.append(shown)
+                continue
             if new != shown:
-                flipped = shown.startswith(("-", "−")) != new.startswith("-")
-                stale.append(f"{where}: {expr} shows {shown}, the CSV gives {new}" +
-                             (" (the sign changed: read the sentence again)" if flipped else ""))
+                stale.append(f"{where}: {expr} shows {shown}, the CSV gives {new}")
             pieces.append(new)
         pieces.append(line[end:])
         lines[number - 1] = "".join(pieces)

@@ -15,7 +15,7 @@ executed on its chapter's reference layers, counted, and the bound from counts a
 peaks (bench/emulator_csv.py). --readmes writes that table between `<!-- counters:begin -->` and
 `<!-- counters:end -->` in every chapter README that has the pair, and rewrites every number the text
 of README.md, docs/*.md and the chapter READMEs quotes from the counts (the markers of
-bench/prose_numbers.py: `<!--= {05b/res4_3x3/warp_inst} -->1.09e8<!--/-->`); with --check it writes
+bench/prose_numbers.py: `<!--= {05b/res4_3x3/warp_inst} -->1.08e8<!--/-->`); with --check it writes
 nothing and exits 1, naming the README (and README:line for each stale number), when one differs from
 what the CSV gives.
 A malformed CSV, or missing markers, prints one line to stderr and exits 1.

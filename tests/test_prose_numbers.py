@@ -12,7 +12,8 @@ every check can fail.
 4. Through bench/tables.py --counters --readmes --check on a copy of the repository's markdown: the
    copy passes as it is; one number typed wrong fails, and the write mode puts it right; a kernel whose
    counts change (05b executing fewer warp instructions than 05a, where chapter 05 says "4% more")
-   fails; a malformed marker fails (and the write mode leaves its line as it is).
+   fails, and the write mode will not write "-2% more" (a number whose sign changes is an error: the
+   sentence has to be rewritten); a malformed marker fails (and the write mode leaves its line as it is).
 
 Run as: test_prose_numbers.py SOURCE_ROOT
 """
@@ -34,6 +35,7 @@ failures = []
 
 
 def claim(text, holds):
+    text = text.replace("\n", " | ")
     print(f"{'PASS' if holds else 'FAIL'} {text}")
     if not holds:
         failures.append(text)
@@ -120,6 +122,9 @@ new, stale, errors = P.process(text, values, "X.md")
 claim(f"a wrong number is reported with file:line, expression, shown and CSV value ({stale})",
       stale == ["X.md:2: 2 * 3 shows 7, the CSV gives 6"] and not errors)
 claim("the write mode rewrites it and nothing else", new == text.replace("-->7<!--/-->", "-->6<!--/-->"))
+_, stale, errors = P.process("<!--= 2 - 3 -->1<!--/--> more\n", values, "X.md")
+claim(f"a number whose sign changed is an error, not a stale number ({errors})",
+      not stale and len(errors) == 1 and "X.md:1: 2 - 3 shows 1, the CSV gives -1: the sign changed" in errors[0])
 claim("a text without markers is left as it is", P.process("no markers, 1.09e8", values, "X.md")[0:2] ==
       ("no markers, 1.09e8", []))
 for bad, says in (("<!--= {05b/res4_3x3/warp_inst} -->1.08e8 and no end", "malformed"),
@@ -202,9 +207,20 @@ with tempfile.TemporaryDirectory() as tmp:
         writer.writeheader()
         writer.writerows(data)
     check = tables(tmp, changed_csv, "--check")
+    flipped = "shows 4%, the CSV gives -2%: the sign changed, so the sentence must be rewritten"
     claim(f"a kernel whose counts make '4% more' false fails --check ({check.stderr.strip()})",
-          check.returncode == 1 and "shows 4%, the CSV gives -2% (the sign changed: read the sentence again)"
-          in check.stderr)
+          check.returncode == 1 and flipped in check.stderr)
+    write = tables(tmp, changed_csv)
+    with open(ch05, encoding="utf-8") as f:
+        after = f.read()
+    claim("the write mode does not turn '4% more' into '-2% more': it fails and keeps the 4%",
+          write.returncode == 1 and flipped in write.stderr and "-->4%<!--/--> *more*" in after
+          and "-->-2%" not in after)
+    claim("so --check still fails after it", tables(tmp, changed_csv, "--check").returncode == 1)
+    with open(ch05, "w", encoding="utf-8") as f:
+        f.write(original)
+    claim("the copy written from the repository's CSV again passes --check",
+          tables(tmp, csv_path).returncode == 0 and tables(tmp, csv_path, "--check").returncode == 0)
 
     # a malformed marker
     with open(ch05, "w", encoding="utf-8") as f:
