@@ -204,6 +204,17 @@ static conv_problem problem_from_options(const options *opts)
 static const conv_kernel *kernel_or_exit(const char *id)
 {
     const conv_kernel *kernel = registry_find(id);
+    int starting = 0;
+    for (int i = 0; i < registry_count(); i++)
+        starting += registry_matches(registry_kernel(i), id);
+    if (!kernel && starting) { /* a chapter or a prefix: run takes one kernel, check takes them all */
+        fprintf(stderr, "conv: '%s' starts %d kernel ids, and run takes one:", id, starting);
+        for (int i = 0; i < registry_count(); i++)
+            if (registry_matches(registry_kernel(i), id))
+                fprintf(stderr, " %s", registry_kernel(i)->id);
+        fprintf(stderr, " (conv check %s checks them all)\n", id);
+        exit(2);
+    }
     if (!kernel) {
         fprintf(stderr, "conv: unknown kernel '%s' (known:", id);
         for (int i = 0; i < registry_count(); i++)

@@ -49,7 +49,8 @@ void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c)
     if (c->emulated_blocks < c->grid_blocks)
         fprintf(out, "  sampled             %llu of the grids' %llu blocks emulated, counts scaled to the grids\n",
                 (unsigned long long)c->emulated_blocks, (unsigned long long)c->grid_blocks);
-    fprintf(out, "  instructions        %llu per warp, %llu per thread: %.1f%% of lanes active (SIMT efficiency)\n",
+    fprintf(out, "  instructions        %llu warp instructions, %llu thread instructions: %.1f%% of lanes active "
+            "(SIMT efficiency)\n",
             (unsigned long long)c->warp_instructions, (unsigned long long)c->thread_instructions,
             100.0 * ratio(c->thread_instructions, 32 * c->warp_instructions));
     fprintf(out, "  by class            ");

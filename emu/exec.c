@@ -216,15 +216,28 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                 }
         return b->smem + addr;
     case SPACE_LOCAL:
-        if (addr + size > b->k->local_bytes) {
+        if (size > b->k->local_bytes || addr > b->k->local_bytes - size) { /* no wrap near 2^64 */
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
                   "out-of-bounds local %s at 0x%" PRIx64 " (the thread has %" PRIu64 " bytes)",
                   access_name(kind), addr, b->k->local_bytes);
             return NULL;
         }
-        return w->local + lane * b->k->local_bytes + addr;
+        {
+            uint8_t *at = w->local + lane * b->k->local_bytes + addr;
+            uint8_t *written = w->local_written + lane * b->k->local_bytes + addr;
+            if (initcheck && marks_written)
+                memset(written, 1, size);
+            if (initcheck && kind == ACCESS_READ)
+                for (uint64_t i = 0; i < size; i++)
+                    if (!written[i]) {
+                        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of local memory at 0x%" PRIx64 " that "
+                              "this thread has not written (initcheck)", addr + i);
+                        return NULL;
+                    }
+            return at;
+        }
     case SPACE_PARAM:
-        if (kind == ACCESS_WRITE || addr + size > b->k->param_bytes) {
+        if (kind == ACCESS_WRITE || size > b->k->param_bytes || addr > b->k->param_bytes - size) {
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
                   write ? "write to the" : "read outside the", addr);
             return NULL;
@@ -493,38 +506,85 @@ static step exec_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
     return STEP_NEXT;
 }
 
-/* f16, bf16 and their x2 packs: each half computed in binary32, rounded once to 16 bits (binary32
- * holds every f16 product and sum exactly enough for one correct rounding, fma via binary64). */
+/* f16, bf16 and their x2 packs ("Half Precision Floating-Point Instructions"): each half computed in
+ * binary32, rounded once to 16 bits (binary32 holds every f16/bf16 sum, difference and product exactly
+ * enough for one correct rounding). */
+static const uint16_t canonical_nan16 = 0x7fff; /* the canonical f16 and bf16 NaN (CUDART_NAN_FP16/BF16) */
+
+/* .ftz: "flushes subnormal inputs and results to sign-preserving zero" (f16 forms; bf16 has no .ftz). */
+static inline float ftz16(float f, int h)
+{
+    return fabsf(f) < (h == T_BF16 ? 0x1p-126f : 0x1p-14f) ? copysignf(0.0f, f) : f;
+}
+
+static inline uint64_t ftz16_bits(uint64_t v) { return (v & 0x7c00) == 0 ? v & 0x8000 : v; }
+
+/* a * b + c rounded once to the 16-bit format. The product is exact in binary64 (at most 2 x 11
+ * significant bits); the sum is rounded to binary64 "to odd" (TwoSum gives the error; an inexact even
+ * result moves to its odd neighbour toward the exact value), and rounding to odd with at least two
+ * extra bits, then to nearest, is one rounding to nearest (Boldo and Melquiond, 2008): no tie is made
+ * or broken by the intermediate step, however far apart the exponents of a * b and c are. */
+static uint64_t fma_half(float a, float b, float c, int h)
+{
+    const double p = (double)a * (double)b, s = p + (double)c;
+    double odd = s;
+    if (isfinite(s)) {
+        const double t = s - p, error = (p - (s - t)) + ((double)c - t);
+        uint64_t bits;
+        memcpy(&bits, &s, 8);
+        if (error != 0.0 && !(bits & 1))
+            odd = nextafter(s, error > 0.0 ? INFINITY : -INFINITY);
+    }
+    return h == T_BF16 ? emu_to_bf16(odd, EMU_ROUND_NEAREST) : emu_to_f16(odd, EMU_ROUND_NEAREST);
+}
+
+/* min/max as their .f32 forms ("Half Precision Comparison Instructions: min, max"): a NaN operand
+ * yields the other (both NaN: the canonical NaN); .NaN: any NaN operand yields the canonical NaN;
+ * -0.0 < +0.0. */
+static uint64_t min_max_half(bool is_min, bool nan_wins, uint64_t xa, uint64_t xb, float a, float b)
+{
+    if (isnan(a) || isnan(b))
+        return nan_wins || (isnan(a) && isnan(b)) ? canonical_nan16 : isnan(a) ? xb : xa;
+    if (a == b) /* equal, or +0 and -0 */
+        return is_min ? ((xa & 0x8000) ? xa : xb) : ((xa & 0x8000) ? xb : xa);
+    return is_min == (a < b) ? xa : xb;
+}
+
 static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type;
     const bool pair = t == T_F16X2 || t == T_BF16X2;
     const int h = (t == T_BF16 || t == T_BF16X2) ? T_BF16 : T_F16;
+    const bool ftz = (in->flags & F_FTZ) != 0;
     uint64_t *d = D(0);
     FOR_LANES(m, l) {
         uint64_t out = 0;
         for (int part = 0; part < (pair ? 2 : 1); part++) {
             int shift = 16 * part;
-            float x = half_in(S(0)[l] >> shift, h), y = in->n_src > 1 ? half_in(S(1)[l] >> shift, h) : 0.0f;
+            const uint64_t xa = (S(0)[l] >> shift) & 0xffff, xb = in->n_src > 1 ? (S(1)[l] >> shift) & 0xffff : 0;
+            float x = half_in(xa, h), y = in->n_src > 1 ? half_in(xb, h) : 0.0f;
             float z = in->n_src > 2 ? half_in(S(2)[l] >> shift, h) : 0.0f;
+            if (ftz)
+                x = ftz16(x, h), y = ftz16(y, h), z = ftz16(z, h);
             uint64_t v;
             switch (in->op) {
             case OP_ADD: v = half_out(x + y, h); break;
             case OP_SUB: v = half_out(x - y, h); break;
             case OP_MUL: v = half_out(x * y, h); break;
-            case OP_FMA: {
-                double exact = (double)x * (double)y + (double)z; /* exact: 22-bit product plus an f16 */
-                v = h == T_BF16 ? emu_to_bf16(exact, EMU_ROUND_NEAREST) : emu_to_f16(exact, EMU_ROUND_NEAREST);
+            case OP_FMA: v = fma_half(x, y, z, h); break;
+            case OP_NEG: v = xa ^ 0x8000; break;
+            case OP_ABS: v = xa & 0x7fff; break;
+            case OP_MIN: case OP_MAX: {
+                const uint64_t ya = ftz && fabsf(x) == 0.0f ? xa & 0x8000 : xa, yb = ftz && fabsf(y) == 0.0f ? xb & 0x8000 : xb;
+                v = min_max_half(in->op == OP_MIN, in->flags & F_NAN, ya, yb, x, y);
                 break;
             }
-            case OP_NEG: v = (S(0)[l] >> shift ^ 0x8000) & 0xffff; break;
-            case OP_ABS: v = (S(0)[l] >> shift) & 0x7fff; break;
-            case OP_MIN: v = half_out(isnan(x) ? y : isnan(y) ? x : fminf(x, y), h); break;
-            case OP_MAX: v = half_out(isnan(x) ? y : isnan(y) ? x : fmaxf(x, y), h); break;
             default: v = 0x7fff; break;
             }
             if (in->flags & F_SAT)
                 v = half_out(sat32(half_in(v, h)), h);
+            if (ftz && h == T_F16 && in->op != OP_NEG && in->op != OP_ABS)
+                v = ftz16_bits(v);
             out |= (v & 0xffff) << shift;
         }
         d[l] = out;
@@ -1427,13 +1487,20 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
         const uint64_t *src = &r[o[in->n_dst]][l];
         uint64_t x = src[0], old;
         const int t = in->type, bits = 8 * bytes;
+        /* "atom": atom.add.f32 on global memory flushes subnormal inputs and results to sign-preserving
+         * zero; on shared memory it keeps them */
+        const bool ftz = t == T_F32 && resolved_space(in->space, addr) == SPACE_GLOBAL;
         if (bytes == 4) {
             _Atomic uint32_t *q = (_Atomic uint32_t *)p;
             uint32_t cur = atomic_load(q), next;
             do {
                 uint32_t y = (uint32_t)x;
                 switch (in->mode) {
-                case ATOM_ADD: next = t == T_F32 ? (uint32_t)bits_f32(f32_of(cur) + f32_of(y)) : cur + y; break;
+                case ATOM_ADD:
+                    next = t != T_F32 ? cur + y
+                           : ftz      ? (uint32_t)bits_f32(ftz32(ftz32(f32_of(cur)) + ftz32(f32_of(y))))
+                                      : (uint32_t)bits_f32(f32_of(cur) + f32_of(y));
+                    break;
                 case ATOM_MIN: next = is_signed(t) ? ((int32_t)y < (int32_t)cur ? y : cur) : (y < cur ? y : cur); break;
                 case ATOM_MAX: next = is_signed(t) ? ((int32_t)y > (int32_t)cur ? y : cur) : (y > cur ? y : cur); break;
                 case ATOM_INC: next = cur >= y ? 0 : cur + 1; break;
@@ -1443,6 +1510,17 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
                 case ATOM_XOR: next = cur ^ y; break;
                 case ATOM_EXCH: next = y; break;
                 default: next = cur == y ? (uint32_t)r[o[in->n_dst + 1]][l] : cur; break; /* cas */
+                }
+            } while (!atomic_compare_exchange_weak(q, &cur, next));
+            old = cur;
+        } else if (bytes == 2) { /* atom.cas.b16 (sm_70+), atom.exch.b16 */
+            _Atomic uint16_t *q = (_Atomic uint16_t *)p;
+            uint16_t cur = atomic_load(q), next;
+            do {
+                uint16_t y = (uint16_t)x;
+                switch (in->mode) {
+                case ATOM_EXCH: next = y; break;
+                default: next = cur == y ? (uint16_t)r[o[in->n_dst + 1]][l] : cur; break; /* cas */
                 }
             } while (!atomic_compare_exchange_weak(q, &cur, next));
             old = cur;
@@ -1886,6 +1964,8 @@ static void run_warp(block *b, warp *w)
         }
         count += (uint64_t)__builtin_popcount(active);
         b->c.warp_instructions++;
+        for (int c = 0; c < b->n_clock_slots; c++)
+            FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = b->c.warp_instructions;
         b->c.by_class[class_of(in)]++;
         step s = execute(b, w, in, active, exec);
         if (exec && s != STEP_FAULT && synchronises_lanes(in))
@@ -2023,6 +2103,8 @@ static void run_block(block *b)
     for (unsigned i = 0; i < b->n_warps; i++) {
         warp *w = &b->warps[i];
         memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
+        memset(w->local, 0xff, (size_t)LANES * k->local_bytes); /* .local starts as poison too, per thread */
+        memset(w->local_written, 0, (size_t)LANES * k->local_bytes);
         unsigned first = i * LANES, n = b->n_threads - first < LANES ? b->n_threads - first : LANES;
         w->live = n == LANES ? FULL_MASK : (1u << n) - 1;
         w->waiting = 0;
@@ -2077,12 +2159,19 @@ static void run_block(block *b)
                 case SREG_LANEMASK_GT: v = (uint32_t)~((2ull << l) - 1); break;
                 case SREG_DYNAMIC_SMEM_SIZE: v = L->dynamic_smem; break;
                 case SREG_TOTAL_SMEM_SIZE: v = b->smem_size; break;
-                default: v = b->c.thread_instructions; break; /* clocks: a count that only grows */
+                default: v = 0; break; /* the clocks: set before each instruction (run_warp) */
                 }
                 slot[l] = v;
             }
         }
     }
+    /* %clock, %clock64, %globaltimer: the warp instructions this host thread has executed, a count that
+     * grows with every instruction of every warp, so a timing loop sees time pass and a spin on the clock
+     * ends ("Special Registers": a counter that increments; its rate is not the emulator's to know) */
+    b->n_clock_slots = 0;
+    for (int s = 0; s < k->n_sregs; s++)
+        if (k->sreg_which[s] == SREG_CLOCK || k->sreg_which[s] == SREG_CLOCK64 || k->sreg_which[s] == SREG_GLOBALTIMER)
+            b->clock_slots[b->n_clock_slots++] = k->sreg_slot[s];
     /* setmaxnreg's pool: the block's registers that the warps' allocations leave over */
     b->register_pool = EMU_REGS_PER_BLOCK - (int64_t)b->warps[0].regs * b->n_warps * LANES;
     for (;;) {
@@ -2134,7 +2223,8 @@ static void *grid_worker(void *arg)
         race_alloc(&b);
     for (unsigned i = 0; i < b.n_warps; i++) {
         b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
-        b.warps[i].local = calloc(LANES, k->local_bytes ? k->local_bytes : 1);
+        b.warps[i].local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
+        b.warps[i].local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
     }
     for (;;) {
         uint64_t next = atomic_fetch_add(&g->next_block, 1);
@@ -2172,6 +2262,7 @@ static void *grid_worker(void *arg)
     for (unsigned i = 0; i < b.n_warps; i++) {
         free(b.warps[i].r);
         free(b.warps[i].local);
+        free(b.warps[i].local_written);
         free(b.warps[i].copies);
         free(b.warps[i].wgmma);
         free(b.warps[i].stores);

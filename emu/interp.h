@@ -72,6 +72,7 @@ typedef struct {
     int n_copies, cap_copies;
     uint32_t committed[LANES]; /* cp.async groups committed per lane */
     uint8_t *local;            /* .local memory, local_bytes per lane */
+    uint8_t *local_written;    /* initcheck: a byte per byte of it, set once the thread wrote it */
     /* Hopper */
     int64_t mbar_wait;         /* the mbarrier (shared offset) its waiting lanes wait on, -1 if none */
     int reg_wait;              /* the count a setmaxnreg.inc waits to reach, 0 if none */
@@ -111,6 +112,8 @@ typedef struct {
     int n_tma, cap_tma;
     int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
+    int32_t clock_slots[3];    /* the slots of %clock, %clock64 and %globaltimer this kernel reads */
+    int n_clock_slots;
     uint64_t rng;
     emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
     bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */

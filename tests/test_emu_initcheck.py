@@ -2,7 +2,9 @@
 
 Global memory counts as written once the host copied or set it (cudaMemcpy, cudaMemset; here ptxrun's
 in: buffers) or a kernel stored to it; shared memory, once a thread of the block stored to it or a
-cp.async / bulk copy landed in it. EMU_INITCHECK=0 turns the check off, and then the same kernels run.
+cp.async / bulk copy landed in it; a thread's .local memory, once that thread stored to it (it starts
+every block as poison, so nothing of an earlier block's thread shows through). EMU_INITCHECK=0 turns
+the check off, and then the same kernels run.
 
 Run as: test_emu_initcheck.py PATH_TO_PTXRUN WORK_DIR
 """
@@ -45,6 +47,21 @@ PTX = """
   mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f1;
   ret;
 }
+
+// block 0's threads store to their .local word, then every thread reads its own: block 1's never wrote
+.visible .entry local_before_write(.param .u64 in, .param .u64 out)
+{
+  .local .align 4 .b8 scratch[8];
+  .reg .pred %p<2>; .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x; setp.ne.s32 %p1, %r1, 0;
+  mov.u64 %rd2, scratch;
+  @!%p1 st.local.f32 [%rd2], 0f40400000;
+  ld.local.f32 %f1, [%rd2];
+  mov.u32 %r2, %tid.x; mad.lo.s32 %r3, %r1, 32, %r2;
+  mul.wide.u32 %rd3, %r3, 4; add.s64 %rd4, %rd1, %rd3; st.global.f32 [%rd4], %f1;
+  ret;
+}
 """
 path = os.path.join(work, "initcheck.ptx")
 with open(path, "w") as f:
@@ -54,9 +71,9 @@ np.save(x, np.arange(32, dtype=np.float32))
 failures = []
 
 
-def run(kernel, first, env=None):
-    return subprocess.run([ptxrun, path, kernel, "--grid", "1", "--block", "32", first,
-                           f"out:{os.path.join(work, 'y.npy')}:f32:32"], capture_output=True, text=True,
+def run(kernel, first, env=None, grid=1):
+    return subprocess.run([ptxrun, path, kernel, "--grid", str(grid), "--block", "32", first,
+                           f"out:{os.path.join(work, 'y.npy')}:f32:{32 * grid}"], capture_output=True, text=True,
                           env=dict(os.environ, **(env or {})))
 
 
@@ -74,5 +91,14 @@ expect("input nobody wrote: caught", run("copy_plus_one", unwritten), 1,
 expect("the same with EMU_INITCHECK=0: runs", run("copy_plus_one", unwritten, {"EMU_INITCHECK": "0"}), 0, [])
 expect("shared word no thread wrote: caught", run("shared_half_written", f"in:{x}"), 1,
        ["read of shared memory", "no thread of this block has written", "thread (0,0,0)"])
+expect("local word this thread never wrote (block 1): caught", run("local_before_write", f"in:{x}", grid=2), 1,
+       ["read of local memory", "this thread has not written", "block (1,0,0)"])
+result = run("local_before_write", f"in:{x}", {"EMU_INITCHECK": "0", "EMU_THREADS": "1"}, grid=2)
+y = np.load(os.path.join(work, "y.npy")) if result.returncode == 0 else None
+ok = y is not None and np.all(y[:32] == 3.0) and np.all(np.isnan(y[32:]))
+print(f"{'PASS' if ok else 'FAIL'} the same with EMU_INITCHECK=0: block 1 reads poison, not block 0's 3.0: "
+      f"{None if y is None else (y[0], y[32])}")
+if not ok:
+    failures.append("local poison per block")
 print(f"test_emu_initcheck: {len(failures)} failures")
 sys.exit(1 if failures else 0)

@@ -10,6 +10,7 @@ that is only said to be "NaN"), the case avoids it or checks only what is specif
 a source of expectations. Prints one line per case and a summary; exits 0 only if every case passes.
 """
 import math
+from fractions import Fraction
 import os
 import subprocess
 import sys
@@ -1121,6 +1122,27 @@ def tests_vote(R, rng):
 def tests_bar_atom(R, rng):
     S = 'bar_atom.ptx'
 
+    def atom_add_subnormal():
+        # a = 2^-130, b = 3 * 2^-130: both subnormal in f32, and so is their sum 2^-128
+        a, b = f32b(2.0 ** -130), f32b(3 * 2.0 ** -130)
+        ab = np.array([a, b], dtype=np.uint32)
+        g, g_out = R.inout(np.array([b], dtype=np.uint32))
+        o, p = R.out('u32', 3)
+        R.launch(S, 'atom_add_f32_subnormal', 1, 1, [R.inp(ab), g, o])
+        got = list(np.load(p).view(np.uint32)) + list(np.load(g_out).view(np.uint32))
+        # global: inputs and result flushed (+0); shared: the exact subnormal sum; the old value as it was
+        compare(np.array(got[:3], dtype=np.uint32), [0x00000000, f32b(2.0 ** -128), b], [(ab, 32)])
+    R.case('atom.add.f32: global flushes subnormal inputs and results, shared keeps them', atom_add_subnormal)
+
+    def cas_b16():
+        buf = np.array([0xAAAA, 0xBBBB, 0x1234], dtype=np.uint16)
+        g, g_out = R.inout(buf.view(np.float16))
+        o, p = R.out('f16', 2)
+        R.launch(S, 'atom_cas_b16', 1, 1, [g, o])
+        got = list(np.load(p).view(np.uint16)) + list(np.load(g_out).view(np.uint16))
+        compare(np.array(got, dtype=np.uint32), [0x1234, 0xBEEF, 0xAAAA, 0xBBBB, 0xBEEF], [(np.arange(5), 16)])
+    R.case('atom.cas.b16 on the last halfword of a buffer: swaps when equal, returns the old 16 bits', cas_b16)
+
     def rotate():
         a = rng.integers(0, 1 << 30, 128).astype(np.uint32)
         o, p = R.out('u32', 256)
@@ -1213,6 +1235,192 @@ def tests_bar_atom(R, rng):
     R.case('atom.shared add / cas loop, 200 threads', shared)
 
 
+# ---- half precision: fma, min, max ("Half Precision Floating-Point Instructions: fma", "Half Precision
+# Comparison Instructions: min, max") ------------------------------------------------------------------
+# f16: 11 significant bits, exponents -14..15; bf16: 8 significant bits, exponents -126..127.
+HALF_FORMATS = {'f16': (11, -14, 15, 5), 'bf16': (8, -126, 127, 8)}
+NAN16 = 0x7FFF  # the canonical f16 and bf16 NaN
+
+
+def half_value(bits, fmt):
+    """A finite half's exact value as a Fraction (None for Inf/NaN)."""
+    p, emin, emax, ebits = HALF_FORMATS[fmt]
+    man_bits = p - 1
+    sign = -1 if bits & 0x8000 else 1
+    e = (bits >> man_bits) & ((1 << ebits) - 1)
+    man = bits & ((1 << man_bits) - 1)
+    if e == (1 << ebits) - 1:
+        return None
+    if e == 0:
+        return sign * Fraction(man, 1 << man_bits) * Fraction(2) ** emin
+    return sign * (1 + Fraction(man, 1 << man_bits)) * Fraction(2) ** (e - ((1 << (ebits - 1)) - 1))
+
+
+def half_round(q, fmt, negative_zero=False):
+    """The exact rational q rounded once to nearest-even in the format, as bits."""
+    p, emin, emax, ebits = HALF_FORMATS[fmt]
+    bias = (1 << (ebits - 1)) - 1
+    sign = 0x8000 if q < 0 or (q == 0 and negative_zero) else 0
+    a = abs(q)
+    if a == 0:
+        return sign
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if Fraction(2) ** e > a:
+        e -= 1
+    e = max(e, emin)
+    quantum = Fraction(2) ** (e - (p - 1))
+    n = a / quantum
+    whole = n.numerator // n.denominator
+    rest = n - whole
+    if rest > Fraction(1, 2) or (rest == Fraction(1, 2) and whole % 2):
+        whole += 1
+    if whole == 1 << p:
+        whole, e = whole >> 1, e + 1
+    if e > emax:
+        return sign | (((1 << ebits) - 1) << (p - 1))  # infinity
+    if whole < 1 << (p - 1):
+        return sign | whole  # subnormal (e == emin)
+    return sign | ((e + bias) << (p - 1)) | (whole - (1 << (p - 1)))
+
+
+def half_is_subnormal(bits, fmt):
+    p, _, _, ebits = HALF_FORMATS[fmt]
+    return (bits >> (p - 1)) & ((1 << ebits) - 1) == 0 and bits & ((1 << (p - 1)) - 1)
+
+
+def fma_expected(a, b, c, fmt, ftz):
+    """fma.rn of three finite halves, one rounding of the exact a * b + c; .ftz flushes subnormal inputs and
+    results to sign-preserving zero."""
+    if ftz:
+        a, b, c = (x & 0x8000 if half_is_subnormal(x, fmt) else x for x in (a, b, c))
+    va, vb, vc = half_value(a, fmt), half_value(b, fmt), half_value(c, fmt)
+    exact = va * vb + vc
+    # an exact zero sum: +0 unless both the product and c are -0 or the sum of negatives (IEEE 754, 6.3)
+    product_negative = (a ^ b) & 0x8000
+    d = half_round(exact, fmt, negative_zero=exact == 0 and va * vb == 0 and vc == 0 and product_negative and c & 0x8000)
+    if ftz and half_is_subnormal(d, fmt):
+        d &= 0x8000
+    return d
+
+
+def double_rounding_traps(fmt, rng, count):
+    """(a, b, c) where a * b is exactly halfway between two halves and c is so small beside it that a sum
+    rounded first to binary64 (or binary32) loses it, and the tie then breaks the wrong way: one correct
+    rounding goes away from the even neighbour, toward c."""
+    p, emin, emax, _ = HALF_FORMATS[fmt]
+    tiny = 1  # the smallest subnormal
+    found = []
+    for _ in range(20000):
+        a = int(rng.integers(0x3C00 if fmt == 'f16' else 0x3F80, 0x4000 if fmt == 'f16' else 0x4000))
+        b = int(rng.integers(0x3C00 if fmt == 'f16' else 0x3F80, 0x4000 if fmt == 'f16' else 0x4000))
+        if fmt == 'bf16':  # scale the product far up, so that 2^-133 is ~2^-230 of it
+            a = (a & 0x807F) | (0xB0 << 7)
+        prod = half_value(a, fmt) * half_value(b, fmt)
+        low = half_value(half_round(prod, fmt), fmt)
+        if half_round(prod, fmt) & 1:
+            continue  # want the even neighbour chosen by the tie, so that c must move it
+        e = prod.numerator.bit_length() - prod.denominator.bit_length()
+        if Fraction(2) ** e > prod:
+            e -= 1
+        ulp = Fraction(2) ** (e - (p - 1))
+        if (prod / ulp) % 1 != Fraction(1, 2):
+            continue
+        direction = 0 if prod > low else 0x8000  # c pushes from the tie away from the even result
+        found.append((a, b, tiny | direction))
+        if len(found) == count:
+            break
+    return found
+
+
+def tests_half(R, rng):
+    S = 'half.ptx'
+
+    def pack(lo, hi):
+        return np.array([(h << 16) | l for l, h in zip(lo, hi)], dtype=np.uint32)
+
+    def finite_halves(fmt, n):
+        out = []
+        while len(out) < n:
+            x = int(rng.integers(0, 0x10000))
+            if half_value(x, fmt) is not None:
+                out.append(x)
+        return out
+
+    def fma_case(fmt, ftz, kernel):
+        def run():
+            n = 192
+            a, b, c = finite_halves(fmt, n), finite_halves(fmt, n), finite_halves(fmt, n)
+            traps = double_rounding_traps(fmt, rng, 32)
+            assert len(traps) >= 8, 'too few double-rounding cases found: %d' % len(traps)
+            for i, (ta, tb, tc) in enumerate(traps):
+                a[i], b[i], c[i] = ta, tb, tc
+            if ftz:  # subnormal inputs, and products that land among the subnormals
+                for i in range(40, 60):
+                    a[i], b[i], c[i] = int(rng.integers(1, 0x400)) | (i % 2) << 15, 0x3C00, 0x0000
+                for i in range(60, 80):
+                    a[i], b[i], c[i] = 0x0C00 | int(rng.integers(0, 0x400)), 0x1000, 0x8000
+            A, B, C = pack(a, a[::-1]), pack(b, b[::-1]), pack(c, c[::-1])
+            got, = R.elem(S, kernel, [A, B, C], ['u32'])
+            exp = [(fma_expected(a[::-1][i], b[::-1][i], c[::-1][i], fmt, ftz) << 16) |
+                   fma_expected(a[i], b[i], c[i], fmt, ftz) for i in range(n)]
+            compare(got, exp, [(A, 32), (B, 32), (C, 32)], what=kernel + ': ')
+        return run
+
+    R.case('fma.rn.f16x2: one rounding of the exact a*b+c, ties that a wider intermediate would break',
+           fma_case('f16', False, 'fma_rn_f16x2'))
+    R.case('fma.rn.ftz.f16x2: subnormal inputs and results flushed to sign-preserving zero',
+           fma_case('f16', True, 'fma_rn_ftz_f16x2'))
+    R.case('fma.rn.bf16x2: one rounding of the exact a*b+c (c 2^-230 of the product)',
+           fma_case('bf16', False, 'fma_rn_bf16x2'))
+
+    def min_max_case(fmt, kernel, is_min, nan_wins):
+        def run():
+            one, two = (0x3C00, 0x4000) if fmt == 'f16' else (0x3F80, 0x4000)
+            qnan, other_nan = (0x7E00, 0xFE01) if fmt == 'f16' else (0x7FC0, 0xFFC1)
+            pairs = [(0x0000, 0x8000), (0x8000, 0x0000), (qnan, one), (one, qnan), (qnan, other_nan),
+                     (one, two), (two, one), (0x8000 | one, one), (0x0000, 0x0000), (0x8000, 0x8000)]
+            pairs += [tuple(finite_halves(fmt, 2)) for _ in range(54)]
+
+            def expected(x, y):
+                vx, vy = half_value(x, fmt), half_value(y, fmt)
+                if vx is None or vy is None:  # a NaN (the pairs hold no infinities)
+                    if nan_wins or (vx is None and vy is None):
+                        return NAN16
+                    return y if vx is None else x
+                if vx == vy:  # -0.0 < +0.0
+                    neg = x if x & 0x8000 else y
+                    pos = y if x & 0x8000 else x
+                    return neg if is_min else pos
+                return x if (vx < vy) == is_min else y
+            lo = [p[0] for p in pairs]
+            hi = [p[1] for p in pairs]
+            X, Y = pack(lo, hi), pack(hi, lo)
+            got, = R.elem(S, kernel, [X, Y], ['u32'])
+            exp = [(expected(hi[i], lo[i]) << 16) | expected(lo[i], hi[i]) for i in range(len(pairs))]
+            compare(got, exp, [(X, 32), (Y, 32)], what=kernel + ': ')
+        return run
+
+    R.case('min.f16x2: a NaN yields the other, both NaN the canonical NaN, -0 < +0',
+           min_max_case('f16', 'min_f16x2', True, False))
+    R.case('max.f16x2: likewise', min_max_case('f16', 'max_f16x2', False, False))
+    R.case('min.NaN.f16x2: any NaN yields the canonical NaN', min_max_case('f16', 'min_NaN_f16x2', True, True))
+    R.case('max.NaN.f16x2: likewise', min_max_case('f16', 'max_NaN_f16x2', False, True))
+    R.case('min.bf16x2: as min.f16x2', min_max_case('bf16', 'min_bf16x2', True, False))
+    R.case('max.NaN.bf16x2: as max.NaN.f16x2', min_max_case('bf16', 'max_NaN_bf16x2', False, True))
+
+
+def tests_sreg(R, rng):
+    def clock():
+        o, p = R.out('u64', 64)
+        R.launch('sreg.ptx', 'clock_advances', 1, 32, [o])
+        got = np.load(p).view(np.uint64)
+        if not all(0 < int(d) < 1000 for d in got[:32]):
+            raise Fail('%%clock64 read around ten adds moved by %s (want more than 0)' % list(got[:4]))
+        if not all(int(n) >= 1 for n in got[32:]):
+            raise Fail('the spin on %%clock64 polled %s times' % list(got[32:36]))
+    R.case('%clock64 advances as the warp executes: a timing read sees time pass, a spin on it ends', clock)
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -1220,7 +1428,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom):
+                tests_bar_atom, tests_half, tests_sreg):
         fam(R, rng)
     bad = [r for r in R.results if not r[1]]
     print('\n%d cases: %d passed, %d failed' % (len(R.results), len(R.results) - len(bad), len(bad)))
