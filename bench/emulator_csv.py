@@ -74,6 +74,17 @@ def load(path):
     return rows
 
 
+def bank_conflicts(row):
+    """Shared-memory wavefronts beyond the ideal (loads and stores): what bank conflicts cost."""
+    return (row["shared_load_wavefronts"] - row["shared_load_ideal"] +
+            row["shared_store_wavefronts"] - row["shared_store_ideal"])
+
+
+def global_traffic(row):
+    """Bytes the global loads and stores move, in whole 32-byte sectors."""
+    return 32 * (row["global_load_sectors"] + row["global_store_sectors"])
+
+
 def bound_us(row, h100):
     """resource -> microseconds the counts need at the H100's published peak; counted rows only."""
     clock = h100["boost_clock_ghz"] * 1e9 * h100["sms"]  # SM-clocks per second, over the whole GPU

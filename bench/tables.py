@@ -13,8 +13,11 @@ chapter READMEs are generated from the measurements, never typed.
 With --counters the CSV is the emulator's (`conv bench --emulate`): the table shows what each kernel
 executed on its chapter's reference layers, counted, and the bound from counts at an H100's published
 peaks (bench/emulator_csv.py). --readmes writes that table between `<!-- counters:begin -->` and
-`<!-- counters:end -->` in every chapter README that has the pair; with --check it writes nothing and
-exits 1, naming the README, when one differs from what the CSV gives.
+`<!-- counters:end -->` in every chapter README that has the pair, and rewrites every number the text
+of README.md, docs/*.md and the chapter READMEs quotes from the counts (the markers of
+bench/prose_numbers.py: `<!--= {05b/res4_3x3/warp_inst} -->1.08e8<!--/-->`); with --check it writes
+nothing and exits 1, naming the README (and README:line for each stale number), when one differs from
+what the CSV gives.
 A malformed CSV, or missing markers, prints one line to stderr and exits 1.
 """
 
@@ -26,6 +29,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_csv  # noqa: E402
+import prose_numbers  # noqa: E402
 from results_csv import CsvError, kernel_key, kernel_label, layer_key, layer_labels, load  # noqa: E402
 
 DASH = "–"
@@ -94,9 +98,8 @@ def counters_markdown(rows, h100):
         if r["status"] != "counted":
             cells = [r["kernel"], layer] + [DASH] * 10 + [r["status"]]
         else:
-            traffic = 32 * (r["global_load_sectors"] + r["global_store_sectors"])
-            conflicts = (r["shared_load_wavefronts"] - r["shared_load_ideal"] +
-                         r["shared_store_wavefronts"] - r["shared_store_ideal"])
+            traffic = emulator_csv.global_traffic(r)
+            conflicts = emulator_csv.bank_conflicts(r)
             bound, limiter = emulator_csv.floor(r, h100)
             tensor = ratio(r["tensor_flops"], r["flops"])
             cells = [r["kernel"], layer, f"{r['emulated_blocks']:,} of {r['grid_blocks']:,}",
@@ -127,36 +130,63 @@ def counters_main(args):
             return 1
         print(counters_markdown(chosen, h100))
         return 0
-    chapters = os.path.join(args.readmes, "chapters")
-    stale = 0
-    for folder in sorted(os.listdir(chapters)):
-        readme = os.path.join(chapters, folder, "README.md")
-        if not os.path.isfile(readme):
-            continue
+    values = prose_numbers.Values(rows, h100)
+    stale = failed = 0
+    for readme in markdown_files(args.readmes):
         with open(readme, encoding="utf-8") as f:
             text = f.read()
-        if "<!-- counters:begin -->" not in text:
-            continue
-        chosen = [r for r in rows if r["chapter"] == folder[:2]]
-        if not chosen:
-            print(f"tables: {readme}: {args.counters} has no rows for chapter {folder[:2]}", file=sys.stderr)
-            return 1
-        try:
-            new = replace_between_markers(text, "counters", counters_markdown(chosen, h100))
-        except ValueError as e:
-            print(f"tables: {readme}: {e}", file=sys.stderr)
-            return 1
-        if new == text:
+        new, what = text, []
+        if "<!-- counters:begin -->" in text:
+            chapter = os.path.basename(os.path.dirname(readme))[:2]
+            chosen = [r for r in rows if r["chapter"] == chapter]
+            if not chosen:
+                print(f"tables: {readme}: {args.counters} has no rows for chapter {chapter}", file=sys.stderr)
+                return 1
+            try:
+                new = replace_between_markers(text, "counters", counters_markdown(chosen, h100))
+            except ValueError as e:
+                print(f"tables: {readme}: {e}", file=sys.stderr)
+                return 1
+            if new != text:
+                what.append(f"counters table ({len(chosen)} rows)")
+                if args.check:
+                    print(f"tables: {readme}: the counters table differs from {args.counters}", file=sys.stderr)
+        # the numbers the prose quotes from the counts (bench/prose_numbers.py)
+        # (a marker that cannot be evaluated is an error: its line is left as it is, the rest written)
+        newer, numbers, errors = prose_numbers.process(new, values, readme)
+        for line in errors:
+            print(f"tables: {line}", file=sys.stderr)
+        failed += len(errors)
+        if numbers:
+            what.append(f"{len(numbers)} number(s) in the text")
+            if args.check:
+                for line in numbers:
+                    print(f"tables: {line}", file=sys.stderr)
+        if newer == text:
             continue
         if args.check:
-            print(f"tables: {readme}: the counters table differs from {args.counters}; run "
-                  f"python3 bench/tables.py --counters {args.counters} --readmes .", file=sys.stderr)
             stale += 1
         else:
             with open(readme, "w", encoding="utf-8") as f:
-                f.write(new)
-            print(f"tables: {readme}: counters table updated ({len(chosen)} rows)")
-    return 1 if stale else 0
+                f.write(newer)
+            print(f"tables: {readme}: updated {' and '.join(what)}")
+            for line in numbers:
+                print(f"tables:   {line}")
+    if stale:
+        print(f"tables: {stale} file(s) differ from {args.counters}; run "
+              f"python3 bench/tables.py --counters {args.counters} --readmes .", file=sys.stderr)
+    return 1 if stale or failed else 0
+
+
+def markdown_files(root):
+    """README.md, docs/*.md and every chapter README under ROOT, in that order."""
+    files = [os.path.join(root, "README.md")]
+    docs = os.path.join(root, "docs")
+    if os.path.isdir(docs):
+        files += [os.path.join(docs, name) for name in sorted(os.listdir(docs)) if name.endswith(".md")]
+    chapters = os.path.join(root, "chapters")
+    files += [os.path.join(chapters, name, "README.md") for name in sorted(os.listdir(chapters))]
+    return [f for f in files if os.path.isfile(f)]
 
 
 def replace_between_markers(text, marker, content):

@@ -1,7 +1,8 @@
 """The emulator's counts in the chapters are current and say what the chapters say.
 
-1. Every chapter README's counter table is what bench/results/emulator.csv gives (bench/tables.py
-   --counters --check): tables are generated, never typed.
+1. Every chapter README's counter table, and every number the text of the READMEs quotes from the
+   counts (the markers of bench/prose_numbers.py), is what bench/results/emulator.csv gives
+   (bench/tables.py --counters --check): tables and quoted counts are generated, never typed.
 2. The CSV describes the code in the tree: each row's source_sha256 is its chapter's digest (its folder
    and every project header it includes) and its emulator_sha256 is emu/'s (the digests the build
    records, bench/hash_sources.py). After a kernel
