@@ -1232,9 +1232,10 @@ static void try_complete(block *b, int id)
             FOR_LANES(w->waiting, l) w->r[bar->red_slot][l] = bar->red_value;
         if (b->racecheck) /* what every arrived warp did before arriving is ordered before what this one does next */
             race_acquire(b, w, bar->released);
-        FOR_LANES(w->waiting, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
-        join(w, w->waiting);
-        w->waiting = 0;
+        const uint32_t at_barrier = w->waiting & ~w->at_warp_sync;
+        FOR_LANES(at_barrier, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
+        join(w, at_barrier);
+        w->waiting &= ~at_barrier;
         w->bar_id = NO_BARRIER;
     }
     *bar = (barrier){.red_slot = -1};
@@ -1298,7 +1299,7 @@ static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES]
     w->waiting |= active;
     w->bar_id = (int)id;
     b->since_progress = 0;
-    if ((w->waiting & w->live) != w->live)
+    if ((w->waiting & ~w->at_warp_sync & w->live) != w->live)
         return STEP_WAIT;
     bar->arrived_warps++;
     bar->arrived_threads += LANES;
@@ -1672,6 +1673,76 @@ static step exec_warp_collective(block *b, warp *w, const insn *in, uint64_t (*r
     }
 }
 
+/* "bar.warp.sync": a thread waits until every non-exited thread of its member mask has executed a
+ * bar.warp.sync with the same mask, not necessarily this one (on sm_70 and later the members may reach
+ * it from different places). Lanes whose members are not all here yet wait at it; the last to come
+ * releases them (each goes on from its own bar.warp.sync). Lanes with different masks (tiles) are
+ * separate barriers. */
+static step exec_warp_sync(block *b, warp *w, const insn *in, const uint64_t *mask_of, uint32_t m)
+{
+    bool waits = false;
+    for (uint32_t left = m; left;) {
+        const uint32_t mask = (uint32_t)mask_of[__builtin_ctz(left)];
+        uint32_t here = 0, waiting_same = 0;
+        FOR_LANES(left, l) if ((uint32_t)mask_of[l] == mask) here |= 1u << l;
+        FOR_LANES(w->at_warp_sync, l) if (w->warp_sync_mask[l] == mask) waiting_same |= 1u << l;
+        left &= ~here;
+        const uint32_t members = mask & w->live;
+        if (here & ~members) {
+            fault(b, in, (int)__builtin_ctz(here & ~members), w, EMU_ERR_INVALID,
+                  "bar.warp.sync with member mask 0x%08x executed by lanes 0x%08x, not all of them members", mask,
+                  here);
+            return STEP_FAULT;
+        }
+        if (members & ~(here | waiting_same)) { /* members still to come: wait for them here */
+            FOR_LANES(here, l) w->warp_sync_mask[l] = mask;
+            w->at_warp_sync |= here;
+            waits = true;
+            continue;
+        }
+        /* all here: "guarantees memory ordering among threads participating in barrier". The warp has one
+         * clock, so this orders its other lanes too: a race between lanes outside a partial mask goes
+         * unseen. */
+        FOR_LANES(waiting_same, l) w->pc[l]++;
+        w->waiting &= ~waiting_same;
+        w->at_warp_sync &= ~waiting_same;
+        join(w, members);
+        if (b->racecheck)
+            race_tick(b, w);
+    }
+    if (!waits)
+        return STEP_NEXT;
+    /* some lanes wait (keeping a pc per lane); the others here have gone on: run_warp advances them */
+    if (w->converged) {
+        for (int l = 0; l < LANES; l++)
+            w->pc[l] = w->wpc;
+        w->converged = false;
+    }
+    FOR_LANES(m & ~w->at_warp_sync, l) w->pc[l]++;
+    w->waiting |= m & w->at_warp_sync;
+    return STEP_MOVED;
+}
+
+/* After lanes exited: a bar.warp.sync waits only for non-exited members, so waiters whose remaining
+ * members are all waiting too go on. */
+static void release_warp_syncs(block *b, warp *w)
+{
+    for (uint32_t left = w->at_warp_sync; left;) {
+        const uint32_t mask = w->warp_sync_mask[__builtin_ctz(left)];
+        uint32_t same = 0;
+        FOR_LANES(left, l) if (w->warp_sync_mask[l] == mask) same |= 1u << l;
+        left &= ~same;
+        if (mask & w->live & ~same)
+            continue;
+        FOR_LANES(same, l) w->pc[l]++;
+        w->waiting &= ~same;
+        w->at_warp_sync &= ~same;
+        join(w, same);
+        if (b->racecheck)
+            race_tick(b, w);
+    }
+}
+
 /* The member-mask operand of a .sync collective, or -1 (activemask has none). */
 static int membermask_slot(const insn *in, const int32_t *o)
 {
@@ -1848,24 +1919,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
             return STEP_FAULT;
         }
         return m ? exec_barrier(b, w, in, r, o, active) : STEP_NEXT;
-    case OP_BAR_WARP: {
-        if (!m)
-            return STEP_NEXT;
-        /* "bar.warp.sync": every non-exited thread in membermask executes it (lanes that exited, or that
-         * a partial last warp does not have, are not waited for) */
-        uint32_t membermask = (uint32_t)S(0)[__builtin_ctz(m)] & w->live;
-        if ((membermask & ~m) || (m & ~membermask)) {
-            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_DEADLOCK,
-                  "bar.warp.sync with member mask 0x%08x reached by lanes 0x%08x only (the emulator needs the "
-                  "members at one bar.warp.sync together)", membermask, m);
-            return STEP_FAULT;
-        }
-        /* "guarantees memory ordering among threads participating in barrier". The warp has one clock, so
-         * this orders its other lanes too: a race between lanes outside a partial mask goes unseen. */
-        if (b->racecheck)
-            race_tick(b, w);
-        return STEP_NEXT;
-    }
+    case OP_BAR_WARP:
+        return m ? exec_warp_sync(b, w, in, S(0), m) : STEP_NEXT;
     case OP_CP_ASYNC:
         return exec_cp_async(b, w, in, r, o, m);
     case OP_CP_ASYNC_COMMIT:
@@ -2058,6 +2113,8 @@ static void run_warp(block *b, warp *w)
                 w->wpc++;
             for (int id = 0; id < 16; id++) /* exited threads no longer hold a barrier back */
                 try_complete(b, id);
+            if (w->at_warp_sync)
+                release_warp_syncs(b, w);
             break;
         case STEP_MOVED:
             break;
@@ -2192,6 +2249,7 @@ static void run_block(block *b)
         w->converged = true;
         w->wpc = 0;
         w->take_turns = false;
+        w->at_warp_sync = 0;
         for (int l = 0; l < LANES; l++)
             w->together[l] = w->live;
         w->index = i;

@@ -67,7 +67,9 @@ typedef struct {
     uint32_t together[LANES];  /* the lanes each lane is converged with: split by a divergent branch, joined
                                   again only where the program synchronises them (see exec.c: join) */
     uint32_t live;             /* lanes that exist and have not exited */
-    uint32_t waiting;          /* lanes stopped at a barrier */
+    uint32_t waiting;          /* lanes stopped at a barrier, or at a bar.warp.sync (at_warp_sync) */
+    uint32_t at_warp_sync;     /* lanes waiting at a bar.warp.sync for members still to come */
+    uint32_t warp_sync_mask[LANES]; /* the member mask each of them gave */
     int bar_id;                /* the barrier they wait at */
     unsigned index;            /* warp number in the block */
     async_copy *copies;        /* cp.async in flight */

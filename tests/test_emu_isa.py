@@ -1441,6 +1441,13 @@ def tests_progress(R, rng):
             raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
     R.case('every thread spins on a flag nobody sets: a livelock, reported in one line, not a hang', livelock)
 
+    def two_sites():
+        x = rng.integers(0, 1 << 30, 32).astype(np.uint32)
+        o, p = R.out('u32', 32)
+        R.launch('progress.ptx', 'warp_sync_two_sites', 1, 32, [R.inp(x), o])
+        compare(np.load(p).view(np.uint32), [int(x[l ^ 1]) for l in range(32)], [(x, 32)])
+    R.case('bar.warp.sync reached from two call sites by even and odd lanes: one barrier, then a swap', two_sites)
+
 
 def tests_tiles(R, rng):
     def tiles():
