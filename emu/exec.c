@@ -2022,6 +2022,11 @@ static void check_converged(warp *w)
 
 static void describe_livelock(block *b, const warp *spinning);
 
+static inline bool is_wgmma(const insn *in)
+{
+    return in->op == OP_WGMMA_FENCE || in->op == OP_WGMMA_COMMIT || in->op == OP_WGMMA_WAIT || in->op == OP_WGMMA_MMA;
+}
+
 /* Runs a warp until it waits, exits or (when interleaving) its turn ends. */
 static void run_warp(block *b, warp *w)
 {
@@ -2074,6 +2079,8 @@ static void run_warp(block *b, warp *w)
             FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = b->c.warp_instructions;
         b->c.by_class[class_of(in)]++;
         w->last_pc = pc;
+        if (w->n_wgmma && !is_wgmma(in) && !wgmma_registers_free(b, w, in))
+            break;
         step s = execute(b, w, in, active, exec);
         if (exec && s != STEP_FAULT && synchronises_lanes(in))
             join(w, exec);
@@ -2264,6 +2271,8 @@ static void run_block(block *b)
         memset(w->bulk_committed, 0, sizeof w->bulk_committed);
         w->n_wgmma = 0;
         w->wgmma_committed = 0;
+        w->wgmma_fenced = false;
+        memset(w->wgmma_busy, 0, (size_t)k->n_slots);
         for (int c = 0; c < k->n_consts; c++)
             for (int l = 0; l < LANES; l++)
                 w->r[k->const_slot[c]][l] = k->const_value[c];
@@ -2364,6 +2373,7 @@ static void *grid_worker(void *arg)
         b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
         b.warps[i].local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
         b.warps[i].local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
+        b.warps[i].wgmma_busy = malloc(k->n_slots ? (size_t)k->n_slots : 1);
     }
     for (;;) {
         uint64_t next = atomic_fetch_add(&g->next_block, 1);
@@ -2402,6 +2412,7 @@ static void *grid_worker(void *arg)
         free(b.warps[i].r);
         free(b.warps[i].local);
         free(b.warps[i].local_written);
+        free(b.warps[i].wgmma_busy);
         free(b.warps[i].copies);
         free(b.warps[i].wgmma);
         free(b.warps[i].stores);

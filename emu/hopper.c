@@ -585,6 +585,52 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     return true;
 }
 
+/* Marks (or, done, unmarks) the registers an issued wgmma.mma_async writes and reads later: its
+ * accumulators, and A's fragment when A comes from registers. Until the wgmma.wait_group that covers it,
+ * no other instruction may touch them ("wgmma.mma_async": "Accessing the accumulator register or the
+ * input register containing fragments of matrix A of a wgmma.mma_async instruction without first
+ * performing a wgmma.wait_group instruction that waits on a wgmma-group including that wgmma.mma_async
+ * instruction is undefined behavior"). */
+static void wgmma_registers_in_flight(warp *w, const wgmma_op *op, const int32_t *o, int delta)
+{
+    const insn *in = op->in;
+    for (int i = 0; i < in->n_dst; i++)
+        w->wgmma_busy[o[i]] = (uint8_t)(w->wgmma_busy[o[i]] + delta);
+    if (in->flags & F_A_REGS)
+        for (int i = 0; i < 4; i++)
+            w->wgmma_busy[o[in->n_dst + i]] = (uint8_t)(w->wgmma_busy[o[in->n_dst + i]] + delta);
+}
+
+bool wgmma_registers_free(block *b, warp *w, const insn *in)
+{
+    const int32_t *o = b->k->slots_of + in->operands;
+    for (int i = 0; i < in->n_dst + in->n_src; i++)
+        if (w->wgmma_busy[o[i]]) {
+            fault(b, in, 0, w, EMU_ERR_INVALID, "%s %s a register that an in-flight wgmma.mma_async accumulates into "
+                  "or reads A from, before the wgmma.wait_group that covers it (undefined: \"wgmma.mma_async\")",
+                  ptx_op_name((ptx_op)in->op), i < in->n_dst ? "writes" : "reads");
+            return false;
+        }
+    return true;
+}
+
+/* A shared-memory matrix descriptor as the ISA allows it ("Matrix Descriptor Format"): with a swizzle,
+ * a matrix that does not start at a row of the pattern's repeat boundary needs the base offset (start >>
+ * 7) mod the pattern's rows; with base offset 0 it must start on that boundary. */
+static bool descriptor_ok(block *b, warp *w, const insn *in, uint64_t desc, const char *which)
+{
+    const uint64_t start = (desc & 0x3fff) << 4;
+    const unsigned mode = (unsigned)(desc >> 62), rows = mode == 1 ? 8 : mode == 2 ? 4 : mode == 3 ? 2 : 1;
+    const unsigned row = (unsigned)(start >> 7) % rows;
+    if (rows > 1 && row != 0 && (desc >> 49 & 7) == 0) {
+        fault(b, in, 0, w, EMU_ERR_INVALID, "wgmma: the %s descriptor's matrix starts at shared 0x%" PRIx64 ", row %u "
+              "of its %u-byte swizzle pattern, with base offset 0 (\"Matrix Descriptor Format\": the base offset "
+              "must then be %u)", which, start, row, rows * 128, row);
+        return false;
+    }
+    return true;
+}
+
 step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     if (m != FULL_MASK) { /* .sync.aligned: the whole warp, as for mma.sync */
@@ -593,8 +639,9 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
         return STEP_FAULT;
     }
     switch (in->op) {
-    case OP_WGMMA_FENCE:
-        return STEP_NEXT; /* orders register accesses: the emulator's are ordered already */
+    case OP_WGMMA_FENCE: /* orders register accesses: the emulator's are ordered already; it is checked for */
+        w->wgmma_fenced = true;
+        return STEP_NEXT;
     case OP_WGMMA_COMMIT:
         w->wgmma_committed++;
         return STEP_NEXT;
@@ -604,6 +651,7 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             if (w->wgmma[i].group + (uint32_t)in->addr_offset < w->wgmma_committed) {
                 if (!wgmma_run(b, w, &w->wgmma[i]))
                     return STEP_FAULT;
+                wgmma_registers_in_flight(w, &w->wgmma[i], b->k->slots_of + w->wgmma[i].in->operands, -1);
                 if (b->racecheck)
                     wgmma_operands_in_flight(b, w, &w->wgmma[i], false);
             } else {
@@ -611,10 +659,29 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             }
         }
         w->n_wgmma = kept;
+        w->wgmma_fenced = false; /* registers may be touched now: the next batch needs a wgmma.fence */
         return STEP_NEXT;
     }
     default: { /* mma_async: queued; it reads shared memory and its accumulators when a wait covers it */
         const int src = in->n_dst;
+        if (!w->wgmma_fenced) {
+            fault(b, in, 0, w, EMU_ERR_INVALID, "wgmma.mma_async with no wgmma.fence since the warpgroup last "
+                  "touched its registers (\"wgmma.fence\": it must come before the first wgmma.mma_async, and "
+                  "between a register access and a wgmma.mma_async that uses the register)");
+            return STEP_FAULT;
+        }
+        /* the descriptors and scale-d are the warpgroup's: every thread gives the same */
+        const int uniform[3] = {(in->flags & F_A_REGS) ? -1 : o[src], (in->flags & F_A_REGS) ? o[src + 4] : o[src + 1],
+                                (in->flags & F_A_REGS) ? o[src + 5] : o[src + 2]};
+        for (int u = 0; u < 3; u++)
+            for (int l = 1; u >= 0 && uniform[u] >= 0 && l < LANES; l++)
+                if (r[uniform[u]][l] != r[uniform[u]][0]) {
+                    fault(b, in, l, w, EMU_ERR_INVALID, "wgmma.mma_async: lane %d gives %s 0x%" PRIx64 ", lane 0 gives "
+                          "0x%" PRIx64 " (the descriptors and scale-d are one per warpgroup: every thread must give "
+                          "the same)", l, u == 2 ? "scale-d" : u == 0 ? "the A descriptor" : "the B descriptor",
+                          r[uniform[u]][l], r[uniform[u]][0]);
+                    return STEP_FAULT;
+                }
         wgmma_op op = {.in = in, .group = w->wgmma_committed};
         if (in->flags & F_A_REGS) {
             for (int i = 0; i < 4; i++)
@@ -628,8 +695,12 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             op.accumulate = r[o[src + 2]][0] & 1;
         }
         b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
+        if ((!(in->flags & F_A_REGS) && !descriptor_ok(b, w, in, op.a_desc, "A")) ||
+            !descriptor_ok(b, w, in, op.b_desc, "B"))
+            return STEP_FAULT;
         if (b->racecheck && !wgmma_operands_in_flight(b, w, &op, true))
             return STEP_FAULT;
+        wgmma_registers_in_flight(w, &op, o, +1);
         if (w->n_wgmma == w->cap_wgmma) {
             w->cap_wgmma = w->cap_wgmma ? 2 * w->cap_wgmma : 8;
             w->wgmma = realloc(w->wgmma, (size_t)w->cap_wgmma * sizeof *w->wgmma);

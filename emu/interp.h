@@ -84,6 +84,8 @@ typedef struct {
     wgmma_op *wgmma;           /* issued wgmma.mma_async not yet waited for */
     int n_wgmma, cap_wgmma;
     uint32_t wgmma_committed;  /* wgmma groups committed */
+    bool wgmma_fenced;         /* a wgmma.fence since the last wgmma.wait_group (or the start) */
+    uint8_t *wgmma_busy;       /* per register slot: the in-flight wgmma that will write or read it */
     bulk_store *stores;        /* cp.async.bulk shared -> global, not yet waited for */
     int n_stores, cap_stores;
     uint32_t bulk_committed[LANES];
@@ -194,6 +196,8 @@ void race_acquire_at(block *b, const warp *w, uint32_t at);  /* ld/atom .acquire
 void race_free(block *b);
 
 /* Hopper's instruction families (hopper.c). */
+/* The instruction touches a register an in-flight wgmma.mma_async owns (false after reporting it). */
+bool wgmma_registers_free(block *b, warp *w, const insn *in);
 step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
 step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
                     uint32_t active);
