@@ -1102,6 +1102,25 @@ static void exec_wmma_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o
 /* ---------------------------------------------------------------------------------------------- */
 /* cp.async                                                                                       */
 
+/* EMU_INTERLEAVE's dice: true once in `n` throws, by the block's seeded generator. */
+static bool one_in(block *b, unsigned n)
+{
+    b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+    return (b->rng >> 33) % n == 0;
+}
+
+/* One cp.async lands in shared memory: src-size bytes from global memory, zeros past them. */
+static void land_copy(block *b, warp *w, const async_copy *c)
+{
+    uint8_t *dst = b->smem + c->dst;
+    if (c->src_bytes)
+        memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
+    memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
+    memset(b->smem_written + c->dst, 1, c->size);
+    if (b->racecheck) /* the issuing thread's write, now: other threads need a barrier after this wait */
+        race_async_land(b, w, c->lane, c->dst, c->size, c->issued_at);
+}
+
 static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t allowed_pending)
 {
     /* "cp.async.wait_group N": wait until at most N of the most recent groups are pending. Groups
@@ -1111,19 +1130,23 @@ static void land_copies(block *b, warp *w, uint32_t lanes, bool all, uint32_t al
         async_copy *c = &w->copies[i];
         bool mine = lanes >> c->lane & 1;
         bool done = all || c->group + allowed_pending < w->committed[c->lane];
-        if (mine && done) {
-            uint8_t *dst = b->smem + c->dst;
-            if (c->src_bytes)
-                memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
-            memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
-            memset(b->smem_written + c->dst, 1, c->size);
-            if (b->racecheck) /* the issuing thread's write, now: other threads need a barrier after this wait */
-                race_async_land(b, w, c->lane, c->dst, c->size, c->issued_at);
-        } else {
+        if (mine && done)
+            land_copy(b, w, c);
+        else
             w->copies[kept++] = *c;
-        }
     }
     w->n_copies = kept;
+}
+
+/* EMU_INTERLEAVE: a cp.async may land at any moment between its issue and the wait that covers it
+ * ("Async-group mechanism"), so now and then one lands early: a kernel that reads its bytes before the
+ * wait (or relies on the old ones) shows. */
+static void land_one_early(block *b, warp *w)
+{
+    b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+    const int i = (int)((b->rng >> 33) % (uint64_t)w->n_copies);
+    land_copy(b, w, &w->copies[i]);
+    w->copies[i] = w->copies[--w->n_copies];
 }
 
 static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
@@ -1989,18 +2012,41 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
 #undef S
 
 /* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run). */
-static bool next_group(const warp *w, uint32_t *group, int32_t *pc)
+static bool next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
 {
     uint32_t ready = w->live & ~w->waiting;
     if (!ready)
         return false;
     int32_t best = INT32_MAX;
     FOR_LANES(ready, l) if (w->pc[l] < best) best = w->pc[l];
-    if (w->take_turns) { /* the group after the one that ran last, in pc order (wrapping round) */
-        int32_t after = INT32_MAX;
-        FOR_LANES(ready, l) if (w->pc[l] > w->last_pc && w->pc[l] < after) after = w->pc[l];
-        if (after != INT32_MAX)
-            best = after;
+    /* Other orders than lowest pc first: the lanes' turns (take_turns) and EMU_INTERLEAVE's random pick.
+     * Both choose among lanes at instructions that need no one else; lanes that must gather (a barrier,
+     * a collective, an .aligned instruction) wait for the lanes behind them, which lowest pc first
+     * brings. */
+    if (w->take_turns || emu_get_options()->interleave) {
+        uint32_t free = 0;
+        FOR_LANES(ready, l) {
+            const insn *at = &b->k->code[w->pc[l]];
+            if (!synchronises_lanes(at) && !(at->flags & F_ALIGNED) && at->op != OP_ACTIVEMASK)
+                free |= 1u << l;
+        }
+        if (free && emu_get_options()->interleave) { /* any free lane's pc, at random: ITS allows any */
+            b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
+            const uint32_t pick = (uint32_t)(b->rng >> 33) % (uint32_t)__builtin_popcount(free);
+            uint32_t lanes = free;
+            for (uint32_t i = 0; i < pick; i++)
+                lanes &= lanes - 1;
+            best = w->pc[__builtin_ctz(lanes)];
+        } else if (free) { /* the free group after the one that ran last, in pc order (wrapping round) */
+            int32_t after = INT32_MAX, first = INT32_MAX;
+            FOR_LANES(free, l) {
+                if (w->pc[l] > w->last_pc && w->pc[l] < after)
+                    after = w->pc[l];
+                if (w->pc[l] < first)
+                    first = w->pc[l];
+            }
+            best = after != INT32_MAX ? after : first;
+        }
     }
     uint32_t g = 0;
     FOR_LANES(ready, l) if (w->pc[l] == best) g |= 1u << l;
@@ -2052,7 +2098,7 @@ static void run_warp(block *b, warp *w)
             if (!active)
                 break;
             pc = w->wpc;
-        } else if (!next_group(w, &active, &pc)) {
+        } else if (!next_group(b, w, &active, &pc)) {
             break;
         }
         const insn *in = &k->code[pc];
@@ -2079,6 +2125,8 @@ static void run_warp(block *b, warp *w)
             FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = b->c.warp_instructions;
         b->c.by_class[class_of(in)]++;
         w->last_pc = pc;
+        if (w->n_copies && emu_get_options()->interleave && one_in(b, 32))
+            land_one_early(b, w);
         if (w->n_wgmma && !is_wgmma(in) && !wgmma_registers_free(b, w, in))
             break;
         step s = execute(b, w, in, active, exec);

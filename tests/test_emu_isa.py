@@ -1448,6 +1448,33 @@ def tests_progress(R, rng):
         compare(np.load(p).view(np.uint32), [int(x[l ^ 1]) for l in range(32)], [(x, 32)])
     R.case('bar.warp.sync reached from two call sites by even and odd lanes: one barrier, then a swap', two_sites)
 
+    def explore(kernel, block, make_input, right, what):
+        def run():
+            x = make_input()
+            outs = {}
+            for seed in [None] + list(range(1, 17)):
+                o, p = R.out('u32', 16 if kernel == 'lanes_unsynced' else block)
+                cmd = [R.ptxrun, os.path.join(EMU_DIR, 'progress.ptx'), kernel, '--grid', '1', '--block', str(block),
+                       R.inp(x), o]
+                env = dict(os.environ, EMU_RACECHECK='0', EMU_INITCHECK='0')
+                if seed is not None:
+                    env['EMU_INTERLEAVE'] = str(seed)
+                q = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+                if q.returncode != 0:
+                    raise Fail('seed %s: exit %d: %s' % (seed, q.returncode, q.stderr.strip()[:200]))
+                outs[seed] = np.load(p).view(np.uint32)
+            if not np.array_equal(outs[None], right(x)):
+                raise Fail('the default schedule does not give %s' % what)
+            if all(np.array_equal(outs[seed], right(x)) for seed in range(1, 17)):
+                raise Fail('no seed of 16 showed another order than the default one')
+        return run
+    R.case("EMU_INTERLEAVE runs a diverged warp's lane groups in random order (lanes read unsynced stores)",
+           explore('lanes_unsynced', 32, lambda: rng.integers(2, 1 << 30, 16).astype(np.uint32),
+                   lambda x: x, 'the writers first'))
+    R.case('EMU_INTERLEAVE lands a cp.async early, at any moment before its wait',
+           explore('read_before_copy_wait', 64, lambda: rng.integers(2, 1 << 30, 256).astype(np.uint32),
+                   lambda x: np.ones(64, dtype=np.uint32), 'the value stored before the copy'))
+
 
 def tests_tiles(R, rng):
     def tiles():
