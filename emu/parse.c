@@ -2095,7 +2095,7 @@ static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *
             count = 0; /* unsized: .extern .shared x[] */
         } else {
             uint64_t n;
-            if (!tok_u64(lx, "an array size", limit, &n))
+            if (!tok_u64(lx, "an array size", UINT64_MAX, &n)) /* the product is checked */
                 goto fail;
             if (!bounded_mul(count, n, limit, &count))
                 count = limit + 1; /* reported below, with the element size */
