@@ -832,8 +832,10 @@ static bool parse_address(kbuild *b, operand_list *list, operand *o)
             o->slot = base.slot;
         else if (base.kind == O_LIT)
             o->bits = base.bits, o->sym_space = base.sym_space;
-        else
+        else {
+            free(base.label);
             return failf(lx, o->line, "unknown name in an address");
+        }
         while (is(lx, "+") || is(lx, "-")) {
             bool neg = is(lx, "-");
             advance(lx);
@@ -2395,8 +2397,10 @@ static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
         decoder d = {b, &in, ops, text, shown.s};
         ok = decode(&d);
     }
-    for (int i = 0; i < ops->n; i++) /* labels, and a vector's elements never hold one */
+    for (int i = 0; i < ops->n; i++) /* the labels named (bra took its own) */
         free(ops->op[i].label);
+    for (int i = 0; i < ops->n_vec; i++)
+        free(ops->vec[i].label);
     free(ops);
     if (!ok)
         return false;

@@ -181,9 +181,13 @@ static argument parse_argument(char *text)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || strcmp(argv[1], "--help") == 0) {
-        fputs(USAGE, argc < 3 ? stderr : stdout);
-        return argc < 3 ? 2 : 0;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(USAGE, stdout);
+        return 0;
+    }
+    if (argc < 3) {
+        fprintf(stderr, "ptxrun: needs FILE.ptx and KERNEL (see ptxrun --help)\n");
+        return 2;
     }
     char err[4200];
     size_t size;
