@@ -181,8 +181,7 @@ static conv_problem problem_from_options(const options *opts)
     conv_problem prob;
     char why[2048];
     if (!suite_find(opts->layer ? opts->layer : "tutorial/first_graph", 0, &prob, why, sizeof why)) {
-        fprintf(stderr, "conv: %s\n", why);
-        exit(2);
+        cli_fail(2, "%s", why);
     }
     int *fields = &prob.n;
     const int *given = &opts->overrides.n;
@@ -190,8 +189,7 @@ static conv_problem problem_from_options(const options *opts)
         if (given[i] >= 0)
             fields[i] = given[i];
     if (!problem_validate(&prob, why, sizeof why)) {
-        fprintf(stderr, "conv: impossible problem: %s\n", why);
-        exit(2);
+        cli_fail(2, "impossible problem: %s", why);
     }
     return prob;
 }
@@ -200,11 +198,10 @@ static const conv_kernel *kernel_or_exit(const char *id)
 {
     const conv_kernel *kernel = registry_find(id);
     if (!kernel) {
-        fprintf(stderr, "conv: unknown kernel '%s' (known:", id);
-        for (int i = 0; i < registry_count(); i++)
-            fprintf(stderr, " %s", registry_kernel(i)->id);
-        fprintf(stderr, ")\n");
-        exit(2);
+        char known[1024] = "";
+        for (int i = 0, used = 0; i < registry_count() && used < (int)sizeof known; i++)
+            used += snprintf(known + used, sizeof known - (size_t)used, " %s", registry_kernel(i)->id);
+        cli_fail(2, "unknown kernel '%s' (known:%s)", id, known);
     }
     return kernel;
 }
@@ -432,8 +429,7 @@ static int command_check(const options *opts)
         }
     }
     if (!matched) {
-        fprintf(stderr, "conv: no kernel id starts with '%s' (see conv list)\n", opts->target);
-        return 2;
+        cli_fail(2, "no kernel id starts with '%s' (see conv list)", opts->target);
     }
     if (failures)
         return 1;
@@ -622,10 +618,9 @@ static int command_bench(const options *opts)
         }
     }
     if (!job_count) {
-        fprintf(stderr, "conv: no kernel matches --kernels %s%s\n", opts->kernels ? opts->kernels : "",
-                fused ? " with a fused epilogue" : "");
         free(jobs);
-        return 2;
+        cli_fail(2, "no kernel matches --kernels %s%s", opts->kernels ? opts->kernels : "",
+                 fused ? " with a fused epilogue" : "");
     }
 
     char date[16];

@@ -2,13 +2,16 @@
 # tests/fuzz/run.sh: builds the libFuzzer harnesses with AddressSanitizer and UndefinedBehaviorSanitizer
 # and runs them (tests/README.md, "Fuzzing").
 #
-#   bash tests/fuzz/run.sh [--seconds N] [--out DIR] [--build-only] [--replay-only] [HARNESS...]
+#   bash tests/fuzz/run.sh [--seconds N] [--out DIR] [--build DIR] [--build-only] [--replay-only] [HARNESS...]
 #
-#   HARNESS      fuzz_ptx, fuzz_ptx_run, fuzz_npy, fuzz_ptxrun_cli (default: all four)
+#   HARNESS      fuzz_ptx, fuzz_ptx_run, fuzz_npy, fuzz_ptxrun_cli (libFuzzer), cli_mutate (the programs'
+#                command lines from outside, tests/fuzz/cli_mutate.py) (default: all five)
 #   --seconds N  fuzz each for N seconds (default 15, what CI runs), after replaying its regression
 #                inputs (tests/fuzz/regressions/HARNESS/: every finding so far, each must pass)
 #   --out DIR    where the binaries, the working corpora and the findings go (default build/fuzz)
 #   --jobs N     run N harnesses at once (default 1)
+#   --build DIR  the meson build: its emu/*.ptx seed the PTX harnesses, cli_mutate runs its programs
+#                (default build)
 #
 # Exit 0 when no harness found anything; 1 with the finding's file named (crash-*, leak-*, timeout-*,
 # oom-* under DIR/findings/HARNESS/; copy it to tests/fuzz/regressions/HARNESS/ once fixed); 77 when
@@ -16,20 +19,24 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
-seconds=15 out=$root/build/fuzz build_only=0 replay_only=0 jobs=1
+seconds=15 out=$root/build/fuzz build_only=0 replay_only=0 jobs=1 meson_build=$root/build
 harnesses=()
 while (($#)); do
     case $1 in
     --seconds) seconds=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
+    --build) meson_build=$2; shift 2 ;;
     --build-only) build_only=1; shift ;;
     --replay-only) replay_only=1; shift ;;
-    fuzz_*) harnesses+=("$1"); shift ;;
+    fuzz_* | cli_mutate) harnesses+=("$1"); shift ;;
     *) echo "run.sh: unknown argument '$1' (see the comment at the top of tests/fuzz/run.sh)"; exit 2 ;;
     esac
 done
-((${#harnesses[@]})) || harnesses=(fuzz_ptx fuzz_ptx_run fuzz_npy fuzz_ptxrun_cli)
+((${#harnesses[@]})) || harnesses=(fuzz_ptx fuzz_ptx_run fuzz_npy fuzz_ptxrun_cli cli_mutate)
+ptx_dir=$meson_build/emu
+libfuzzer=()
+for h in "${harnesses[@]}"; do [ "$h" = cli_mutate ] || libfuzzer+=("$h"); done
 
 cc=${FUZZ_CC:-}
 for candidate in clang clang-14 clang-15 clang-16 clang-17 clang-18; do
@@ -70,13 +77,13 @@ for s in "${emu_sources[@]}"; do
 done
 compile "$root/common/npy.c" "$out/obj/npy.o" & pids+=($!)
 compile "$root/emu/ptxrun.c" "$out/obj/ptxrun.o" -include "$here/ptxrun_hooks.h" & pids+=($!)
-for h in "${harnesses[@]}"; do
+for h in "${libfuzzer[@]}"; do
     compile "$here/$h.c" "$out/obj/$h.o" & pids+=($!)
 done
 failed=0
 for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 ((failed)) && { echo "run.sh: the build failed"; exit 1; }
-for h in "${harnesses[@]}"; do
+for h in "${libfuzzer[@]}"; do
     case $h in
     fuzz_ptx) extra=("$out/obj/parse.o") ;;
     fuzz_ptx_run) extra=("${objects[@]}") ;;
@@ -86,7 +93,7 @@ for h in "${harnesses[@]}"; do
     "$cc" -fsanitize=fuzzer,address,undefined -pthread "$out/obj/$h.o" "${extra[@]}" -lm -o "$out/$h" ||
         { echo "run.sh: linking $h failed"; exit 1; }
 done
-echo "run.sh: built ${harnesses[*]} in $(($(date +%s) - start)) s"
+echo "run.sh: built ${libfuzzer[*]} in $(($(date +%s) - start)) s"
 ((build_only)) && exit 0
 
 # ---- seeds: the committed ones, the build's own PTX, NumPy-written .npy files ----------------------------
@@ -96,16 +103,16 @@ seed_dirs() { # HARNESS: the folders its run starts from
     case $h in
     fuzz_ptx | fuzz_ptx_run)
         echo "$root/tests/emu"
-        if [ "$h" = fuzz_ptx ] && ls "$root"/build/emu/*.ptx >/dev/null 2>&1; then echo "$out/seeds/build_ptx"; fi
+        if [ "$h" = fuzz_ptx ] && ls "$ptx_dir"/*.ptx >/dev/null 2>&1; then echo "$out/seeds/build_ptx"; fi
         ;;
     fuzz_npy) echo "$out/seeds/numpy" ;;
     esac
 }
 mkdir -p "$out/seeds/build_ptx" "$out/seeds/numpy"
-if ls "$root"/build/emu/*.ptx >/dev/null 2>&1; then
+if ls "$ptx_dir"/*.ptx >/dev/null 2>&1; then
     # the build's PTX, each cut to its first 64 KiB (its first kernels): whole files are up to 1.3 MB,
     # and libFuzzer mutates small inputs faster
-    for f in "$root"/build/emu/*.ptx; do head -c 65536 "$f" >"$out/seeds/build_ptx/$(basename "$f")"; done
+    for f in "$ptx_dir"/*.ptx; do head -c 65536 "$f" >"$out/seeds/build_ptx/$(basename "$f")"; done
 fi
 python3 - "$out/seeds/numpy" <<'PY' 2>/dev/null || true
 import sys, numpy as np
@@ -121,6 +128,15 @@ status=0
 run_one() { # HARNESS
     local h=$1 log=$out/logs/$1.log
     mkdir -p "$out/corpus/$h" "$out/findings/$h" "$out/logs"
+    if [ "$h" = cli_mutate ]; then # replays tests/fuzz/regressions/cli, then mutates for the time given
+        ((replay_only)) && seconds=0
+        if python3 "$here/cli_mutate.py" "$meson_build" --seconds "$seconds" --out "$out" >"$log" 2>&1; then
+            echo "run.sh: cli_mutate: $(grep -m1 'runs' "$log" | sed 's/^cli_mutate: //'), nothing found"
+            return 0
+        fi
+        echo "run.sh: cli_mutate FOUND something: $(grep -m1 FOUND "$log") (log: $log)"
+        return 1
+    fi
     local options=(-timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 -max_len=65536 -print_final_stats=1
                    -artifact_prefix="$out/findings/$h/")
     [ "$h" = fuzz_ptx ] || [ "$h" = fuzz_ptx_run ] && options+=(-dict="$here/ptx.dict")
