@@ -2565,6 +2565,10 @@ static bool parse_body(kbuild *b)
     }
     /* falling off the end is a return */
     insn ret = {.op = OP_RET, .guard = -1, .addr_base = -1, .target = -1, .ptx_line = lx->tok.line};
+    /* a kernel without operands still gets an operand list: the interpreter takes slots_of + operands for
+     * every instruction, and an offset from a null pointer is undefined even when it is 0 */
+    if (!b->n_slots_of_cap && !grow_array(lx, &k->slots_of, &b->n_slots_of_cap, sizeof *k->slots_of))
+        return false;
     return PUSH(lx, k->code, k->n_code, b->n_code_cap, ret);
 }
 
