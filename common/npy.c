@@ -108,6 +108,8 @@ static bool read_npy(const char *path, npy_array *out, bool integers, char *why,
     const char *descr = find_value(header, "descr");
     if (!descr)
         REJECT("header has no 'descr'");
+    if (*descr != '\'') /* a quoted string, before its characters are compared (it may end the header) */
+        REJECT("header's 'descr' is not a quoted string");
     int found = -1;
     for (int t = 0; t < (integers ? NPY_TYPES : NPY_FLOAT_TYPES) && found < 0; t++)
         if (strncmp(descr + 1, types[t].descr, 3) == 0 && descr[4] == '\'')
