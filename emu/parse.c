@@ -124,7 +124,7 @@ static bool failf(lexer *lx, int line, const char *fmt, ...)
     if (lx->failed)
         return false;
     lx->failed = true;
-    int n = snprintf(lx->err, lx->err_len, "%s:%d: ", lx->path, line);
+    int n = snprintf(lx->err, lx->err_len, "%s:%d: ", shown_path(lx->path).s, line);
     va_list ap;
     va_start(ap, fmt);
     if (n >= 0 && (size_t)n < lx->err_len)
@@ -2772,7 +2772,7 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
         return NULL;
     }
     ptx_module *mod = calloc(1, sizeof *mod);
-    if (!mod || !(mod->path = strdup(path))) {
+    if (!mod || !(mod->path = strdup(shown_path(path).s))) { /* messages name it: escaped once, here */
         free(mod);
         out_of_memory(&lx);
         return NULL;

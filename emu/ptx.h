@@ -168,7 +168,7 @@ typedef struct {
 } ptx_kernel;
 
 typedef struct {
-    char *path;            /* where the text came from, for messages */
+    char *path;            /* where the text came from, for messages (escaped: one printable line) */
     char **files;          /* .file N "path" -> files[N] */
     int n_files;
     ptx_kernel *kernels;

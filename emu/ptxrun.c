@@ -200,7 +200,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ptxrun: %s holds a NUL byte: not PTX text\n", shown_path(argv[1]).s);
         return 1;
     }
-    ptx_module *module = ptx_parse(text, shown_path(argv[1]).s, err, sizeof err);
+    ptx_module *module = ptx_parse(text, argv[1], err, sizeof err);
     free(text);
     if (!module) {
         fprintf(stderr, "ptxrun: %s\n", err);
