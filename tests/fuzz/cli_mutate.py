@@ -10,7 +10,7 @@ than 0, 1, 2 or 77, bad input (exit 2) with more than one line on stderr or noth
 anything on stderr that is not printable ASCII. Hostile values are invalid (negative, zero, past 2^31 or 2^64, not numbers,
 empty) or small valid ones: a large valid size would only make a run slow, not wrong.
 
-  python3 tests/fuzz/cli_mutate.py BUILD_DIR [--seconds N] [--timeout S] [--seed N] [--out DIR]
+  python3 tests/fuzz/cli_mutate.py BUILD_DIR [--seconds N] [--timeout S] [--state N] [--out DIR]
 
 Each finding is written to OUT/findings/cli_N.json (the program and its arguments); once fixed it goes
 to tests/fuzz/regressions/cli/, whose inputs are replayed first, every run.
@@ -28,7 +28,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("build")
 parser.add_argument("--seconds", type=float, default=15)
 parser.add_argument("--timeout", type=float, default=20)
-parser.add_argument("--seed", type=int, default=int(time.time()))
+parser.add_argument("--state", type=int, default=int(time.time()), help="the random generator's starting state")
 parser.add_argument("--out", default=None)
 args = parser.parse_args()
 build = os.path.abspath(args.build)
@@ -36,7 +36,7 @@ out = os.path.abspath(args.out or os.path.join(build, "fuzz"))
 scratch = os.path.join(out, "cli_scratch")
 os.makedirs(scratch, exist_ok=True)
 os.makedirs(os.path.join(out, "findings"), exist_ok=True)
-rng = random.Random(args.seed)
+rng = random.Random(args.state)
 
 PTX = (".version 9.0\n.target sm_90\n.address_size 64\n"
        ".visible .entry k(.param .u64 out, .param .u32 n)\n{\n  .reg .pred %p<2>; .reg .b32 %r<3>; .reg .b64 %rd<4>;\n"
@@ -49,7 +49,7 @@ with open(os.path.join(scratch, "k.ptx"), "w") as f:
 PROGRAMS = {
     "conv": {
         "path": os.path.join(build, "conv"),
-        "seeds": [["list"], ["layers"], ["run", "01", "--n", "1", "--c", "2", "--h", "5", "--w", "5", "--k", "2",
+        "starts": [["list"], ["layers"], ["run", "01", "--n", "1", "--c", "2", "--h", "5", "--w", "5", "--k", "2",
                                          "--r", "3", "--s", "3", "--pad", "1", "--reps", "1", "--warmup", "0"],
                   ["run", "01", "--layer", "tutorial/first_graph", "--n", "1", "--reps", "1", "--epilogue", "relu"],
                   ["check", "01", "--random", "1", "--seed", "3"], ["run", "02b", "--n", "1"]],
@@ -62,13 +62,13 @@ PROGRAMS = {
     },
     "resnet_block": {
         "path": os.path.join(build, "chapters", "10_resnet_block", "resnet_block"),
-        "seeds": [["check", "--random", "0"], ["check", "--kernel", "05j", "--seed", "2"], ["--help"]],
+        "starts": [["check", "--random", "0"], ["check", "--kernel", "05j", "--seed", "2"], ["--help"]],
         "flags": ["--kernel", "--seed", "--random", "--n", "--blocks", "--csv", "--help"],
         "never": ["bench", "--emulate", "--quick"],
     },
     "train_cnn": {
         "path": os.path.join(build, "chapters", "11_train_cnn", "train_cnn"),
-        "seeds": [["--backend", "cpu", "--steps", "2", "--batch", "2", "--test", "2", "--size", "8", "--log-every", "1",
+        "starts": [["--backend", "cpu", "--steps", "2", "--batch", "2", "--test", "2", "--size", "8", "--log-every", "1",
                    "--target", "0"],
                   ["--backend", "cpu", "--steps", "1", "--batch", "1", "--test", "1", "--size", "8", "--lr", "0.1",
                    "--emulate-fp16", "--target", "0", "--log", "losses.csv"]],
@@ -78,7 +78,7 @@ PROGRAMS = {
     },
     "ptxrun": {
         "path": os.path.join(build, "emu", "ptxrun"),
-        "seeds": [["k.ptx", "k", "--grid", "1", "--block", "32", "out:o.npy:u32:32", "u32:32"],
+        "starts": [["k.ptx", "k", "--grid", "1", "--block", "32", "out:o.npy:u32:32", "u32:32"],
                   ["k.ptx", "k", "--grid", "2,1,1", "--block", "16,2", "--smem", "64", "out:o.npy:f32:64", "u32:5"]],
         "flags": ["--grid", "--block", "--smem", "--counters", "--help"],
         "never": [],
@@ -158,14 +158,14 @@ for file in sorted(os.listdir(regressions)) if os.path.isdir(regressions) else [
         why = check(case["program"], present[case["program"]], case["args"])
         if why:
             failures.append(f"regression {file}: {case['program']} {case['args']!r}: {why}")
-print(f"cli_mutate: seed {args.seed}; {len(os.listdir(regressions)) if os.path.isdir(regressions) else 0} "
+print(f"cli_mutate: random state {args.state}; {len(os.listdir(regressions)) if os.path.isdir(regressions) else 0} "
       f"regression inputs replayed")
 runs = {name: 0 for name in present}
 deadline = time.monotonic() + args.seconds
 while present and time.monotonic() < deadline and len(failures) < 5:
     name = rng.choice(sorted(present))
     spec = present[name]
-    argv = mutate(rng.choice(spec["seeds"]), spec)
+    argv = mutate(rng.choice(spec["starts"]), spec)
     if not allowed(argv, spec):
         continue
     runs[name] += 1

@@ -1,5 +1,5 @@
 /* fuzz_ptxrun_cli: ptxrun's command line (emu/ptxrun.c, its main() run in-process through
- * ptxrun_hooks.h). The input is the arguments after "ptxrun", separated by NUL bytes; the seeds name the
+ * ptxrun_hooks.h). The input is the arguments after "ptxrun", separated by NUL bytes; the starting inputs name the
  * files the harness writes into its own scratch folder (k.ptx, a.npy, b.npy), where it runs. A finding:
  * a crash, undefined behaviour, stderr that is not one printable line, or an exit status other than
  * 0, 1 or 2. Inputs that would write outside the scratch folder (any '/'), launch more than 4096 threads

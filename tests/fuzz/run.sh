@@ -10,7 +10,7 @@
 #                inputs (tests/fuzz/regressions/HARNESS/: every finding so far, each must pass)
 #   --out DIR    where the binaries, the working corpora and the findings go (default build/fuzz)
 #   --jobs N     run N harnesses at once (default 1)
-#   --build DIR  the meson build: its emu/*.ptx seed the PTX harnesses, cli_mutate runs its programs
+#   --build DIR  the meson build: its emu/*.ptx start the PTX harnesses' corpora, cli_mutate runs its programs
 #                (default build)
 #
 # Exit 0 when no harness found anything; 1 with the finding's file named (crash-*, leak-*, timeout-*,
@@ -96,25 +96,25 @@ done
 echo "run.sh: built ${libfuzzer[*]} in $(($(date +%s) - start)) s"
 ((build_only)) && exit 0
 
-# ---- seeds: the committed ones, the build's own PTX, NumPy-written .npy files ----------------------------
-seed_dirs() { # HARNESS: the folders its run starts from
+# ---- where each corpus starts: the committed inputs, the build's own PTX, NumPy-written .npy files -- ----------------------------
+start_dirs() { # HARNESS: the folders its run starts from
     local h=$1
     echo "$here/corpus/$h"
     case $h in
     fuzz_ptx | fuzz_ptx_run)
         echo "$root/tests/emu"
-        if [ "$h" = fuzz_ptx ] && ls "$ptx_dir"/*.ptx >/dev/null 2>&1; then echo "$out/seeds/build_ptx"; fi
+        if [ "$h" = fuzz_ptx ] && ls "$ptx_dir"/*.ptx >/dev/null 2>&1; then echo "$out/start/build_ptx"; fi
         ;;
-    fuzz_npy) echo "$out/seeds/numpy" ;;
+    fuzz_npy) echo "$out/start/numpy" ;;
     esac
 }
-mkdir -p "$out/seeds/build_ptx" "$out/seeds/numpy"
+mkdir -p "$out/start/build_ptx" "$out/start/numpy"
 if ls "$ptx_dir"/*.ptx >/dev/null 2>&1; then
     # the build's PTX, each cut to its first 64 KiB (its first kernels): whole files are up to 1.3 MB,
     # and libFuzzer mutates small inputs faster
-    for f in "$ptx_dir"/*.ptx; do head -c 65536 "$f" >"$out/seeds/build_ptx/$(basename "$f")"; done
+    for f in "$ptx_dir"/*.ptx; do head -c 65536 "$f" >"$out/start/build_ptx/$(basename "$f")"; done
 fi
-python3 - "$out/seeds/numpy" <<'PY' 2>/dev/null || true
+python3 - "$out/start/numpy" <<'PY' 2>/dev/null || true
 import sys, numpy as np
 d = sys.argv[1]
 for name, a in {"f32_2x3": np.arange(6, dtype=np.float32).reshape(2, 3), "f16_4": np.ones(4, np.float16),
@@ -153,7 +153,7 @@ run_one() { # HARNESS
     fi
     ((replay_only)) && return 0
     local dirs=()
-    while read -r d; do [ -d "$d" ] && dirs+=("$d"); done < <(seed_dirs "$h")
+    while read -r d; do [ -d "$d" ] && dirs+=("$d"); done < <(start_dirs "$h")
     "$out/$h" "${options[@]}" -max_total_time="$seconds" "$out/corpus/$h" "${dirs[@]}" >"$log" 2>&1
     local rc=$?
     local runs
