@@ -499,6 +499,14 @@ static void reg_free(reg_map *m)
 /* ---------------------------------------------------------------------------------------------- */
 /* Kernel under construction                                                                      */
 
+/* The module under construction: what its kernels share while they are parsed. */
+typedef struct {
+    index_table var_index;    /* mod->vars by name */
+    index_table kernel_index; /* mod->kernels by name */
+    uint32_t *var_mark;       /* per module variable: 1 + the index of the last kernel whose body names it */
+    int vars_cap, var_mark_cap, kernels_cap;
+} mbuild;
+
 typedef struct { char *name; int32_t index; int line; } label_def;
 typedef struct { char *name; int32_t insn; int line; } label_use;
 NAMED_KEYS(label_def)
@@ -519,9 +527,11 @@ typedef struct {
     ptx_var *locals;        /* kernel-scope .shared/.local variables */
     int n_locals, locals_cap;
     index_table local_index;
-    index_table *var_index; /* the module's variables, mod->vars (ptx_parse's) */
+    mbuild *mb;             /* the module's variables (ptx_parse's) */
     index_table param_index;
-    uint8_t *var_used;      /* which module variables the body names (its .shared ones are laid out) */
+    uint32_t mark;          /* mb->var_mark[i] == mark: the body names module variable i (1 + kernel index) */
+    int32_t *named;         /* those variables' indexes, in declaration order */
+    int n_named, named_cap;
     int cur_file, cur_line; /* the last .loc */
     int sreg_slot[SREG_COUNT];
     uint8_t *slot_types;    /* each register slot's declared type (ptx_type), to tell a predicate operand */
@@ -604,7 +614,7 @@ static ptx_var *find_var(kbuild *b, const char *name, int len)
     int32_t i = table_find(&b->local_index, b->locals, ptx_var_named, hash, name, (size_t)len);
     if (i >= 0)
         return &b->locals[i];
-    i = table_find(b->var_index, b->mod->vars, ptx_var_named, hash, name, (size_t)len);
+    i = table_find(&b->mb->var_index, b->mod->vars, ptx_var_named, hash, name, (size_t)len);
     return i >= 0 ? &b->mod->vars[i] : NULL;
 }
 
@@ -2154,17 +2164,16 @@ fail:
 /* Kernels                                                                                        */
 
 /* Lays out the shared variables a kernel names (its own, and the module's its body names, which the
- * scan in parse_body marked in var_used) before decoding; refuses more than PTX_MAX_SHARED_BYTES. */
+ * scan in parse_body marked in mb->var_mark) before decoding; refuses more than PTX_MAX_SHARED_BYTES. */
 static bool layout_shared(kbuild *b)
 {
     ptx_kernel *k = b->k;
     uint64_t offset = 0, dynamic_align = 16;
-    ptx_var *all[2] = {b->mod->vars, b->locals};
-    int counts[2] = {b->mod->n_vars, b->n_locals};
+    int counts[2] = {b->n_named, b->n_locals}; /* the module's the body names, then the kernel's own */
     for (int set = 0; set < 2; set++)
         for (int i = 0; i < counts[set]; i++) {
-            ptx_var *v = &all[set][i];
-            if (v->space != SPACE_SHARED || (set == 0 && !b->var_used[i]))
+            ptx_var *v = set == 0 ? &b->mod->vars[b->named[i]] : &b->locals[i];
+            if (v->space != SPACE_SHARED)
                 continue;
             if (v->is_extern && v->size == 0) {
                 if (v->align > dynamic_align)
@@ -2185,9 +2194,11 @@ static bool layout_shared(kbuild *b)
      * are at most 2^16 here, so this cannot wrap */
     uint64_t dynamic_at = (offset + dynamic_align - 1) / dynamic_align * dynamic_align;
     for (int set = 0; set < 2; set++)
-        for (int i = 0; i < counts[set]; i++)
-            if (all[set][i].space == SPACE_SHARED && all[set][i].is_extern && all[set][i].size == 0)
-                all[set][i].offset = dynamic_at;
+        for (int i = 0; i < counts[set]; i++) {
+            ptx_var *v = set == 0 ? &b->mod->vars[b->named[i]] : &b->locals[i];
+            if (v->space == SPACE_SHARED && v->is_extern && v->size == 0)
+                v->offset = dynamic_at;
+        }
     return true;
 }
 
@@ -2429,15 +2440,18 @@ static bool define_label(kbuild *b)
     return table_add(lx, &b->label_index, b->labels, label_def_hash, hash, b->n_labels - 1);
 }
 
+static int compare_index(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, c = *(const int32_t *)y;
+    return (a > c) - (a < c);
+}
+
 static bool parse_body(kbuild *b)
 {
     lexer *lx = b->lx;
     ptx_kernel *k = b->k;
     /* first the body's extent, its own `.shared` variables ("demoted" statics) and the module variables
      * it names: shared memory is laid out before any instruction is decoded */
-    b->var_used = calloc((size_t)b->mod->n_vars + 1, 1);
-    if (!b->var_used)
-        return out_of_memory(lx);
     {
         lexer scan = *lx;
         int depth = 0;
@@ -2457,17 +2471,21 @@ static bool parse_body(kbuild *b)
                 continue;
             }
             if (scan.tok.kind == TOK_IDENT) {
-                int32_t i = table_find(b->var_index, b->mod->vars, ptx_var_named,
+                int32_t i = table_find(&b->mb->var_index, b->mod->vars, ptx_var_named,
                                        hash_bytes(scan.tok.start, (size_t)scan.tok.len), scan.tok.start,
                                        (size_t)scan.tok.len);
-                if (i >= 0)
-                    b->var_used[i] = 1;
+                if (i >= 0 && b->mb->var_mark[i] != b->mark) { /* a mark per kernel: nothing to clear */
+                    b->mb->var_mark[i] = b->mark;
+                    if (!PUSH(lx, b->named, b->n_named, b->named_cap, i))
+                        return false;
+                }
             }
             if (is(&scan, ".loc") || is(&scan, ".file"))
                 skip_line(&scan);
             else
                 advance(&scan);
         } while (depth > 0 && scan.tok.kind != TOK_END);
+        qsort(b->named, (size_t)b->n_named, sizeof *b->named, compare_index); /* declaration order */
         if (!layout_shared(b))
             return false;
     }
@@ -2585,7 +2603,7 @@ static void kbuild_free(kbuild *b)
     free(b->uses);
     free(b->locals);
     free(b->slot_types);
-    free(b->var_used);
+    free(b->named);
     table_free(&b->const_index);
     table_free(&b->label_index);
     table_free(&b->local_index);
@@ -2629,7 +2647,7 @@ static bool parse_dims(lexer *lx, const char *what, uint64_t dims[3])
     return true;
 }
 
-static bool parse_entry(lexer *lx, ptx_module *mod, index_table *var_index, bool is_func)
+static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb, bool is_func)
 {
     if (is_func)
         return failf(lx, lx->tok.line, ".func (device functions the compiler did not inline) is not supported yet");
@@ -2641,7 +2659,7 @@ static bool parse_entry(lexer *lx, ptx_module *mod, index_table *var_index, bool
         return false;
     k.first_line = lx->tok.line;
     advance(lx);
-    kbuild b = {.lx = lx, .mod = mod, .k = &k, .var_index = var_index};
+    kbuild b = {.lx = lx, .mod = mod, .k = &k, .mb = mb, .mark = (uint32_t)mod->n_kernels + 1};
     for (int i = 0; i < SREG_COUNT; i++)
         b.sreg_slot[i] = -1;
     bool ok = parse_params(&b);
@@ -2683,15 +2701,7 @@ static bool parse_entry(lexer *lx, ptx_module *mod, index_table *var_index, bool
     }
     ok = ok && parse_body(&b);
     kbuild_free(&b);
-    if (ok) {
-        ptx_kernel *kernels = realloc(mod->kernels, (size_t)(mod->n_kernels + 1) * sizeof *mod->kernels);
-        if ((ok = kernels != NULL)) {
-            mod->kernels = kernels;
-            mod->kernels[mod->n_kernels++] = k;
-        } else {
-            out_of_memory(lx);
-        }
-    }
+    ok = ok && PUSH(lx, mod->kernels, mod->n_kernels, mb->kernels_cap, k);
     if (!ok)
         kernel_free(&k);
     return ok;
@@ -2734,7 +2744,7 @@ static bool parse_file(lexer *lx, ptx_module *mod)
 
 /* A module variable (.global, .const, .shared at module scope): one name once, and for .global and
  * .const host memory that lives as long as the module. */
-static bool parse_module_var(lexer *lx, ptx_module *mod, index_table *var_index, int *vars_cap, bool is_extern)
+static bool parse_module_var(lexer *lx, ptx_module *mod, mbuild *mb, bool is_extern)
 {
     int line = lx->tok.line;
     ptx_space space = is(lx, ".shared") ? SPACE_SHARED : is(lx, ".global") ? SPACE_GLOBAL : SPACE_CONST;
@@ -2743,7 +2753,7 @@ static bool parse_module_var(lexer *lx, ptx_module *mod, index_table *var_index,
     if (!parse_var_decl(lx, space, is_extern, &v))
         return false;
     uint32_t hash = hash_bytes(v.name, strlen(v.name));
-    if (table_find(var_index, mod->vars, ptx_var_named, hash, v.name, strlen(v.name)) >= 0) {
+    if (table_find(&mb->var_index, mod->vars, ptx_var_named, hash, v.name, strlen(v.name)) >= 0) {
         failf(lx, line, "variable %s is declared twice", quoted_str(v.name).s);
         free(v.name), free(v.init);
         return false;
@@ -2757,11 +2767,12 @@ static bool parse_module_var(lexer *lx, ptx_module *mod, index_table *var_index,
         if (v.init)
             memcpy(v.storage, v.init, v.size);
     }
-    if (!PUSH(lx, mod->vars, mod->n_vars, *vars_cap, v)) {
+    int n_marks = mod->n_vars;
+    if (!PUSH(lx, mb->var_mark, n_marks, mb->var_mark_cap, 0u) || !PUSH(lx, mod->vars, mod->n_vars, mb->vars_cap, v)) {
         free(v.name), free(v.init), free(v.storage);
         return false;
     }
-    return table_add(lx, var_index, mod->vars, ptx_var_hash, hash, mod->n_vars - 1);
+    return table_add(lx, &mb->var_index, mod->vars, ptx_var_hash, hash, mod->n_vars - 1);
 }
 
 ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_len)
@@ -2777,8 +2788,7 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
         out_of_memory(&lx);
         return NULL;
     }
-    index_table var_index = {0}, kernel_index = {0};
-    int vars_cap = 0;
+    mbuild mb = {0};
     advance(&lx);
     while (lx.tok.kind != TOK_END && !lx.failed) {
         if (is(&lx, ".version") || is(&lx, ".target") || is(&lx, ".address_size")) {
@@ -2793,34 +2803,35 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
             advance(&lx);
         } else if (is(&lx, ".entry")) {
             int line = lx.tok.line;
-            if (parse_entry(&lx, mod, &var_index, false)) {
+            if (parse_entry(&lx, mod, &mb, false)) {
                 const char *name = mod->kernels[mod->n_kernels - 1].name;
                 uint32_t hash = hash_bytes(name, strlen(name));
-                if (table_find(&kernel_index, mod->kernels, ptx_kernel_named, hash, name, strlen(name)) >= 0)
+                if (table_find(&mb.kernel_index, mod->kernels, ptx_kernel_named, hash, name, strlen(name)) >= 0)
                     failf(&lx, line, "kernel %s is defined twice", quoted_str(name).s);
                 else
-                    table_add(&lx, &kernel_index, mod->kernels, ptx_kernel_hash, hash, mod->n_kernels - 1);
+                    table_add(&lx, &mb.kernel_index, mod->kernels, ptx_kernel_hash, hash, mod->n_kernels - 1);
             }
         } else if (is(&lx, ".func")) {
-            parse_entry(&lx, mod, &var_index, true);
+            parse_entry(&lx, mod, &mb, true);
         } else if (is(&lx, ".extern") || is(&lx, ".shared") || is(&lx, ".global") || is(&lx, ".const")) {
             bool is_extern = is(&lx, ".extern");
             if (is_extern)
                 advance(&lx);
             if (is(&lx, ".func")) {
-                parse_entry(&lx, mod, &var_index, true);
+                parse_entry(&lx, mod, &mb, true);
                 continue;
             }
             if (!is(&lx, ".shared") && !is(&lx, ".global") && !is(&lx, ".const"))
                 failf(&lx, lx.tok.line, "unsupported .extern %s", tok_quote(&lx).s);
             else
-                parse_module_var(&lx, mod, &var_index, &vars_cap, is_extern);
+                parse_module_var(&lx, mod, &mb, is_extern);
         } else {
             failf(&lx, lx.tok.line, "unsupported top-level statement %s", tok_quote(&lx).s);
         }
     }
-    table_free(&var_index);
-    table_free(&kernel_index);
+    table_free(&mb.var_index);
+    table_free(&mb.kernel_index);
+    free(mb.var_mark);
     if (lx.failed) {
         ptx_free(mod);
         return NULL;

@@ -228,6 +228,21 @@ elif took > 2.0:  # about 0.1 s here; looked up one by one (quadratic) they took
     failures.append(f"many_literals: {N} distinct literals took {took:.1f} s to parse (more than 1 s per 100,000)")
 print(f"many_literals: {N} distinct literals parsed in {took:.2f} s of CPU time")
 
+# and in the number of kernels and module variables: each kernel's body is scanned once for the
+# variables it names, not searched once per variable of the module
+parts = [HEAD] + [f".shared .align 4 .b8 s{i}[4];\n" for i in range(20_000)]
+parts += [f".visible .entry k{i}()\n{{\n  ret;\n}}\n" for i in range(20_000)]
+many = write("many_kernels.ptx", "".join(parts))
+before = resource.getrusage(resource.RUSAGE_CHILDREN)
+code, err, _ = run([many, "no_such_kernel", "--grid", "1", "--block", "32"], timeout=60)
+after = resource.getrusage(resource.RUSAGE_CHILDREN)
+took = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+if code != 1 or b"has no kernel" not in err:
+    failures.append(f"many_kernels: expected the parse to succeed: exit {code}: {err[:200]!r}")
+elif took > 2.0:  # about 0.1 s here
+    failures.append(f"many_kernels: 20,000 kernels and 20,000 variables took {took:.1f} s to parse")
+print(f"many_kernels: 20,000 kernels and 20,000 .shared variables parsed in {took:.2f} s of CPU time")
+
 for f in failures:
     print("FAIL", f)
 print(f"test_hostile_input: {len(failures)} failures")
