@@ -2485,7 +2485,8 @@ static bool parse_body(kbuild *b)
             else
                 advance(&scan);
         } while (depth > 0 && scan.tok.kind != TOK_END);
-        qsort(b->named, (size_t)b->n_named, sizeof *b->named, compare_index); /* declaration order */
+        if (b->n_named > 1) /* (qsort's array must not be NULL, even for no elements) */
+            qsort(b->named, (size_t)b->n_named, sizeof *b->named, compare_index); /* declaration order */
         if (!layout_shared(b))
             return false;
     }
