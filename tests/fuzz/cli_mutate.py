@@ -134,6 +134,9 @@ def check(name, spec, argv):
         r = subprocess.run(command, capture_output=True, timeout=args.timeout, cwd=scratch, env=env)
     except subprocess.TimeoutExpired:
         return f"still running after {args.timeout:.0f} s"
+    except OSError as e:  # the binary is being rebuilt under us: not the program's fault
+        print(f"cli_mutate: could not start {name}: {e}")
+        return None
     err = r.stderr
     if r.returncode < 0:
         return f"killed by signal {-r.returncode}: {err[-300:]!r}"

@@ -17,6 +17,7 @@
 # oom-* under DIR/findings/HARNESS/; copy it to tests/fuzz/regressions/HARNESS/ once fixed); 77 when
 # clang or libFuzzer is missing (the meson test `fuzz` then skips, saying why).
 set -uo pipefail
+{ # the whole script is read before it runs, so editing it cannot disturb a run in progress
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 seconds=15 out=$root/build/fuzz build_only=0 replay_only=0 jobs=1 meson_build=$root/build
@@ -178,3 +179,4 @@ while ((running > 0)); do
     running=$((running - 1))
 done
 exit $status
+}
