@@ -186,8 +186,7 @@ static conv_problem problem_from_options(const options *opts)
     conv_problem prob;
     char why[2048];
     if (!suite_find(opts->layer ? opts->layer : "tutorial/first_graph", 0, &prob, why, sizeof why)) {
-        fprintf(stderr, "conv: %s\n", why);
-        exit(2);
+        cli_fail(2, "%s", why);
     }
     int *fields = &prob.n;
     const int *given = &opts->overrides.n;
@@ -195,8 +194,7 @@ static conv_problem problem_from_options(const options *opts)
         if (given[i] >= 0)
             fields[i] = given[i];
     if (!problem_validate(&prob, why, sizeof why)) {
-        fprintf(stderr, "conv: impossible problem: %s\n", why);
-        exit(2);
+        cli_fail(2, "impossible problem: %s", why);
     }
     return prob;
 }
@@ -216,11 +214,10 @@ static const conv_kernel *kernel_or_exit(const char *id)
         exit(2);
     }
     if (!kernel) {
-        fprintf(stderr, "conv: unknown kernel '%s' (known:", id);
-        for (int i = 0; i < registry_count(); i++)
-            fprintf(stderr, " %s", registry_kernel(i)->id);
-        fprintf(stderr, ")\n");
-        exit(2);
+        char known[1024] = "";
+        for (int i = 0, used = 0; i < registry_count() && used < (int)sizeof known; i++)
+            used += snprintf(known + used, sizeof known - (size_t)used, " %s", registry_kernel(i)->id);
+        cli_fail(2, "unknown kernel '%s' (known:%s)", id, known);
     }
     return kernel;
 }
@@ -468,8 +465,7 @@ static int command_check(const options *opts)
         }
     }
     if (!matched) {
-        fprintf(stderr, "conv: no kernel id starts with '%s' (see conv list)\n", opts->target);
-        return 2;
+        cli_fail(2, "no kernel id starts with '%s' (see conv list)", opts->target);
     }
     if (failures)
         return 1;
@@ -659,10 +655,9 @@ static int command_bench(const options *opts)
         }
     }
     if (!job_count) {
-        fprintf(stderr, "conv: no kernel matches --kernels %s%s\n", opts->kernels ? opts->kernels : "",
-                fused ? " with a fused epilogue" : "");
         free(jobs);
-        return 2;
+        cli_fail(2, "no kernel matches --kernels %s%s", opts->kernels ? opts->kernels : "",
+                 fused ? " with a fused epilogue" : "");
     }
 
     char date[16];

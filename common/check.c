@@ -2,7 +2,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "bounded.h"
 #include "check.h"
 
 #if defined(__GNUC__)
@@ -10,10 +12,12 @@ __attribute__((noreturn))
 #endif
 static void vfail(int status, const char *fmt, va_list args)
 {
+    /* one line whatever the message names (a path, a flag's value): escaped and cut (bounded.h) */
+    char message[4096], shown[4 * 600 + 8];
+    vsnprintf(message, sizeof message, fmt, args);
+    bounded_escape(shown, message, strlen(message), 600, false);
     fflush(stdout);
-    fputs("error: ", stderr);
-    vfprintf(stderr, fmt, args);
-    fputc('\n', stderr);
+    fprintf(stderr, "error: %s\n", shown);
     exit(status);
 }
 

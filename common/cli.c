@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "cli.h"
 
 static const char *program = "conv";
@@ -15,16 +16,35 @@ void cli_set_program(const char *name)
     program = name;
 }
 
+/* "NAME: message[suffix]" on stderr as one line: the message names what the user typed, so it is
+ * escaped (bounded.h: no control or non-ASCII byte gets through) and cut at 600 characters. */
+static void print_line(const char *fmt, va_list args, const char *suffix)
+{
+    char message[4096], shown[4 * 600 + 8];
+    vsnprintf(message, sizeof message, fmt, args);
+    bounded_escape(shown, message, strlen(message), 600, false);
+    fflush(stdout);
+    fprintf(stderr, "%s: %s%s\n", program, shown, suffix);
+}
+
 void cli_error(const char *fmt, ...)
+{
+    char suffix[96];
+    snprintf(suffix, sizeof suffix, " (see %s --help)", program);
+    va_list args;
+    va_start(args, fmt);
+    print_line(fmt, args, suffix);
+    va_end(args);
+    exit(2);
+}
+
+void cli_fail(int status, const char *fmt, ...)
 {
     va_list args;
     va_start(args, fmt);
-    fflush(stdout);
-    fprintf(stderr, "%s: ", program);
-    vfprintf(stderr, fmt, args);
-    fprintf(stderr, " (see %s --help)\n", program);
+    print_line(fmt, args, "");
     va_end(args);
-    exit(2);
+    exit(status);
 }
 
 const char *cli_command(int argc, char **argv, const char *usage)

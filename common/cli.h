@@ -12,10 +12,18 @@ extern "C" {
 /* The name the messages start with; call once at the top of main(). */
 void cli_set_program(const char *name);
 
-/* "NAME: <message> (see NAME --help)" on stderr, then exit 2. */
+/* "NAME: <message> (see NAME --help)" on stderr, then exit 2. The message is one line whatever the
+ * arguments hold: control and non-ASCII bytes are escaped (bounded.h), and it is cut at 600 characters. */
 void cli_error(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((noreturn, format(printf, 1, 2)))
+#endif
+    ;
+
+/* "NAME: <message>" on stderr, one line (escaped and cut like cli_error's), then exit status. */
+void cli_fail(int status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((noreturn, format(printf, 2, 3)))
 #endif
     ;
 

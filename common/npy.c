@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "npy.h"
 
 static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
@@ -22,6 +23,7 @@ enum { NPY_FLOAT_TYPES = 3, NPY_TYPES = 7 };
 
 size_t npy_type_size(npy_type type) { return types[type].size; }
 
+/* For an array npy_read returned: its shape was checked then (the product fits NPY_MAX_BYTES). */
 int64_t npy_count(const npy_array *array)
 {
     int64_t count = 1;
@@ -32,7 +34,7 @@ int64_t npy_count(const npy_array *array)
 
 #define REJECT(...)                                                                                \
     do {                                                                                           \
-        int used_ = snprintf(why, why_len, "%s: ", path);                                          \
+        int used_ = snprintf(why, why_len, "%s: ", shown_path(path).s);                            \
         snprintf(why + used_, why_len > (size_t)used_ ? why_len - used_ : 0, __VA_ARGS__);         \
         goto fail;                                                                                 \
     } while (0)
@@ -56,13 +58,23 @@ static const char *find_value(const char *header, const char *key)
     return at;
 }
 
+/* The dtype string at descr ('<f4') for a message: up to its closing quote, at most 8 characters. */
+static bounded_quote dtype_shown(const char *descr)
+{
+    size_t len = 0;
+    if (*descr == '\'')
+        while (len < 8 && descr[1 + len] && descr[1 + len] != '\'')
+            len++;
+    return *descr == '\'' ? quoted(descr + 1, len) : quoted(descr, strnlen(descr, 8));
+}
+
 static bool read_npy(const char *path, npy_array *out, bool integers, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     char *header = NULL;
     FILE *file = fopen(path, "rb");
     if (!file) {
-        snprintf(why, why_len, "%s: cannot open: %s", path, strerror(errno));
+        snprintf(why, why_len, "%s: cannot open: %s", shown_path(path).s, strerror(errno));
         return false;
     }
     unsigned char prefix[8];
@@ -96,12 +108,14 @@ static bool read_npy(const char *path, npy_array *out, bool integers, char *why,
     const char *descr = find_value(header, "descr");
     if (!descr)
         REJECT("header has no 'descr'");
+    if (*descr != '\'') /* a quoted string, before its characters are compared (it may end the header) */
+        REJECT("header's 'descr' is not a quoted string");
     int found = -1;
     for (int t = 0; t < (integers ? NPY_TYPES : NPY_FLOAT_TYPES) && found < 0; t++)
         if (strncmp(descr + 1, types[t].descr, 3) == 0 && descr[4] == '\'')
             found = t;
     if (found < 0)
-        REJECT("unsupported dtype %.8s (need little-endian float16, float32 or float64%s)", descr,
+        REJECT("unsupported dtype %s (need little-endian float16, float32 or float64%s)", dtype_shown(descr).s,
                integers ? ", uint32, int32, uint64 or int64" : "");
     out->type = (npy_type)found;
 
@@ -135,8 +149,20 @@ static bool read_npy(const char *path, npy_array *out, bool integers, char *why,
             REJECT("malformed shape in header");
     }
 
-    int64_t count = npy_count(out);
-    size_t bytes = (size_t)count * npy_type_size(out->type);
+    /* the shape's product in elements and bytes, checked: a shape that overflows, or promises more
+     * than NPY_MAX_BYTES or more than the file holds, is refused before anything is allocated */
+    uint64_t count = 1, bytes;
+    for (int i = 0; i < out->ndim; i++)
+        if (!bounded_mul(count, (uint64_t)out->shape[i], NPY_MAX_BYTES, &count))
+            REJECT("shape's %d dimensions hold more than %llu bytes (the limit)", out->ndim,
+                   (unsigned long long)NPY_MAX_BYTES);
+    if (!bounded_mul(count, npy_type_size(out->type), NPY_MAX_BYTES, &bytes))
+        REJECT("shape's %lld elements hold more than %llu bytes (the limit)", (long long)count,
+               (unsigned long long)NPY_MAX_BYTES);
+    struct stat st;
+    long at = ftell(file);
+    if (fstat(fileno(file), &st) == 0 && S_ISREG(st.st_mode) && at >= 0 && (uint64_t)(st.st_size - at) < bytes)
+        REJECT("file is shorter than its shape says (%lld elements)", (long long)count);
     out->data = malloc(bytes ? bytes : 1);
     if (!out->data)
         REJECT("out of memory for %lld elements", (long long)count);
@@ -171,10 +197,20 @@ bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, 
 {
     char dict[256];
     int len = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", types[type].descr);
-    int64_t count = 1;
+    uint64_t count = 1, bytes;
+    if (ndim < 0 || ndim > NPY_MAX_DIMS) {
+        snprintf(why, why_len, "%s: %d dimensions (at most %d)", shown_path(path).s, ndim, NPY_MAX_DIMS);
+        return false;
+    }
     for (int i = 0; i < ndim; i++) {
         len += snprintf(dict + len, sizeof dict - len, "%lld,%s", (long long)shape[i], i + 1 < ndim ? " " : "");
-        count *= shape[i];
+        if (shape[i] < 0 || !bounded_mul(count, (uint64_t)shape[i], NPY_MAX_BYTES, &count))
+            count = NPY_MAX_BYTES + 1;
+    }
+    if (!bounded_mul(count, npy_type_size(type), NPY_MAX_BYTES, &bytes)) {
+        snprintf(why, why_len, "%s: shape holds more than %llu bytes (the limit)", shown_path(path).s,
+                 (unsigned long long)NPY_MAX_BYTES);
+        return false;
     }
     len += snprintf(dict + len, sizeof dict - len, "), }");
     /* magic (6) + version (2) + length (2) + dict + padding + '\n' is a multiple of 64 */
@@ -191,13 +227,12 @@ bool npy_write(const char *path, npy_type type, int ndim, const int64_t *shape, 
 
     FILE *file = fopen(path, "wb");
     if (!file) {
-        snprintf(why, why_len, "%s: cannot create: %s", path, strerror(errno));
+        snprintf(why, why_len, "%s: cannot create: %s", shown_path(path).s, strerror(errno));
         return false;
     }
-    size_t bytes = (size_t)count * npy_type_size(type);
     bool ok = fwrite(header, 1, (size_t)padded, file) == (size_t)padded && fwrite(data, 1, bytes, file) == bytes;
     ok = (fclose(file) == 0) && ok;
     if (!ok)
-        snprintf(why, why_len, "%s: write failed: %s", path, strerror(errno));
+        snprintf(why, why_len, "%s: write failed: %s", shown_path(path).s, strerror(errno));
     return ok;
 }

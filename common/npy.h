@@ -16,6 +16,9 @@ extern "C" {
 #endif
 
 #define NPY_MAX_DIMS 8
+/* The largest array read or written: 64 GiB (a 16 GB tensor, four times over). A shape whose product
+ * is larger, or overflows, is refused before anything is allocated. */
+#define NPY_MAX_BYTES (1ull << 36)
 
 /* Element types. The tensors are floats; the integer types are for ptxrun's kernel arguments. */
 typedef enum { NPY_F16, NPY_F32, NPY_F64, NPY_U32, NPY_S32, NPY_U64, NPY_S64 } npy_type;

@@ -62,7 +62,8 @@ const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size)
     if (i < 0)
         return NULL;
     const emu_alloc *a = &allocs[i];
-    return addr - a->base + size <= a->size ? a : NULL;
+    /* within [base, base + size), written so that no sum can wrap */
+    return size <= a->size && addr - a->base <= a->size - size ? a : NULL;
 }
 
 void emu_alloc_describe(uint64_t addr, uint64_t size, char *out, size_t out_len)

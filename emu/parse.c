@@ -11,12 +11,15 @@
  * fails when it is loaded rather than halfway through a launch.
  */
 #include <ctype.h>
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "ptx.h"
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -95,10 +98,11 @@ static void advance(lexer *lx)
             lx->p++;
         t->kind = TOK_NUMBER;
     } else if (c == '"') {
+        /* a string ends on its line: one that runs on is refused where it is used (never echoed whole) */
         lx->p++;
-        while (*lx->p && *lx->p != '"')
+        while (*lx->p && *lx->p != '"' && *lx->p != '\n')
             lx->p++;
-        if (*lx->p)
+        if (*lx->p == '"')
             lx->p++;
         t->kind = TOK_STRING;
     } else {
@@ -113,12 +117,14 @@ static bool is(const lexer *lx, const char *s)
     return lx->tok.len == (int)strlen(s) && memcmp(lx->tok.start, s, (size_t)lx->tok.len) == 0;
 }
 
+/* The one way the parser fails: "PATH:LINE: what", one line. Pieces of the input in `what` go through
+ * quoted() (bounded.h) or tok_quote() below, so no raw byte of the text reaches the message. */
 static bool failf(lexer *lx, int line, const char *fmt, ...)
 {
     if (lx->failed)
         return false;
     lx->failed = true;
-    int n = snprintf(lx->err, lx->err_len, "%s:%d: ", lx->path, line);
+    int n = snprintf(lx->err, lx->err_len, "%s:%d: ", shown_path(lx->path).s, line);
     va_list ap;
     va_start(ap, fmt);
     if (n >= 0 && (size_t)n < lx->err_len)
@@ -127,20 +133,45 @@ static bool failf(lexer *lx, int line, const char *fmt, ...)
     return false;
 }
 
+/* The current token, quoted for a message. */
+static bounded_quote tok_quote(const lexer *lx) { return quoted(lx->tok.start, (size_t)lx->tok.len); }
+
 static bool expect(lexer *lx, const char *s)
 {
     if (!is(lx, s))
-        return failf(lx, lx->tok.line, "expected '%s', found '%.*s'", s, lx->tok.len, lx->tok.start);
+        return failf(lx, lx->tok.line, "expected '%s', found %s", s, tok_quote(lx).s);
     advance(lx);
     return true;
 }
 
-static char *tok_dup(const token *t)
+static bool out_of_memory(lexer *lx) { return failf(lx, lx->tok.line, "out of host memory"); }
+
+/* A copy of the current token, NULL (and the parse failed) when there is no memory for it. */
+static char *tok_dup(lexer *lx)
 {
-    char *s = malloc((size_t)t->len + 1);
-    memcpy(s, t->start, (size_t)t->len);
-    s[t->len] = 0;
+    char *s = malloc((size_t)lx->tok.len + 1);
+    if (!s)
+        return out_of_memory(lx), NULL;
+    memcpy(s, lx->tok.start, (size_t)lx->tok.len);
+    s[lx->tok.len] = 0;
     return s;
+}
+
+/* A number token as an unsigned integer in [0, max] (decimal, or hex with 0x), or a one-line error
+ * naming `what`. Every count, size, alignment and index in the PTX text is read this way. */
+static bool tok_u64(lexer *lx, const char *what, uint64_t max, uint64_t *out)
+{
+    char buf[32];
+    if (lx->tok.kind == TOK_NUMBER && lx->tok.len < (int)sizeof buf) {
+        memcpy(buf, lx->tok.start, (size_t)lx->tok.len);
+        buf[lx->tok.len] = 0;
+        if (bounded_u64(buf, 0, max, out)) {
+            advance(lx);
+            return true;
+        }
+    }
+    return failf(lx, lx->tok.line, "%s must be an integer from 0 to %llu, found %s", what, (unsigned long long)max,
+                 tok_quote(lx).s);
 }
 
 /* Skips to the end of the current line (for directives that have no ';': .loc, .file, .version). */
@@ -228,14 +259,120 @@ const char *ptx_op_name(ptx_op op) { return op_names[op]; }
 /* ---------------------------------------------------------------------------------------------- */
 /* Growable arrays                                                                                */
 
-#define PUSH(array, count, cap, value)                                                               \
-    do {                                                                                             \
-        if ((count) == (cap)) {                                                                      \
-            (cap) = (cap) ? 2 * (cap) : 16;                                                          \
-            (array) = realloc((array), (size_t)(cap) * sizeof *(array));                             \
-        }                                                                                            \
-        (array)[(count)++] = (value);                                                                \
-    } while (0)
+/* Makes room for one more element in the array *array_at (a T **, elements of elem_size bytes):
+ * doubles the capacity (from 16). False, with the array as it was and the parse failed, when the
+ * capacity would pass INT_MAX or realloc fails. */
+static bool grow_array(lexer *lx, void *array_at, int *cap, size_t elem_size)
+{
+    if (*cap > INT_MAX / 2)
+        return out_of_memory(lx);
+    int new_cap = *cap ? 2 * *cap : 16;
+    void *array;
+    memcpy(&array, array_at, sizeof array);
+    void *grown = realloc(array, (size_t)new_cap * elem_size);
+    if (!grown)
+        return out_of_memory(lx);
+    memcpy(array_at, &grown, sizeof grown);
+    *cap = new_cap;
+    return true;
+}
+
+/* Appends value; an expression, false when there was no room (grow_array failed the parse). */
+#define PUSH(lx, array, count, cap, value)                                                           \
+    (((count) < (cap) || grow_array((lx), &(array), &(cap), sizeof *(array))) &&                     \
+     ((array)[(count)++] = (value), true))
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Hash tables: names and constants to indexes in amortised constant time                        */
+
+/* FNV-1a, over a name or a constant's 8 bytes. */
+static uint32_t hash_bytes(const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ p[i]) * 16777619u;
+    return h;
+}
+
+/* An open-addressing table of indexes into an array the caller owns (of labels, variables, constants):
+ * the table holds index + 1 (0: empty), the array the keys. Lookups pass the key's hash and a function
+ * that tells whether the element at an index has that key; growing rehashes with key_hash. Kept at most
+ * half full, so a probe is short and a lookup or an insertion costs amortised constant time: the
+ * parse of a kernel with N names or constants is O(N), not O(N^2). */
+typedef struct {
+    int32_t *bucket;
+    uint32_t size;     /* a power of two, or 0 */
+    int32_t count;
+} index_table;
+
+typedef bool (*key_equals)(const void *array, int32_t index, const void *key, size_t len);
+typedef uint32_t (*key_hash)(const void *array, int32_t index);
+
+/* The index whose element has this key, or -1. */
+static int32_t table_find(const index_table *t, const void *array, key_equals same, uint32_t hash,
+                          const void *key, size_t len)
+{
+    if (!t->size)
+        return -1;
+    for (uint32_t h = hash & (t->size - 1);; h = (h + 1) & (t->size - 1)) {
+        int32_t at = t->bucket[h];
+        if (at == 0)
+            return -1;
+        if (same(array, at - 1, key, len))
+            return at - 1;
+    }
+}
+
+/* Adds index (whose key is not in the table yet) under hash. */
+static bool table_add(lexer *lx, index_table *t, const void *array, key_hash rehash, uint32_t hash, int32_t index)
+{
+    if (2 * ((uint64_t)t->count + 1) > t->size) {
+        uint32_t size = t->size ? 2 * t->size : 64;
+        int32_t *bucket = size > (1u << 30) ? NULL : calloc(size, sizeof *bucket);
+        if (!bucket)
+            return out_of_memory(lx);
+        for (uint32_t i = 0; i < t->size; i++)
+            if (t->bucket[i]) {
+                uint32_t h = rehash(array, t->bucket[i] - 1) & (size - 1);
+                while (bucket[h])
+                    h = (h + 1) & (size - 1);
+                bucket[h] = t->bucket[i];
+            }
+        free(t->bucket);
+        t->bucket = bucket;
+        t->size = size;
+    }
+    uint32_t h = hash & (t->size - 1);
+    while (t->bucket[h])
+        h = (h + 1) & (t->size - 1);
+    t->bucket[h] = index + 1;
+    t->count++;
+    return true;
+}
+
+static void table_free(index_table *t)
+{
+    free(t->bucket);
+    memset(t, 0, sizeof *t);
+}
+
+/* Arrays of elements whose first member is `char *name` (labels, variables, parameters, kernels) are
+ * looked up by name through these two, given the element size in a small wrapper per array type. */
+#define NAMED_KEYS(type)                                                                               \
+    static bool type##_named(const void *array, int32_t i, const void *key, size_t len)                \
+    {                                                                                                  \
+        const char *name = ((const type *)array)[i].name;                                              \
+        return strlen(name) == len && memcmp(name, key, len) == 0;                                     \
+    }                                                                                                  \
+    static uint32_t type##_hash(const void *array, int32_t i)                                          \
+    {                                                                                                  \
+        const char *name = ((const type *)array)[i].name;                                              \
+        return hash_bytes(name, strlen(name));                                                         \
+    }
+NAMED_KEYS(ptx_var)
+NAMED_KEYS(ptx_param)
+NAMED_KEYS(ptx_kernel)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Register names -> slots, with the scopes `{ }` open                                            */
@@ -252,20 +389,13 @@ typedef struct {
     int n, cap;
     int *table;      /* open addressing: entry index + 1, 0 = empty */
     int table_size;
+    int used;        /* buckets not empty: live names and the names closed scopes left behind (-1) */
 } reg_map;
-
-static uint32_t hash_name(const char *s, int len)
-{
-    uint32_t h = 2166136261u;
-    for (int i = 0; i < len; i++)
-        h = (h ^ (uint8_t)s[i]) * 16777619u;
-    return h;
-}
 
 /* The bucket holding `name`, or NULL. Buckets hold entry index + 1; 0 is empty, -1 a deleted name. */
 static int *reg_find_bucket(reg_map *m, const char *name, int len)
 {
-    uint32_t mask = (uint32_t)m->table_size - 1, h = hash_name(name, len) & mask;
+    uint32_t mask = (uint32_t)m->table_size - 1, h = hash_bytes(name, (size_t)len) & mask;
     for (;;) {
         int *b = &m->table[h];
         if (*b == 0)
@@ -285,31 +415,56 @@ static int *reg_insert_bucket(reg_map *m, const char *name, int len)
     int *found = reg_find_bucket(m, name, len);
     if (found)
         return found;
-    uint32_t mask = (uint32_t)m->table_size - 1, h = hash_name(name, len) & mask;
+    uint32_t mask = (uint32_t)m->table_size - 1, h = hash_bytes(name, (size_t)len) & mask;
     while (m->table[h] > 0)
         h = (h + 1) & mask;
     return &m->table[h];
 }
 
-static void reg_grow(reg_map *m)
+/* Rebuilds the table with room for twice the live names, dropping what closed scopes left behind (so
+ * many small scopes cannot fill it up with deleted buckets and make a lookup probe forever). */
+static bool reg_grow(lexer *lx, reg_map *m)
 {
+    int size = 1024;
+    while (size < 4 * (m->n + 1) && size <= (1 << 28))
+        size *= 2;
+    int *table = size > (1 << 28) ? NULL : calloc((size_t)size, sizeof *table);
+    if (!table)
+        return out_of_memory(lx);
     free(m->table);
-    m->table_size = m->table_size ? 2 * m->table_size : 1024;
-    m->table = calloc((size_t)m->table_size, sizeof *m->table);
+    m->table = table;
+    m->table_size = size;
+    m->used = m->n;
     for (int i = 0; i < m->n; i++) { /* every live entry, oldest first, so the newest wins */
         const char *name = m->entries[i].name;
         *reg_insert_bucket(m, name, (int)strlen(name)) = i + 1;
     }
+    return true;
 }
 
-static void reg_define(reg_map *m, char *name, int32_t slot, int depth)
+/* Declares name (taking it over) at scope depth. A name already declared in the same scope is refused,
+ * as ptxas refuses it; one from an outer scope is hidden until this scope closes. */
+static bool reg_define(lexer *lx, reg_map *m, char *name, int32_t slot, int depth, int line)
 {
-    if (2 * (m->n + 1) > m->table_size)
-        reg_grow(m);
+    if ((2 * (m->used + 1) > m->table_size && !reg_grow(lx, m)) || slot < 0) {
+        free(name);
+        return false;
+    }
     int *b = reg_insert_bucket(m, name, (int)strlen(name));
+    if (*b > 0 && m->entries[*b - 1].depth == depth) {
+        failf(lx, line, "register %s is declared twice in the same scope", quoted_str(name).s);
+        free(name);
+        return false;
+    }
     reg_entry e = {name, slot, depth, *b > 0 ? *b - 1 : -1};
-    PUSH(m->entries, m->n, m->cap, e);
+    if (!PUSH(lx, m->entries, m->n, m->cap, e)) {
+        free(name);
+        return false;
+    }
+    if (*b == 0)
+        m->used++;
     *b = m->n;
+    return true;
 }
 
 static int32_t reg_lookup(reg_map *m, const char *name, int len)
@@ -344,8 +499,17 @@ static void reg_free(reg_map *m)
 /* ---------------------------------------------------------------------------------------------- */
 /* Kernel under construction                                                                      */
 
-typedef struct { char *name; int32_t index; } label_def;
+/* The module under construction: what its kernels share while they are parsed. */
+typedef struct {
+    index_table var_index;    /* mod->vars by name */
+    index_table kernel_index; /* mod->kernels by name */
+    uint32_t *var_mark;       /* per module variable: 1 + the index of the last kernel whose body names it */
+    int vars_cap, var_mark_cap, kernels_cap;
+} mbuild;
+
+typedef struct { char *name; int32_t index; int line; } label_def;
 typedef struct { char *name; int32_t insn; int line; } label_use;
+NAMED_KEYS(label_def)
 
 typedef struct {
     lexer *lx;
@@ -353,35 +517,63 @@ typedef struct {
     ptx_kernel *k;
     reg_map regs;
     int depth;
-    int n_code_cap, n_slots_of, n_slots_of_cap, n_consts_cap, n_sregs_cap;
+    int n_code_cap, n_slots_of, n_slots_of_cap, const_slot_cap, const_value_cap, sreg_slot_cap, sreg_which_cap;
+    index_table const_index; /* k->const_value -> its index */
     label_def *labels;
     int n_labels, labels_cap;
+    index_table label_index;
     label_use *uses;
     int n_uses, uses_cap;
     ptx_var *locals;        /* kernel-scope .shared/.local variables */
     int n_locals, locals_cap;
+    index_table local_index;
+    mbuild *mb;             /* the module's variables (ptx_parse's) */
+    index_table param_index;
+    uint32_t mark;          /* mb->var_mark[i] == mark: the body names module variable i (1 + kernel index) */
+    int32_t *named;         /* those variables' indexes, in declaration order */
+    int n_named, named_cap;
     int cur_file, cur_line; /* the last .loc */
     int sreg_slot[SREG_COUNT];
     uint8_t *slot_types;    /* each register slot's declared type (ptx_type), to tell a predicate operand */
     int n_slot_types, slot_types_cap;
 } kbuild;
 
-static int32_t new_slot(kbuild *b) { return b->k->n_slots++; }
+/* A new slot, or -1 (and the parse failed) past PTX_MAX_SLOTS: every warp holds all of a kernel's slots
+ * for each of its 32 threads, so their number is bounded before any warp is allocated. */
+static int32_t new_slot(kbuild *b)
+{
+    if (b->k->n_slots >= PTX_MAX_SLOTS) {
+        failf(b->lx, b->lx->tok.line, "kernel %s needs more than %d registers and constants (the emulator's limit)",
+              quoted_str(b->k->name).s, PTX_MAX_SLOTS);
+        return -1;
+    }
+    return b->k->n_slots++;
+}
 
+static bool const_equals(const void *array, int32_t i, const void *key, size_t len)
+{
+    (void)len;
+    return ((const uint64_t *)array)[i] == *(const uint64_t *)key;
+}
+
+static uint32_t const_hash(const void *array, int32_t i) { return hash_bytes(&((const uint64_t *)array)[i], 8); }
+
+/* The slot of a constant: one per distinct value in a kernel, found by hash. -1 if the parse failed. */
 static int32_t const_slot(kbuild *b, uint64_t value)
 {
     ptx_kernel *k = b->k;
-    for (int i = 0; i < k->n_consts; i++)
-        if (k->const_value[i] == value)
-            return k->const_slot[i];
-    if (k->n_consts == b->n_consts_cap) {
-        b->n_consts_cap = b->n_consts_cap ? 2 * b->n_consts_cap : 64;
-        k->const_slot = realloc(k->const_slot, (size_t)b->n_consts_cap * sizeof *k->const_slot);
-        k->const_value = realloc(k->const_value, (size_t)b->n_consts_cap * sizeof *k->const_value);
-    }
-    k->const_slot[k->n_consts] = new_slot(b);
-    k->const_value[k->n_consts] = value;
-    return k->const_slot[k->n_consts++];
+    uint32_t hash = hash_bytes(&value, sizeof value);
+    int32_t i = table_find(&b->const_index, k->const_value, const_equals, hash, &value, sizeof value);
+    if (i >= 0)
+        return k->const_slot[i];
+    int32_t slot = new_slot(b);
+    int n = k->n_consts;
+    if (slot < 0 || !PUSH(b->lx, k->const_slot, n, b->const_slot_cap, slot) ||
+        !PUSH(b->lx, k->const_value, k->n_consts, b->const_value_cap, value))
+        return -1;
+    if (!table_add(b->lx, &b->const_index, k->const_value, const_hash, hash, k->n_consts - 1))
+        return -1;
+    return slot;
 }
 
 static const struct { const char *name; ptx_sreg which; } sreg_names[] = {
@@ -403,14 +595,12 @@ static int32_t sreg_slot(kbuild *b, const char *name, int len)
             ptx_sreg which = sreg_names[i].which;
             if (b->sreg_slot[which] < 0) {
                 ptx_kernel *k = b->k;
-                b->sreg_slot[which] = new_slot(b);
-                if (k->n_sregs == b->n_sregs_cap) {
-                    b->n_sregs_cap = b->n_sregs_cap ? 2 * b->n_sregs_cap : 16;
-                    k->sreg_slot = realloc(k->sreg_slot, (size_t)b->n_sregs_cap * sizeof *k->sreg_slot);
-                    k->sreg_which = realloc(k->sreg_which, (size_t)b->n_sregs_cap * sizeof *k->sreg_which);
-                }
-                k->sreg_slot[k->n_sregs] = b->sreg_slot[which];
-                k->sreg_which[k->n_sregs++] = (uint8_t)which;
+                int32_t slot = new_slot(b);
+                int n = k->n_sregs;
+                if (slot < 0 || !PUSH(b->lx, k->sreg_slot, n, b->sreg_slot_cap, slot) ||
+                    !PUSH(b->lx, k->sreg_which, k->n_sregs, b->sreg_which_cap, (uint8_t)which))
+                    return -2; /* the parse failed (not "no such special register") */
+                b->sreg_slot[which] = slot;
             }
             return b->sreg_slot[which];
         }
@@ -420,21 +610,36 @@ static int32_t sreg_slot(kbuild *b, const char *name, int len)
 /* A variable visible in the kernel by name: its own .shared/.local first, then the module's. */
 static ptx_var *find_var(kbuild *b, const char *name, int len)
 {
-    for (int i = 0; i < b->n_locals; i++)
-        if ((int)strlen(b->locals[i].name) == len && memcmp(b->locals[i].name, name, (size_t)len) == 0)
-            return &b->locals[i];
-    for (int i = 0; i < b->mod->n_vars; i++)
-        if ((int)strlen(b->mod->vars[i].name) == len && memcmp(b->mod->vars[i].name, name, (size_t)len) == 0)
-            return &b->mod->vars[i];
-    return NULL;
+    uint32_t hash = hash_bytes(name, (size_t)len);
+    int32_t i = table_find(&b->local_index, b->locals, ptx_var_named, hash, name, (size_t)len);
+    if (i >= 0)
+        return &b->locals[i];
+    i = table_find(&b->mb->var_index, b->mod->vars, ptx_var_named, hash, name, (size_t)len);
+    return i >= 0 ? &b->mod->vars[i] : NULL;
 }
 
 static ptx_param *find_param(kbuild *b, const char *name, int len)
 {
-    for (int i = 0; i < b->k->n_params; i++)
-        if ((int)strlen(b->k->params[i].name) == len && memcmp(b->k->params[i].name, name, (size_t)len) == 0)
-            return &b->k->params[i];
-    return NULL;
+    int32_t i = table_find(&b->param_index, b->k->params, ptx_param_named, hash_bytes(name, (size_t)len), name,
+                           (size_t)len);
+    return i >= 0 ? &b->k->params[i] : NULL;
+}
+
+/* Adds a kernel-scope variable, refusing a second one of the same name. Takes v's allocations. */
+static bool add_local(kbuild *b, ptx_var *v, int line)
+{
+    uint32_t hash = hash_bytes(v->name, strlen(v->name));
+    if (table_find(&b->local_index, b->locals, ptx_var_named, hash, v->name, strlen(v->name)) >= 0) {
+        failf(b->lx, line, "variable %s is declared twice in kernel %s", quoted_str(v->name).s,
+              quoted_str(b->k->name).s);
+        free(v->name), free(v->init);
+        return false;
+    }
+    if (!PUSH(b->lx, b->locals, b->n_locals, b->locals_cap, *v)) {
+        free(v->name), free(v->init);
+        return false;
+    }
+    return table_add(b->lx, &b->local_index, b->locals, ptx_var_hash, hash, b->n_locals - 1);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -467,20 +672,30 @@ typedef struct {
     int n_vec;
 } operand_list;
 
+/* A literal (PTX ISA, "Constants"): integers in decimal, hex (0x), octal (0) or binary (0b), with an
+ * optional U; 0fXXXXXXXX and 0dXXXXXXXXXXXXXXXX float bit patterns; decimal reals. An integer must fit
+ * in 64 bits (the ISA's literals are 64-bit), and `negative` negates it modulo 2^64, so
+ * -9223372036854775808 is INT64_MIN and never a signed overflow. */
 static bool parse_number(lexer *lx, bool negative, operand *o)
 {
-    char buf[64];
-    int len = lx->tok.len < 63 ? lx->tok.len : 63;
-    memcpy(buf, lx->tok.start, (size_t)len);
-    buf[len] = 0;
+    char buf[72];
+    if (lx->tok.len >= (int)sizeof buf)
+        return failf(lx, lx->tok.line, "malformed number %s", tok_quote(lx).s);
+    memcpy(buf, lx->tok.start, (size_t)lx->tok.len);
+    buf[lx->tok.len] = 0;
     o->kind = O_LIT;
     char *end;
+    errno = 0;
     if ((buf[1] == 'f' || buf[1] == 'F') && buf[0] == '0') {
         o->lit = LIT_F32;
         o->bits = strtoull(buf + 2, &end, 16);
+        if (lx->tok.len != 10) /* exactly eight hex digits */
+            end = buf;
     } else if ((buf[1] == 'd' || buf[1] == 'D') && buf[0] == '0') {
         o->lit = LIT_F64;
         o->bits = strtoull(buf + 2, &end, 16);
+        if (lx->tok.len != 18) /* exactly sixteen */
+            end = buf;
     } else if (strchr(buf, '.') || ((strchr(buf, 'e') || strchr(buf, 'E')) && !(buf[1] == 'x' || buf[1] == 'X'))) {
         o->lit = LIT_REAL;
         o->real = strtod(buf, &end);
@@ -498,18 +713,22 @@ static bool parse_number(lexer *lx, bool negative, operand *o)
         else if (buf[0] == '0' && buf[1])
             base = 8, digits = buf + 1;
         o->bits = strtoull(digits, &end, base);
-        if (*end == 'U' || *end == 'u')
+        if (end == digits || !isxdigit((unsigned char)*digits)) /* no digits, or strtoull's own sign */
+            end = buf;
+        else if (*end == 'U' || *end == 'u')
             end++;
     }
-    if (*end)
-        return failf(lx, lx->tok.line, "malformed number '%s'", buf);
+    if (*end || end == buf)
+        return failf(lx, lx->tok.line, "malformed number %s", tok_quote(lx).s);
+    if (errno == ERANGE)
+        return failf(lx, lx->tok.line, "number %s does not fit in 64 bits", tok_quote(lx).s);
     if (negative) {
         if (o->lit == LIT_F32)
             o->bits ^= 0x80000000u;
         else if (o->lit == LIT_F64)
             o->bits ^= 0x8000000000000000ull;
         else
-            o->bits = (uint64_t)-(int64_t)o->bits;
+            o->bits = 0 - o->bits; /* two's complement negation, defined for every value */
     }
     advance(lx);
     return true;
@@ -531,6 +750,8 @@ static bool parse_name(kbuild *b, operand *o)
     int32_t slot = reg_lookup(&b->regs, name, len);
     if (slot < 0 && name[0] == '%')
         slot = sreg_slot(b, name, len);
+    if (lx->failed)
+        return false;
     if (slot >= 0) {
         o->kind = O_SLOT;
         o->slot = slot;
@@ -555,17 +776,17 @@ static bool parse_name(kbuild *b, operand *o)
                 minus = !minus, advance(lx);
             operand off = {0};
             if (lx->tok.kind != TOK_NUMBER || !parse_number(lx, minus, &off) || off.lit != LIT_INT)
-                return failf(lx, o->line, "malformed address offset after '%.*s'", len, name);
+                return failf(lx, o->line, "malformed address offset after %s", quoted(name, (size_t)len).s);
             o->bits += off.bits;
         }
         return true;
     }
     if (name[0] == '%')
-        return failf(lx, o->line, "undeclared register '%.*s'", len, name);
+        return failf(lx, o->line, "undeclared register %s", quoted(name, (size_t)len).s);
     o->kind = O_LABEL; /* a branch target (checked when the body ends) */
-    o->label = tok_dup(&lx->tok);
+    o->label = tok_dup(lx);
     advance(lx);
-    return true;
+    return o->label != NULL;
 }
 
 static bool parse_operand(kbuild *b, operand_list *list, operand *o);
@@ -621,8 +842,10 @@ static bool parse_address(kbuild *b, operand_list *list, operand *o)
             o->slot = base.slot;
         else if (base.kind == O_LIT)
             o->bits = base.bits, o->sym_space = base.sym_space;
-        else
+        else {
+            free(base.label);
             return failf(lx, o->line, "unknown name in an address");
+        }
         while (is(lx, "+") || is(lx, "-")) {
             bool neg = is(lx, "-");
             advance(lx);
@@ -673,7 +896,7 @@ static bool parse_operand(kbuild *b, operand_list *list, operand *o)
         return parse_number(lx, false, o);
     if (lx->tok.kind == TOK_IDENT)
         return parse_name(b, o);
-    return failf(lx, o->line, "unexpected '%.*s' in an operand", lx->tok.len, lx->tok.start);
+    return failf(lx, o->line, "unexpected %s in an operand", tok_quote(lx).s);
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -713,7 +936,8 @@ typedef struct {
     kbuild *b;
     insn *in;
     operand_list *ops;
-    const char *text;  /* the opcode as written, for messages */
+    const char *text;  /* the opcode as written */
+    const char *shown; /* the same, quoted for messages */
 } decoder;
 
 /* Appends one operand (of the given type, for literals) to the instruction's slot list. */
@@ -724,16 +948,15 @@ static bool add_slot(decoder *d, const operand *o, ptx_type type)
     if (o->kind == O_SLOT) {
         slot = o->slot;
         if (o->negated)
-            return failf(b->lx, o->line, "'!%%p' is not supported as an operand of %s", d->text);
+            return failf(b->lx, o->line, "'!%%p' is not supported as an operand of %s", d->shown);
     } else if (o->kind == O_LIT) {
         slot = const_slot(b, literal_bits(o, type));
     } else if (o->kind == O_SINK) {
         slot = new_slot(b); /* a write nobody reads */
     } else {
-        return failf(b->lx, o->line, "operand of %s must be a register or a constant", d->text);
+        return failf(b->lx, o->line, "operand of %s must be a register or a constant", d->shown);
     }
-    PUSH(b->k->slots_of, b->n_slots_of, b->n_slots_of_cap, slot);
-    return true;
+    return slot >= 0 && PUSH(b->lx, b->k->slots_of, b->n_slots_of, b->n_slots_of_cap, slot);
 }
 
 /* A scalar or vector operand: vectors add each element. Returns the number of slots added. */
@@ -762,7 +985,7 @@ static bool set_address(decoder *d, const operand *o)
         d->in->addr_offset = 0;
         return true;
     }
-    return failf(d->b->lx, o->line, "%s needs an address operand [..]", d->text);
+    return failf(d->b->lx, o->line, "%s needs an address operand [..]", d->shown);
 }
 
 /* The modifiers of an opcode: "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" -> parts. */
@@ -873,14 +1096,14 @@ static bool finish_modifiers(decoder *d, modifiers *m)
 {
     for (int i = 1; i < m->n; i++)
         if (!m->used[i])
-            return failf(d->b->lx, d->in->ptx_line, "unsupported modifier '.%s' in '%s'", m->parts[i], d->text);
+            return failf(d->b->lx, d->in->ptx_line, "unsupported modifier '.%s' in %s", m->parts[i], d->shown);
     return true;
 }
 
 static bool need_operands(decoder *d, int n)
 {
     if (d->ops->n != n)
-        return failf(d->b->lx, d->in->ptx_line, "'%s' takes %d operands, found %d", d->text, n, d->ops->n);
+        return failf(d->b->lx, d->in->ptx_line, "%s takes %d operands, found %d", d->shown, n, d->ops->n);
     return true;
 }
 
@@ -908,14 +1131,14 @@ static bool decode_group_wait(decoder *d, modifiers *m, ptx_op op)
         return false;
     const operand *n = &d->ops->op[0];
     if (n->kind != O_LIT || n->lit != LIT_INT)
-        return failf(d->b->lx, d->in->ptx_line, "'%s' needs a constant group count", d->text);
+        return failf(d->b->lx, d->in->ptx_line, "%s needs a constant group count", d->shown);
     d->in->addr_offset = (int64_t)n->bits;
     return true;
 }
 
 static bool unsupported(decoder *d)
 {
-    return failf(d->b->lx, d->in->ptx_line, "instruction '%s' is not supported by the emulator", d->text);
+    return failf(d->b->lx, d->in->ptx_line, "instruction %s is not supported by the emulator", d->shown);
 }
 
 static bool decode(decoder *d)
@@ -959,7 +1182,7 @@ static bool decode(decoder *d)
             return unsupported(d);
         in->type = (uint8_t)take_type(&m);
         if (in->type == T_NONE)
-            return failf(d->b->lx, in->ptx_line, "'%s' has no type", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s has no type", d->shown);
         if (!finish_modifiers(d, &m))
             return false;
         if (in->flags & F_CC)
@@ -969,7 +1192,7 @@ static bool decode(decoder *d)
             in->stype = (uint8_t)src;
             ptx_type wide = wide_type(src);
             if (wide == T_NONE)
-                return failf(d->b->lx, in->ptx_line, "'%s': .wide needs a 16- or 32-bit integer type", d->text);
+                return failf(d->b->lx, in->ptx_line, "%s: .wide needs a 16- or 32-bit integer type", d->shown);
             if (!need_operands(d, 1 + alu[i].n_src) || add_value(d, &ops->op[0], wide) != 1 ||
                 add_value(d, &ops->op[1], src) != 1 || add_value(d, &ops->op[2], src) != 1)
                 return false;
@@ -1004,9 +1227,9 @@ static bool decode(decoder *d)
     if (strcmp(base, "shf") == 0) {
         in->op = OP_SHF;
         if (take(&m, "l")) in->flags |= F_SHIFT_LEFT;
-        else if (!take(&m, "r")) return failf(d->b->lx, in->ptx_line, "'%s' needs .l or .r", d->text);
+        else if (!take(&m, "r")) return failf(d->b->lx, in->ptx_line, "%s needs .l or .r", d->shown);
         if (take(&m, "clamp")) in->flags |= F_SHIFT_CLAMP;
-        else if (!take(&m, "wrap")) return failf(d->b->lx, in->ptx_line, "'%s' needs .clamp or .wrap", d->text);
+        else if (!take(&m, "wrap")) return failf(d->b->lx, in->ptx_line, "%s needs .clamp or .wrap", d->shown);
         in->type = (uint8_t)take_type(&m);
         return finish_modifiers(d, &m) && plain(d, 3, T_B32);
     }
@@ -1063,7 +1286,7 @@ static bool decode(decoder *d)
             if (take(&m, cmps[i]))
                 in->mode = (uint8_t)i, found = true;
         if (!found)
-            return failf(d->b->lx, in->ptx_line, "'%s' has no comparison operator", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s has no comparison operator", d->shown);
         if (take(&m, "and")) in->combine = 1;
         else if (take(&m, "or")) in->combine = 2;
         else if (take(&m, "xor")) in->combine = 3;
@@ -1094,8 +1317,9 @@ static bool decode(decoder *d)
             return false;
         if (c) {
             if (c->kind != O_SLOT)
-                return failf(d->b->lx, c->line, "'%s': the combining operand must be a predicate", d->text);
-            PUSH(d->b->k->slots_of, d->b->n_slots_of, d->b->n_slots_of_cap, c->slot);
+                return failf(d->b->lx, c->line, "%s: the combining operand must be a predicate", d->shown);
+            if (!PUSH(d->b->lx, d->b->k->slots_of, d->b->n_slots_of, d->b->n_slots_of_cap, c->slot))
+                return false;
             if (c->negated)
                 in->flags |= F_NEG_PRED;
         }
@@ -1138,14 +1362,14 @@ static bool decode(decoder *d)
         /* mov.b32 {a, b}, x (unpack) and mov.b32 x, {a, b} (pack): elements are bits / count wide */
         int nd = dst->kind == O_VEC ? dst->vec_count : 1, ns = src->kind == O_VEC ? src->vec_count : 1;
         if (nd > 1 && ns > 1)
-            return failf(d->b->lx, in->ptx_line, "'%s' with vectors on both sides", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s with vectors on both sides", d->shown);
         ptx_type part = T_NONE;
         int parts = nd > 1 ? nd : ns;
         if (parts > 1) {
             int part_bits = bits / parts;
             part = part_bits == 8 ? T_B8 : part_bits == 16 ? T_B16 : part_bits == 32 ? T_B32 : T_NONE;
             if (part == T_NONE || part_bits * parts != bits)
-                return failf(d->b->lx, in->ptx_line, "'%s': %d parts do not divide %d bits", d->text, parts, bits);
+                return failf(d->b->lx, in->ptx_line, "%s: %d parts do not divide %d bits", d->shown, parts, bits);
         }
         if (add_value(d, dst, nd > 1 ? part : (ptx_type)in->type) != nd ||
             add_value(d, src, ns > 1 ? part : (ptx_type)in->type) != ns)
@@ -1164,7 +1388,7 @@ static bool decode(decoder *d)
         in->type = (uint8_t)take_type(&m);
         in->stype = (uint8_t)take_type(&m);
         if (in->type == T_NONE || in->stype == T_NONE || !finish_modifiers(d, &m))
-            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "'%s' needs two types", d->text);
+            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs two types", d->shown);
         /* cvt.rn.f16x2.f32 d, a, b: two sources (a goes to the upper half) */
         int n_src = (in->type == T_F16X2 || in->type == T_BF16X2) ? 2 : 1;
         return plain(d, n_src, (ptx_type)in->stype);
@@ -1196,13 +1420,13 @@ static bool decode(decoder *d)
         else if (take(&m, "v8")) in->vec = 8;
         in->type = (uint8_t)take_type(&m);
         if (in->type == T_NONE || !finish_modifiers(d, &m) || !need_operands(d, 2))
-            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "'%s' needs a type", d->text);
+            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
         const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
         int n = add_value(d, value, (ptx_type)in->type);
         if (n < 0)
             return false;
         if (n != in->vec)
-            return failf(d->b->lx, in->ptx_line, "'%s' moves %d values but names %d", d->text, in->vec, n);
+            return failf(d->b->lx, in->ptx_line, "%s moves %d values but names %d", d->shown, in->vec, n);
         if (load)
             in->n_dst = (uint8_t)n;
         else
@@ -1218,7 +1442,7 @@ static bool decode(decoder *d)
             if (take(&m, ops_names[i]))
                 in->mode = (uint8_t)i, found = true;
         if (!found)
-            return failf(d->b->lx, in->ptx_line, "'%s' has no operation", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s has no operation", d->shown);
         take(&m, "noftz");
         in->type = (uint8_t)take_type(&m);
         if (!finish_modifiers(d, &m))
@@ -1258,10 +1482,11 @@ static bool decode(decoder *d)
         if (!finish_modifiers(d, &m) || !need_operands(d, 1))
             return false;
         if (ops->op[0].kind != O_LABEL)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs a label (indirect branches are not supported)", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s needs a label (indirect branches are not supported)", d->shown);
         label_use use = {ops->op[0].label, (int32_t)d->b->k->n_code, in->ptx_line};
+        if (!PUSH(d->b->lx, d->b->uses, d->b->n_uses, d->b->uses_cap, use))
+            return false; /* the label is freed with the operands */
         ops->op[0].label = NULL;
-        PUSH(d->b->uses, d->b->n_uses, d->b->uses_cap, use);
         return true;
     }
     if (strcmp(base, "ret") == 0 || strcmp(base, "exit") == 0 || strcmp(base, "trap") == 0) {
@@ -1328,7 +1553,7 @@ static bool decode(decoder *d)
         }
         int n = ops->n - first;
         if (n < 1 || n > (red ? 3 : 2))
-            return failf(d->b->lx, in->ptx_line, "'%s': wrong number of operands", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
         for (int i = 0; i < n; i++) {
             bool is_pred = red && i == n - 1;
             const operand *o = &ops->op[first + i];
@@ -1385,7 +1610,7 @@ static bool decode(decoder *d)
         int n_src = ops->n - first - 1;
         if (n_src > 2 || (in->op == OP_MBAR_INVAL && n_src) || (in->op != OP_MBAR_ARRIVE && in->op != OP_MBAR_INVAL &&
                                                                 in->op != OP_MBAR_TRY_WAIT && n_src != 1))
-            return failf(d->b->lx, in->ptx_line, "'%s': wrong number of operands", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
         for (int i = 0; i < n_src; i++) /* try_wait's optional suspend-time hint is read and ignored */
             if (add_value(d, &ops->op[first + 1 + i],
                           in->op == OP_MBAR_TRY_WAIT && !(in->flags & F_PARITY) && i == 0 ? T_B64 : T_U32) != 1)
@@ -1428,21 +1653,21 @@ static bool decode(decoder *d)
         if (a_regs)
             in->flags |= F_A_REGS;
         if (add_value(d, &ops->op[0], T_F32) != n / 2)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs %d accumulator registers", d->text, n / 2);
+            return failf(d->b->lx, in->ptx_line, "%s needs %d accumulator registers", d->shown, n / 2);
         in->n_dst = (uint8_t)(n / 2);
         int given = add_value(d, &ops->op[1], a_regs ? T_B32 : T_B64);
         if (given != (a_regs ? 4 : 1) || add_value(d, &ops->op[2], T_B64) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
-            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "'%s': wrong A, B or scale-d operand", d->text);
+            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s: wrong A, B or scale-d operand", d->shown);
         in->n_src = (uint8_t)(given + 2);
         /* the immediates: scale-a, scale-b in {1, -1}, the transposes in {0, 1} -> mode bits */
         int first_imm = 4;
         for (int i = first_imm; i < ops->n; i++)
             if (ops->op[i].kind != O_LIT || ops->op[i].lit != LIT_INT)
-                return failf(d->b->lx, in->ptx_line, "'%s': scale and transpose operands must be constants", d->text);
+                return failf(d->b->lx, in->ptx_line, "%s: scale and transpose operands must be constants", d->shown);
         int64_t scale_a = (int64_t)ops->op[4].bits, scale_b = (int64_t)ops->op[5].bits;
         int64_t trans_a = a_regs ? 0 : (int64_t)ops->op[6].bits, trans_b = (int64_t)ops->op[a_regs ? 6 : 7].bits;
         if ((scale_a != 1 && scale_a != -1) || (scale_b != 1 && scale_b != -1) || (trans_a & ~1) || (trans_b & ~1))
-            return failf(d->b->lx, in->ptx_line, "'%s': scales must be 1 or -1, transposes 0 or 1", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s: scales must be 1 or -1, transposes 0 or 1", d->shown);
         in->mode = (uint8_t)(trans_a | trans_b << 1 | (scale_a < 0) << 2 | (scale_b < 0) << 3);
         return true;
     }
@@ -1457,11 +1682,11 @@ static bool decode(decoder *d)
         if (!finish_modifiers(d, &m) || !need_operands(d, 1))
             return false;
         if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs a constant register count", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s needs a constant register count", d->shown);
         int64_t count = (int64_t)ops->op[0].bits;
         if (count < 24 || count > 256 || count % 8)
-            return failf(d->b->lx, in->ptx_line, "'%s': the register count %lld must be a multiple of 8 in [24, 256]",
-                         d->text, (long long)count);
+            return failf(d->b->lx, in->ptx_line, "%s: the register count %lld must be a multiple of 8 in [24, 256]",
+                         d->shown, (long long)count);
         in->addr_offset = count;
         return true;
     }
@@ -1502,7 +1727,7 @@ static bool decode(decoder *d)
                 return false;
             const operand *dst = &ops->op[0], *src = &ops->op[1];
             if (dst->kind != O_MEM || src->kind != O_MEM || (to_shared && ops->op[3].kind != O_MEM))
-                return failf(d->b->lx, in->ptx_line, "'%s' needs [dst], [src], size%s", d->text,
+                return failf(d->b->lx, in->ptx_line, "%s needs [dst], [src], size%s", d->shown,
                              to_shared ? ", [mbarrier]" : "");
             /* sources: dst base, size, mbarrier base (shared form); src is the memory operand */
             operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
@@ -1554,7 +1779,7 @@ static bool decode(decoder *d)
                 return false;
             const operand *dst = &ops->op[0], *src = &ops->op[1], *bar = &ops->op[2];
             if (dst->kind != O_MEM || src->kind != O_MEM || bar->kind != O_MEM || src->vec_count != in->vec)
-                return failf(d->b->lx, in->ptx_line, "'%s' needs [dst], [map, {%d coordinates}], [mbarrier]", d->text,
+                return failf(d->b->lx, in->ptx_line, "%s needs [dst], [map, {%d coordinates}], [mbarrier]", d->shown,
                              in->vec);
             operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
                                               : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
@@ -1582,15 +1807,15 @@ static bool decode(decoder *d)
         if (!shared || !global || !finish_modifiers(d, &m))
             return d->b->lx->failed ? false : unsupported(d);
         if (ops->n < 3 || ops->n > 4)
-            return failf(d->b->lx, in->ptx_line, "'%s': wrong number of operands", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
         if (ops->op[2].kind != O_LIT || ops->op[2].lit != LIT_INT)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs a constant copy size", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s needs a constant copy size", d->shown);
         in->size = (uint8_t)ops->op[2].bits;
         if (in->size != 4 && in->size != 8 && in->size != 16)
-            return failf(d->b->lx, in->ptx_line, "'%s': copy size %d is not 4, 8 or 16", d->text, in->size);
+            return failf(d->b->lx, in->ptx_line, "%s: copy size %d is not 4, 8 or 16", d->shown, in->size);
         /* sources: the dst address and the src address as slots, then src-size or ignore-src */
         if (ops->op[0].kind != O_MEM || ops->op[1].kind != O_MEM)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs [dst], [src]", d->text);
+            return failf(d->b->lx, in->ptx_line, "%s needs [dst], [src]", d->shown);
         operand dst_base = {.kind = O_SLOT, .slot = ops->op[0].slot};
         if (ops->op[0].slot < 0)
             dst_base = (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
@@ -1631,7 +1856,7 @@ static bool decode(decoder *d)
         if (in->type != T_B16 || !finish_modifiers(d, &m) || !need_operands(d, 2))
             return d->b->lx->failed ? false : unsupported(d);
         if (add_value(d, &ops->op[0], T_B32) != in->vec)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs %d destination registers", d->text, in->vec);
+            return failf(d->b->lx, in->ptx_line, "%s needs %d destination registers", d->shown, in->vec);
         in->n_dst = in->vec;
         return set_address(d, &ops->op[1]);
     }
@@ -1656,7 +1881,7 @@ static bool decode(decoder *d)
             add_value(d, &ops->op[1], T_B32) != 4 || add_value(d, &ops->op[2], T_B32) != 2 ||
             add_value(d, &ops->op[3], c == T_F32 ? T_F32 : T_B32) != nc)
             return d->b->lx->failed ? false
-                                    : failf(d->b->lx, in->ptx_line, "'%s': wrong fragment sizes", d->text);
+                                    : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
         in->n_dst = (uint8_t)nd;
         in->n_src = (uint8_t)(4 + 2 + nc);
         return true;
@@ -1686,7 +1911,7 @@ static bool decode(decoder *d)
             if (add_value(d, &ops->op[0], in->type) != nd || add_value(d, &ops->op[1], T_B32) != 8 ||
                 add_value(d, &ops->op[2], T_B32) != 8 || add_value(d, &ops->op[3], c) != nc)
                 return d->b->lx->failed ? false
-                                        : failf(d->b->lx, in->ptx_line, "'%s': wrong fragment sizes", d->text);
+                                        : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
             in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)(16 + nc);
             return true;
         }
@@ -1712,7 +1937,7 @@ static bool decode(decoder *d)
         if (ops->n < 2 || ops->n > 3)
             return need_operands(d, 3);
         if (add_value(d, frag, in->type == T_F32 ? T_F32 : T_B32) != n)
-            return failf(d->b->lx, in->ptx_line, "'%s' needs %d fragment registers", d->text, n);
+            return failf(d->b->lx, in->ptx_line, "%s needs %d fragment registers", d->shown, n);
         if (load)
             in->n_dst = (uint8_t)n;
         else
@@ -1812,7 +2037,39 @@ static bool decode(decoder *d)
 /* ---------------------------------------------------------------------------------------------- */
 /* Declarations                                                                                   */
 
-/* ".align N .type name[size] [= {...}]" after the state space; returns the variable. */
+
+/* The most bytes a variable of a state space may have (ptx.h, "What the parser accepts"). */
+static uint64_t space_limit(ptx_space space)
+{
+    switch (space) {
+    case SPACE_SHARED: return PTX_MAX_SHARED_BYTES;
+    case SPACE_LOCAL: return PTX_MAX_LOCAL_BYTES;
+    case SPACE_PARAM: return PTX_MAX_PARAM_BYTES;
+    default: return PTX_MAX_VAR_BYTES;
+    }
+}
+
+static const char *space_name(ptx_space space)
+{
+    static const char *const names[] = {"", ".global", ".shared", ".local", ".param", ".const"};
+    return names[space];
+}
+
+/* ".align N": N a power of two, at most PTX_MAX_ALIGN (PTX ISA, "Variables": "byte-count must be a power
+ * of two"). */
+static bool parse_align(lexer *lx, uint64_t *align)
+{
+    advance(lx); /* .align */
+    int line = lx->tok.line;
+    if (!tok_u64(lx, ".align", PTX_MAX_ALIGN, align))
+        return false;
+    if (*align == 0 || (*align & (*align - 1)))
+        return failf(lx, line, ".align %llu is not a power of two", (unsigned long long)*align);
+    return true;
+}
+
+/* ".align N .type name[size] [= {...}]" after the state space; returns the variable. On failure
+ * nothing of it is left allocated. */
 static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *var)
 {
     memset(var, 0, sizeof *var);
@@ -1823,9 +2080,8 @@ static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *
     int vec = 1;
     while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
         if (is(lx, ".align")) {
-            advance(lx);
-            var->align = strtoull(lx->tok.start, NULL, 0);
-            advance(lx);
+            if (!parse_align(lx, &var->align))
+                return false;
         } else if (is(lx, ".v2") || is(lx, ".v4")) {
             vec = lx->tok.start[2] - '0';
             advance(lx);
@@ -1834,15 +2090,17 @@ static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *
             snprintf(name, sizeof name, "%.*s", lx->tok.len - 1, lx->tok.start + 1);
             type = type_of(name);
             if (type == T_NONE)
-                return failf(lx, lx->tok.line, "unsupported variable attribute '%.*s'", lx->tok.len, lx->tok.start);
+                return failf(lx, lx->tok.line, "unsupported variable attribute %s", tok_quote(lx).s);
             advance(lx);
         }
     }
     if (lx->tok.kind != TOK_IDENT)
-        return failf(lx, lx->tok.line, "expected a variable name");
-    var->name = tok_dup(&lx->tok);
+        return failf(lx, lx->tok.line, "expected a variable name, found %s", tok_quote(lx).s);
+    int line = lx->tok.line;
+    if (!(var->name = tok_dup(lx)))
+        return false;
     advance(lx);
-    uint64_t elem = (uint64_t)(ptx_type_bits(type) / 8) * (uint64_t)vec, count = 1;
+    uint64_t elem = (uint64_t)(ptx_type_bits(type) / 8) * (uint64_t)vec, count = 1, limit = space_limit(space);
     if (!elem)
         elem = 1;
     while (is(lx, "[")) {
@@ -1850,18 +2108,29 @@ static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *
         if (is(lx, "]")) {
             count = 0; /* unsized: .extern .shared x[] */
         } else {
-            count *= strtoull(lx->tok.start, NULL, 0);
-            advance(lx);
+            uint64_t n;
+            if (!tok_u64(lx, "an array size", UINT64_MAX, &n)) /* the product is checked */
+                goto fail;
+            if (!bounded_mul(count, n, limit, &count))
+                count = limit + 1; /* reported below, with the element size */
         }
         if (!expect(lx, "]"))
-            return false;
+            goto fail;
     }
-    var->size = elem * count;
+    if (!bounded_mul(elem, count, limit, &var->size)) {
+        failf(lx, line, "%s variable %s is larger than %llu bytes (the emulator's limit)", space_name(space),
+              quoted_str(var->name).s, (unsigned long long)limit);
+        goto fail;
+    }
     if (!var->align)
         var->align = elem;
     if (is(lx, "=")) {
         advance(lx);
         var->init = calloc(1, var->size ? var->size : 1);
+        if (!var->init) {
+            out_of_memory(lx);
+            goto fail;
+        }
         uint64_t at = 0;
         bool braces = is(lx, "{");
         if (braces)
@@ -1875,58 +2144,64 @@ static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *
             if (is(lx, "-"))
                 neg = true, advance(lx);
             operand lit = {0};
-            if (lx->tok.kind != TOK_NUMBER || !parse_number(lx, neg, &lit))
-                return failf(lx, lx->tok.line, "unsupported initializer for '%s'", var->name);
+            if (lx->tok.kind != TOK_NUMBER || !parse_number(lx, neg, &lit)) {
+                failf(lx, lx->tok.line, "unsupported initializer for %s", quoted_str(var->name).s);
+                goto fail;
+            }
             uint64_t bits = literal_bits(&lit, type);
             if (at + elem / (uint64_t)vec <= var->size)
                 memcpy(var->init + at, &bits, elem / (uint64_t)vec);
             at += elem / (uint64_t)vec;
         }
     }
-    return expect(lx, ";");
+    if (expect(lx, ";"))
+        return true;
+fail:
+    free(var->name), free(var->init);
+    var->name = NULL, var->init = NULL;
+    return false;
 }
-
-static uint64_t align_up(uint64_t x, uint64_t a) { return a ? (x + a - 1) / a * a : x; }
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Kernels                                                                                        */
 
-/* Lays out the shared variables a kernel names (its own, and the module's it uses) before decoding. */
-static void layout_shared(kbuild *b, const char *body_start, const char *body_end)
+/* Lays out the shared variables a kernel names (its own, and the module's its body names, which the
+ * scan in parse_body marked in mb->var_mark) before decoding; refuses more than PTX_MAX_SHARED_BYTES. */
+static bool layout_shared(kbuild *b)
 {
     ptx_kernel *k = b->k;
     uint64_t offset = 0, dynamic_align = 16;
-    /* module variables are named in the body; the kernel's own are all its */
-    ptx_var *all[2] = {b->mod->vars, b->locals};
-    int counts[2] = {b->mod->n_vars, b->n_locals};
+    int counts[2] = {b->n_named, b->n_locals}; /* the module's the body names, then the kernel's own */
     for (int set = 0; set < 2; set++)
         for (int i = 0; i < counts[set]; i++) {
-            ptx_var *v = &all[set][i];
+            ptx_var *v = set == 0 ? &b->mod->vars[b->named[i]] : &b->locals[i];
             if (v->space != SPACE_SHARED)
-                continue;
-            bool used = set == 1;
-            size_t len = strlen(v->name);
-            for (const char *p = body_start; !used && (p = strstr(p, v->name)) && p < body_end; p += len)
-                used = !ident_char(p[len]) && (p == body_start || !ident_char(p[-1]));
-            if (!used)
                 continue;
             if (v->is_extern && v->size == 0) {
                 if (v->align > dynamic_align)
                     dynamic_align = v->align;
                 continue;
             }
-            offset = align_up(offset, v->align);
+            uint64_t end;
+            if (!bounded_align_up(offset, v->align, PTX_MAX_SHARED_BYTES, &offset) ||
+                !bounded_add(offset, v->size, PTX_MAX_SHARED_BYTES, &end))
+                return failf(b->lx, k->first_line, "kernel %s has more than %d bytes of static shared memory",
+                             quoted_str(k->name).s, PTX_MAX_SHARED_BYTES);
             v->offset = offset;
-            offset += v->size;
+            offset = end;
         }
     k->static_smem = offset;
     k->dynamic_smem_align = dynamic_align;
-    /* dynamic shared memory starts after the static part, aligned (every extern array shares it) */
-    uint64_t dynamic_at = align_up(offset, dynamic_align);
+    /* dynamic shared memory starts after the static part, aligned (every extern array shares it); both
+     * are at most 2^16 here, so this cannot wrap */
+    uint64_t dynamic_at = (offset + dynamic_align - 1) / dynamic_align * dynamic_align;
     for (int set = 0; set < 2; set++)
-        for (int i = 0; i < counts[set]; i++)
-            if (all[set][i].space == SPACE_SHARED && all[set][i].is_extern && all[set][i].size == 0)
-                all[set][i].offset = dynamic_at;
+        for (int i = 0; i < counts[set]; i++) {
+            ptx_var *v = set == 0 ? &b->mod->vars[b->named[i]] : &b->locals[i];
+            if (v->space == SPACE_SHARED && v->is_extern && v->size == 0)
+                v->offset = dynamic_at;
+        }
+    return true;
 }
 
 static bool parse_params(kbuild *b)
@@ -1939,7 +2214,7 @@ static bool parse_params(kbuild *b)
     uint64_t offset = 0;
     while (!is(lx, ")")) {
         if (!is(lx, ".param"))
-            return failf(lx, lx->tok.line, "expected .param in the parameter list");
+            return failf(lx, lx->tok.line, "expected .param in the parameter list, found %s", tok_quote(lx).s);
         advance(lx);
         ptx_param p = {0};
         uint64_t align = 0;
@@ -1947,9 +2222,8 @@ static bool parse_params(kbuild *b)
         uint64_t count = 1;
         while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
             if (is(lx, ".align")) {
-                advance(lx);
-                align = strtoull(lx->tok.start, NULL, 0);
-                advance(lx);
+                if (!parse_align(lx, &align))
+                    return false;
             } else if (is(lx, ".ptr") || is(lx, ".global") || is(lx, ".shared") || is(lx, ".const") ||
                        is(lx, ".local")) {
                 advance(lx);
@@ -1958,27 +2232,39 @@ static bool parse_params(kbuild *b)
                 snprintf(name, sizeof name, "%.*s", lx->tok.len - 1, lx->tok.start + 1);
                 type = type_of(name);
                 if (type == T_NONE)
-                    return failf(lx, lx->tok.line, "unsupported parameter attribute '%.*s'", lx->tok.len,
-                                 lx->tok.start);
+                    return failf(lx, lx->tok.line, "unsupported parameter attribute %s", tok_quote(lx).s);
                 advance(lx);
             }
         }
-        p.name = tok_dup(&lx->tok);
+        if (lx->tok.kind != TOK_IDENT)
+            return failf(lx, lx->tok.line, "expected a parameter name, found %s", tok_quote(lx).s);
+        int line = lx->tok.line;
+        uint32_t hash = hash_bytes(lx->tok.start, (size_t)lx->tok.len);
+        if (table_find(&b->param_index, k->params, ptx_param_named, hash, lx->tok.start, (size_t)lx->tok.len) >= 0)
+            return failf(lx, line, "parameter %s is declared twice", tok_quote(lx).s);
+        if (!(p.name = tok_dup(lx)))
+            return false;
         advance(lx);
+        if (!PUSH(lx, k->params, k->n_params, cap, p)) {
+            free(p.name);
+            return false;
+        }
+        if (!table_add(lx, &b->param_index, k->params, ptx_param_hash, hash, k->n_params - 1))
+            return false;
         if (is(lx, "[")) {
             advance(lx);
-            count = strtoull(lx->tok.start, NULL, 0);
-            advance(lx);
-            if (!expect(lx, "]"))
+            if (!tok_u64(lx, "a parameter's array size", PTX_MAX_PARAM_BYTES, &count) || !expect(lx, "]"))
                 return false;
         }
+        ptx_param *q = &k->params[k->n_params - 1];
         uint64_t elem = (uint64_t)ptx_type_bits(type) / 8;
-        p.type = type;
-        p.size = elem * count;
-        p.align = align ? align : elem;
-        p.offset = offset = align_up(offset, p.align);
-        offset += p.size;
-        PUSH(k->params, k->n_params, cap, p);
+        q->type = type;
+        q->align = align ? align : elem;
+        if (!bounded_mul(elem, count, PTX_MAX_PARAM_BYTES, &q->size) ||
+            !bounded_align_up(offset, q->align, PTX_MAX_PARAM_BYTES, &q->offset) ||
+            !bounded_add(q->offset, q->size, PTX_MAX_PARAM_BYTES, &offset))
+            return failf(lx, line, "kernel %s has more than %d bytes of parameters", quoted_str(k->name).s,
+                         PTX_MAX_PARAM_BYTES);
         if (is(lx, ","))
             advance(lx);
     }
@@ -1987,12 +2273,15 @@ static bool parse_params(kbuild *b)
     return true;
 }
 
-/* A new register slot of the declared type. */
+/* A new register slot of the declared type; -1 if the parse failed. */
 static int32_t register_slot(kbuild *b, ptx_type type)
 {
     int32_t slot = new_slot(b);
+    if (slot < 0)
+        return -1;
     while (b->n_slot_types <= slot)
-        PUSH(b->slot_types, b->n_slot_types, b->slot_types_cap, (uint8_t)T_NONE);
+        if (!PUSH(b->lx, b->slot_types, b->n_slot_types, b->slot_types_cap, (uint8_t)T_NONE))
+            return -1;
     b->slot_types[slot] = (uint8_t)type;
     return slot;
 }
@@ -2011,23 +2300,35 @@ static bool parse_reg_decl(kbuild *b)
     }
     for (;;) {
         if (lx->tok.kind != TOK_IDENT)
-            return failf(lx, lx->tok.line, "expected a register name");
-        char *name = tok_dup(&lx->tok);
+            return failf(lx, lx->tok.line, "expected a register name, found %s", tok_quote(lx).s);
+        int line = lx->tok.line;
+        char *name = tok_dup(lx);
+        if (!name)
+            return false;
         advance(lx);
         if (is(lx, "<")) { /* %r<93>: %r0 .. %r92 */
             advance(lx);
-            long count = strtol(lx->tok.start, NULL, 10);
-            advance(lx);
-            if (!expect(lx, ">"))
+            uint64_t count;
+            if (!tok_u64(lx, "a register count", PTX_MAX_SLOTS, &count) || !expect(lx, ">")) {
+                free(name);
                 return false;
-            for (long i = 0; i < count; i++) {
-                char *each = malloc(strlen(name) + 24);
-                sprintf(each, "%s%ld", name, i);
-                reg_define(&b->regs, each, register_slot(b, type), b->depth);
+            }
+            size_t room = strlen(name) + 24;
+            for (uint64_t i = 0; i < count; i++) {
+                char *each = malloc(room);
+                if (!each) {
+                    free(name);
+                    return out_of_memory(lx);
+                }
+                snprintf(each, room, "%s%llu", name, (unsigned long long)i);
+                if (!reg_define(lx, &b->regs, each, register_slot(b, type), b->depth, line)) {
+                    free(name);
+                    return false;
+                }
             }
             free(name);
-        } else {
-            reg_define(&b->regs, name, register_slot(b, type), b->depth);
+        } else if (!reg_define(lx, &b->regs, name, register_slot(b, type), b->depth, line)) {
+            return false;
         }
         if (is(lx, ","))
             advance(lx);
@@ -2037,14 +2338,36 @@ static bool parse_reg_decl(kbuild *b)
     return expect(lx, ";");
 }
 
+/* A non-negative decimal integer at *p in the rest of the current line (spaces and tabs before it),
+ * at most max; false if there is none or it is larger. For the directives read as raw text. */
+static bool line_int(const char **p, int max, int *out)
+{
+    const char *s = *p;
+    while (*s == ' ' || *s == '\t')
+        s++;
+    if (!isdigit((unsigned char)*s))
+        return false;
+    int64_t value = 0;
+    for (; isdigit((unsigned char)*s); s++)
+        if ((value = value * 10 + (*s - '0')) > max)
+            return false;
+    *p = s;
+    *out = (int)value;
+    return true;
+}
+
 /* .loc FILE LINE COL[, function_name ..., inlined_at ...]: the source line of what follows. With
- * inlining, the first numbers are the inlined function's own line, which is what a reader wants. */
+ * inlining, the first numbers are the inlined function's own line, which is what a reader wants. A .loc
+ * this cannot read leaves no source line (it only labels messages). */
 static void parse_loc(kbuild *b)
 {
     lexer *lx = b->lx;
     const char *p = lx->p;
-    b->cur_file = (int)strtol(p, (char **)&p, 10);
-    b->cur_line = (int)strtol(p, (char **)&p, 10);
+    int file, line;
+    if (line_int(&p, PTX_MAX_FILE_INDEX, &file) && line_int(&p, INT_MAX, &line))
+        b->cur_file = file, b->cur_line = line;
+    else
+        b->cur_file = 0, b->cur_line = 0;
     skip_line(lx);
 }
 
@@ -2053,59 +2376,84 @@ static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
     lexer *lx = b->lx;
     ptx_kernel *k = b->k;
     char text[160];
+    if (lx->tok.len >= (int)sizeof text)
+        return failf(lx, lx->tok.line, "unknown instruction %s", tok_quote(lx).s);
     snprintf(text, sizeof text, "%.*s", lx->tok.len, lx->tok.start);
     int line = lx->tok.line;
     advance(lx);
     operand_list *ops = calloc(1, sizeof *ops);
-    while (!is(lx, ";")) {
+    if (!ops)
+        return out_of_memory(lx);
+    bool ok = true;
+    while (ok && !is(lx, ";")) {
         if (lx->tok.kind == TOK_END) {
-            free(ops);
-            return failf(lx, line, "missing ';' after '%s'", text);
+            ok = failf(lx, line, "missing ';' after %s", quoted_str(text).s);
+        } else if (ops->n == MAX_OPERANDS) {
+            ok = failf(lx, line, "too many operands for %s", quoted_str(text).s);
+        } else {
+            operand *o = &ops->op[ops->n++];
+            memset(o, 0, sizeof *o);
+            ok = parse_operand(b, ops, o);
+            if (is(lx, ",") || is(lx, "|"))
+                advance(lx);
         }
-        if (ops->n == MAX_OPERANDS) {
-            free(ops);
-            return failf(lx, line, "too many operands for '%s'", text);
-        }
-        operand *o = &ops->op[ops->n++];
-        memset(o, 0, sizeof *o);
-        if (!parse_operand(b, ops, o)) {
-            free(ops);
-            return false;
-        }
-        if (is(lx, ",") || is(lx, "|"))
-            advance(lx);
     }
-    advance(lx);
     insn in = {0};
-    in.guard = guard;
-    in.ptx_line = line;
-    in.src_file = b->cur_file;
-    in.src_line = b->cur_line;
-    in.operands = (uint32_t)b->n_slots_of;
-    decoder d = {b, &in, ops, text};
-    bool ok = decode(&d);
-    for (int i = 0; i < ops->n; i++)
+    if (ok) {
+        advance(lx);
+        in.guard = guard;
+        in.ptx_line = line;
+        in.src_file = b->cur_file;
+        in.src_line = b->cur_line;
+        in.operands = (uint32_t)b->n_slots_of;
+        bounded_quote shown = quoted_str(text);
+        decoder d = {b, &in, ops, text, shown.s};
+        ok = decode(&d);
+    }
+    for (int i = 0; i < ops->n; i++) /* the labels named (bra took its own) */
         free(ops->op[i].label);
+    for (int i = 0; i < ops->n_vec; i++)
+        free(ops->vec[i].label);
     free(ops);
     if (!ok)
         return false;
     if (guard_neg)
         in.flags |= F_GUARD_NEG;
-    if (k->n_code == b->n_code_cap) {
-        b->n_code_cap = b->n_code_cap ? 2 * b->n_code_cap : 256;
-        k->code = realloc(k->code, (size_t)b->n_code_cap * sizeof *k->code);
+    return PUSH(lx, k->code, k->n_code, b->n_code_cap, in);
+}
+
+/* Defines a label at the next instruction; a name defined twice is refused (ptxas refuses it too), as
+ * the first definition winning would silently send some branches elsewhere. */
+static bool define_label(kbuild *b)
+{
+    lexer *lx = b->lx;
+    uint32_t hash = hash_bytes(lx->tok.start, (size_t)lx->tok.len);
+    int32_t earlier = table_find(&b->label_index, b->labels, label_def_named, hash, lx->tok.start, (size_t)lx->tok.len);
+    if (earlier >= 0)
+        return failf(lx, lx->tok.line, "label %s is defined twice (first at line %d)", tok_quote(lx).s,
+                     b->labels[earlier].line);
+    label_def def = {tok_dup(lx), (int32_t)b->k->n_code, lx->tok.line};
+    if (!def.name)
+        return false;
+    if (!PUSH(lx, b->labels, b->n_labels, b->labels_cap, def)) {
+        free(def.name);
+        return false;
     }
-    k->code[k->n_code++] = in;
-    return true;
+    return table_add(lx, &b->label_index, b->labels, label_def_hash, hash, b->n_labels - 1);
+}
+
+static int compare_index(const void *x, const void *y)
+{
+    int32_t a = *(const int32_t *)x, c = *(const int32_t *)y;
+    return (a > c) - (a < c);
 }
 
 static bool parse_body(kbuild *b)
 {
     lexer *lx = b->lx;
     ptx_kernel *k = b->k;
-    /* first the body's extent and its own `.shared` variables ("demoted" statics): shared memory is
-     * laid out before any instruction is decoded */
-    const char *body_start = lx->tok.start;
+    /* first the body's extent, its own `.shared` variables ("demoted" statics) and the module variables
+     * it names: shared memory is laid out before any instruction is decoded */
     {
         lexer scan = *lx;
         int depth = 0;
@@ -2115,28 +2463,43 @@ static bool parse_body(kbuild *b)
             else if (is(&scan, "}"))
                 depth--;
             if (is(&scan, ".shared")) {
+                int line = scan.tok.line;
                 advance(&scan);
                 ptx_var v;
-                if (!parse_var_decl(&scan, SPACE_SHARED, false, &v)) {
-                    lx->failed = true; /* scan wrote the message into the same buffer */
+                bool ok = parse_var_decl(&scan, SPACE_SHARED, false, &v) && add_local(b, &v, line);
+                lx->failed = scan.failed; /* scan wrote any message into the same buffer */
+                if (!ok || lx->failed)
                     return false;
-                }
-                PUSH(b->locals, b->n_locals, b->locals_cap, v);
                 continue;
+            }
+            if (scan.tok.kind == TOK_IDENT) {
+                int32_t i = table_find(&b->mb->var_index, b->mod->vars, ptx_var_named,
+                                       hash_bytes(scan.tok.start, (size_t)scan.tok.len), scan.tok.start,
+                                       (size_t)scan.tok.len);
+                if (i >= 0 && b->mb->var_mark[i] != b->mark) { /* a mark per kernel: nothing to clear */
+                    b->mb->var_mark[i] = b->mark;
+                    if (!PUSH(lx, b->named, b->n_named, b->named_cap, i))
+                        return false;
+                }
             }
             if (is(&scan, ".loc") || is(&scan, ".file"))
                 skip_line(&scan);
             else
                 advance(&scan);
         } while (depth > 0 && scan.tok.kind != TOK_END);
-        layout_shared(b, body_start, scan.tok.start);
+        if (b->n_named > 1) /* (qsort's array must not be NULL, even for no elements) */
+            qsort(b->named, (size_t)b->n_named, sizeof *b->named, compare_index); /* declaration order */
+        if (!layout_shared(b))
+            return false;
     }
     if (!expect(lx, "{"))
         return false;
     b->depth = 1;
     for (;;) {
+        if (lx->failed)
+            return false;
         if (lx->tok.kind == TOK_END)
-            return failf(lx, lx->tok.line, "kernel '%s' has no closing '}'", k->name);
+            return failf(lx, lx->tok.line, "kernel %s has no closing '}'", quoted_str(k->name).s);
         if (is(lx, "}")) {
             reg_close_scope(&b->regs, --b->depth);
             advance(lx);
@@ -2171,23 +2534,27 @@ static bool parse_body(kbuild *b)
             continue;
         }
         if (is(lx, ".local")) { /* per-thread memory: the local depot grows */
+            int line = lx->tok.line;
             advance(lx);
             ptx_var v;
             if (!parse_var_decl(lx, SPACE_LOCAL, false, &v))
                 return false;
-            k->local_bytes = align_up(k->local_bytes, v.align);
-            v.offset = k->local_bytes;
-            k->local_bytes += v.size;
-            PUSH(b->locals, b->n_locals, b->locals_cap, v);
+            if (!bounded_align_up(k->local_bytes, v.align, PTX_MAX_LOCAL_BYTES, &v.offset) ||
+                !bounded_add(v.offset, v.size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
+                free(v.name), free(v.init);
+                return failf(lx, line, "kernel %s has more than %d bytes of .local memory per thread",
+                             quoted_str(k->name).s, PTX_MAX_LOCAL_BYTES);
+            }
+            if (!add_local(b, &v, line))
+                return false;
             continue;
         }
         if (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.')
-            return failf(lx, lx->tok.line, "unsupported directive '%.*s' in a kernel body", lx->tok.len,
-                         lx->tok.start);
+            return failf(lx, lx->tok.line, "unsupported directive %s in a kernel body", tok_quote(lx).s);
         /* a label? */
         if (lx->tok.kind == TOK_IDENT && lx->p[0] == ':') {
-            label_def def = {tok_dup(&lx->tok), (int32_t)k->n_code};
-            PUSH(b->labels, b->n_labels, b->labels_cap, def);
+            if (!define_label(b))
+                return false;
             advance(lx);
             advance(lx);
             continue;
@@ -2200,32 +2567,30 @@ static bool parse_body(kbuild *b)
                 guard_neg = true, advance(lx);
             guard = reg_lookup(&b->regs, lx->tok.start, lx->tok.len);
             if (guard < 0)
-                return failf(lx, lx->tok.line, "unknown guard predicate '%.*s'", lx->tok.len, lx->tok.start);
+                return failf(lx, lx->tok.line, "unknown guard predicate %s", tok_quote(lx).s);
             advance(lx);
         }
         if (lx->tok.kind != TOK_IDENT)
-            return failf(lx, lx->tok.line, "expected an instruction, found '%.*s'", lx->tok.len, lx->tok.start);
+            return failf(lx, lx->tok.line, "expected an instruction, found %s", tok_quote(lx).s);
         if (!parse_instruction(b, guard, guard_neg))
             return false;
     }
-    /* branch targets */
+    /* branch targets: every one a label of this kernel */
     for (int i = 0; i < b->n_uses; i++) {
-        int32_t target = -1;
-        for (int j = 0; j < b->n_labels && target < 0; j++)
-            if (strcmp(b->labels[j].name, b->uses[i].name) == 0)
-                target = b->labels[j].index;
-        if (target < 0)
-            return failf(lx, b->uses[i].line, "branch to unknown label '%s'", b->uses[i].name);
-        k->code[b->uses[i].insn].target = target;
+        const char *name = b->uses[i].name;
+        int32_t j = table_find(&b->label_index, b->labels, label_def_named, hash_bytes(name, strlen(name)), name,
+                               strlen(name));
+        if (j < 0)
+            return failf(lx, b->uses[i].line, "branch to undefined label %s", quoted_str(name).s);
+        k->code[b->uses[i].insn].target = b->labels[j].index;
     }
     /* falling off the end is a return */
     insn ret = {.op = OP_RET, .guard = -1, .addr_base = -1, .target = -1, .ptx_line = lx->tok.line};
-    if (k->n_code == b->n_code_cap) {
-        b->n_code_cap += 1;
-        k->code = realloc(k->code, (size_t)b->n_code_cap * sizeof *k->code);
-    }
-    k->code[k->n_code++] = ret;
-    return true;
+    /* a kernel without operands still gets an operand list: the interpreter takes slots_of + operands for
+     * every instruction, and an offset from a null pointer is undefined even when it is 0 */
+    if (!b->n_slots_of_cap && !grow_array(lx, &k->slots_of, &b->n_slots_of_cap, sizeof *k->slots_of))
+        return false;
+    return PUSH(lx, k->code, k->n_code, b->n_code_cap, ret);
 }
 
 static void kbuild_free(kbuild *b)
@@ -2241,76 +2606,198 @@ static void kbuild_free(kbuild *b)
     free(b->uses);
     free(b->locals);
     free(b->slot_types);
+    free(b->named);
+    table_free(&b->const_index);
+    table_free(&b->label_index);
+    table_free(&b->local_index);
+    table_free(&b->param_index);
 }
 
-static bool parse_entry(lexer *lx, ptx_module *mod, bool is_func)
+/* Everything a kernel owns; for ptx_free, and for a kernel whose parse failed halfway. */
+static void kernel_free(ptx_kernel *k)
+{
+    free(k->name);
+    for (int j = 0; j < k->n_params; j++)
+        free(k->params[j].name);
+    free(k->params);
+    free(k->code);
+    free(k->slots_of);
+    free(k->const_slot);
+    free(k->const_value);
+    free(k->sreg_slot);
+    free(k->sreg_which);
+}
+
+/* .maxntid X[, Y[, Z]], .reqntid ..., .maxnreg N: up to three integers, each at least 1. */
+static bool parse_dims(lexer *lx, const char *what, uint64_t dims[3])
+{
+    int line = lx->tok.line;
+    advance(lx);
+    int n = 0;
+    dims[0] = dims[1] = dims[2] = 1;
+    while (lx->tok.kind == TOK_NUMBER) {
+        if (n == 3)
+            return failf(lx, line, "%s takes at most three numbers", what);
+        if (!tok_u64(lx, what, UINT32_MAX, &dims[n]))
+            return false;
+        if (dims[n++] == 0)
+            return failf(lx, line, "%s must be at least 1", what);
+        if (is(lx, ","))
+            advance(lx);
+    }
+    if (n == 0)
+        return failf(lx, line, "%s needs a number, found %s", what, tok_quote(lx).s);
+    return true;
+}
+
+static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb, bool is_func)
 {
     if (is_func)
         return failf(lx, lx->tok.line, ".func (device functions the compiler did not inline) is not supported yet");
     advance(lx); /* .entry */
+    if (lx->tok.kind != TOK_IDENT)
+        return failf(lx, lx->tok.line, "expected a kernel name after .entry, found %s", tok_quote(lx).s);
     ptx_kernel k = {0};
-    k.name = tok_dup(&lx->tok);
+    if (!(k.name = tok_dup(lx)))
+        return false;
     k.first_line = lx->tok.line;
     advance(lx);
-    kbuild b = {.lx = lx, .mod = mod, .k = &k};
+    kbuild b = {.lx = lx, .mod = mod, .k = &k, .mb = mb, .mark = (uint32_t)mod->n_kernels + 1};
     for (int i = 0; i < SREG_COUNT; i++)
         b.sreg_slot[i] = -1;
     bool ok = parse_params(&b);
-    /* performance directives */
-    while (ok && lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
-        bool maxntid = is(lx, ".maxntid"), reqntid = is(lx, ".reqntid"), maxnreg = is(lx, ".maxnreg");
-        advance(lx);
-        int dims[3] = {1, 1, 1}, n = 0;
-        while (lx->tok.kind == TOK_NUMBER) {
-            if (n < 3)
-                dims[n++] = (int)strtol(lx->tok.start, NULL, 0);
-            advance(lx);
-            if (is(lx, ","))
+    /* performance directives (PTX ISA, "Performance-Tuning Directives") */
+    while (ok && lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.' && !is(lx, ".entry")) {
+        uint64_t dims[3];
+        if (is(lx, ".maxntid")) {
+            /* a maximum, so one beyond what a block can have constrains nothing more than the device does:
+             * the product is taken exactly and capped there, never wrapped */
+            if ((ok = parse_dims(lx, ".maxntid", dims))) {
+                uint64_t product;
+                if (!bounded_mul(dims[0], dims[1], PTX_MAX_THREADS, &product) ||
+                    !bounded_mul(product, dims[2], PTX_MAX_THREADS, &product))
+                    product = PTX_MAX_THREADS;
+                k.max_threads = (int)product;
+            }
+        } else if (is(lx, ".reqntid")) {
+            uint64_t product;
+            if ((ok = parse_dims(lx, ".reqntid", dims))) {
+                if (!bounded_mul(dims[0], dims[1], PTX_MAX_THREADS, &product) ||
+                    !bounded_mul(product, dims[2], PTX_MAX_THREADS, &product))
+                    ok = failf(lx, lx->tok.line, ".reqntid asks for more than %d threads per block", PTX_MAX_THREADS);
+                else
+                    for (int i = 0; i < 3; i++)
+                        k.req_threads[i] = (int)dims[i];
+            }
+        } else if (is(lx, ".maxnreg")) {
+            if ((ok = parse_dims(lx, ".maxnreg", dims)))
+                k.max_registers = dims[0] > 255 ? 255 : (int)dims[0]; /* a thread has at most 255 */
+        } else if (is(lx, ".minnctapersm") || is(lx, ".maxnctapersm") || is(lx, ".noreturn") ||
+                   is(lx, ".pragma")) {
+            advance(lx); /* hints to ptxas about occupancy: nothing the emulator does depends on them */
+            while (lx->tok.kind == TOK_NUMBER || is(lx, ",") || lx->tok.kind == TOK_STRING || is(lx, ";"))
                 advance(lx);
+        } else {
+            ok = failf(lx, lx->tok.line, "unsupported directive %s before kernel %s's body", tok_quote(lx).s,
+                       quoted_str(k.name).s);
         }
-        if (maxntid)
-            k.max_threads = dims[0] * dims[1] * dims[2];
-        if (reqntid)
-            memcpy(k.req_threads, dims, sizeof dims);
-        if (maxnreg)
-            k.max_registers = dims[0];
     }
     ok = ok && parse_body(&b);
     kbuild_free(&b);
-    if (!ok) {
-        free(k.name);
+    ok = ok && PUSH(lx, mod->kernels, mod->n_kernels, mb->kernels_cap, k);
+    if (!ok)
+        kernel_free(&k);
+    return ok;
+}
+
+/* .file N "path" [, ...]: the source file messages name for .loc N. N at most PTX_MAX_FILE_INDEX, the
+ * path on the same line and free of control characters (it is printed in messages). */
+static bool parse_file(lexer *lx, ptx_module *mod)
+{
+    int line = lx->tok.line;
+    const char *p = lx->p;
+    int index;
+    if (!line_int(&p, PTX_MAX_FILE_INDEX, &index))
+        return failf(lx, line, ".file needs an index from 0 to %d", PTX_MAX_FILE_INDEX);
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const char *q1 = *p == '"' ? p : NULL, *q2 = q1 ? q1 + 1 : NULL;
+    while (q2 && *q2 != '"') {
+        if (*q2 == 0 || (unsigned char)*q2 < 0x20 || *q2 == 0x7f)
+            return failf(lx, line, ".file %d: the path must be one quoted line of printable text", index);
+        q2++;
+    }
+    if (index > 0 && q2) {
+        if (index >= mod->n_files) {
+            char **files = realloc(mod->files, (size_t)(index + 1) * sizeof *mod->files);
+            if (!files)
+                return out_of_memory(lx);
+            mod->files = files;
+            for (int i = mod->n_files; i <= index; i++)
+                mod->files[i] = NULL;
+            mod->n_files = index + 1;
+        }
+        free(mod->files[index]);
+        if (!(mod->files[index] = strndup(q1 + 1, (size_t)(q2 - q1 - 1))))
+            return out_of_memory(lx);
+    }
+    skip_line(lx);
+    return true;
+}
+
+/* A module variable (.global, .const, .shared at module scope): one name once, and for .global and
+ * .const host memory that lives as long as the module. */
+static bool parse_module_var(lexer *lx, ptx_module *mod, mbuild *mb, bool is_extern)
+{
+    int line = lx->tok.line;
+    ptx_space space = is(lx, ".shared") ? SPACE_SHARED : is(lx, ".global") ? SPACE_GLOBAL : SPACE_CONST;
+    advance(lx);
+    ptx_var v;
+    if (!parse_var_decl(lx, space, is_extern, &v))
+        return false;
+    uint32_t hash = hash_bytes(v.name, strlen(v.name));
+    if (table_find(&mb->var_index, mod->vars, ptx_var_named, hash, v.name, strlen(v.name)) >= 0) {
+        failf(lx, line, "variable %s is declared twice", quoted_str(v.name).s);
+        free(v.name), free(v.init);
         return false;
     }
-    mod->kernels = realloc(mod->kernels, (size_t)(mod->n_kernels + 1) * sizeof *mod->kernels);
-    mod->kernels[mod->n_kernels++] = k;
-    return true;
+    if (space != SPACE_SHARED) {
+        v.storage = calloc(1, v.size ? v.size : 1);
+        if (!v.storage) {
+            free(v.name), free(v.init);
+            return out_of_memory(lx);
+        }
+        if (v.init)
+            memcpy(v.storage, v.init, v.size);
+    }
+    int n_marks = mod->n_vars;
+    if (!PUSH(lx, mb->var_mark, n_marks, mb->var_mark_cap, 0u) || !PUSH(lx, mod->vars, mod->n_vars, mb->vars_cap, v)) {
+        free(v.name), free(v.init), free(v.storage);
+        return false;
+    }
+    return table_add(lx, &mb->var_index, mod->vars, ptx_var_hash, hash, mod->n_vars - 1);
 }
 
 ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_len)
 {
     lexer lx = {.text = text, .p = text, .path = path, .line = 1, .err = err, .err_len = err_len};
+    if (strnlen(text, (size_t)PTX_MAX_TEXT_BYTES + 1) > PTX_MAX_TEXT_BYTES) {
+        failf(&lx, 1, "more than %d bytes of PTX (the emulator's limit)", PTX_MAX_TEXT_BYTES);
+        return NULL;
+    }
     ptx_module *mod = calloc(1, sizeof *mod);
-    mod->path = strdup(path);
-    int vars_cap = 0;
+    if (!mod || !(mod->path = strdup(shown_path(path).s))) { /* messages name it: escaped once, here */
+        free(mod);
+        out_of_memory(&lx);
+        return NULL;
+    }
+    mbuild mb = {0};
     advance(&lx);
     while (lx.tok.kind != TOK_END && !lx.failed) {
         if (is(&lx, ".version") || is(&lx, ".target") || is(&lx, ".address_size")) {
             skip_line(&lx);
         } else if (is(&lx, ".file")) {
-            const char *p = lx.p;
-            int index = (int)strtol(p, (char **)&p, 10);
-            const char *q1 = strchr(p, '"'), *q2 = q1 ? strchr(q1 + 1, '"') : NULL;
-            if (index > 0 && q2) {
-                if (index >= mod->n_files) {
-                    mod->files = realloc(mod->files, (size_t)(index + 1) * sizeof *mod->files);
-                    for (int i = mod->n_files; i <= index; i++)
-                        mod->files[i] = NULL;
-                    mod->n_files = index + 1;
-                }
-                free(mod->files[index]);
-                mod->files[index] = strndup(q1 + 1, (size_t)(q2 - q1 - 1));
-            }
-            skip_line(&lx);
+            parse_file(&lx, mod);
         } else if (is(&lx, ".section")) {
             advance(&lx);
             advance(&lx); /* its name */
@@ -2318,33 +2805,36 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
         } else if (is(&lx, ".visible") || is(&lx, ".weak")) {
             advance(&lx);
         } else if (is(&lx, ".entry")) {
-            parse_entry(&lx, mod, false);
+            int line = lx.tok.line;
+            if (parse_entry(&lx, mod, &mb, false)) {
+                const char *name = mod->kernels[mod->n_kernels - 1].name;
+                uint32_t hash = hash_bytes(name, strlen(name));
+                if (table_find(&mb.kernel_index, mod->kernels, ptx_kernel_named, hash, name, strlen(name)) >= 0)
+                    failf(&lx, line, "kernel %s is defined twice", quoted_str(name).s);
+                else
+                    table_add(&lx, &mb.kernel_index, mod->kernels, ptx_kernel_hash, hash, mod->n_kernels - 1);
+            }
         } else if (is(&lx, ".func")) {
-            parse_entry(&lx, mod, true);
+            parse_entry(&lx, mod, &mb, true);
         } else if (is(&lx, ".extern") || is(&lx, ".shared") || is(&lx, ".global") || is(&lx, ".const")) {
             bool is_extern = is(&lx, ".extern");
             if (is_extern)
                 advance(&lx);
             if (is(&lx, ".func")) {
-                parse_entry(&lx, mod, true);
+                parse_entry(&lx, mod, &mb, true);
                 continue;
             }
-            ptx_space space = is(&lx, ".shared") ? SPACE_SHARED : is(&lx, ".global") ? SPACE_GLOBAL : SPACE_CONST;
-            advance(&lx);
-            ptx_var v;
-            if (!parse_var_decl(&lx, space, is_extern, &v))
-                break;
-            if (space != SPACE_SHARED) {
-                /* module globals live in host memory for as long as the module does */
-                v.storage = calloc(1, v.size ? v.size : 1);
-                if (v.init)
-                    memcpy(v.storage, v.init, v.size);
-            }
-            PUSH(mod->vars, mod->n_vars, vars_cap, v);
+            if (!is(&lx, ".shared") && !is(&lx, ".global") && !is(&lx, ".const"))
+                failf(&lx, lx.tok.line, "unsupported .extern %s", tok_quote(&lx).s);
+            else
+                parse_module_var(&lx, mod, &mb, is_extern);
         } else {
-            failf(&lx, lx.tok.line, "unsupported top-level statement '%.*s'", lx.tok.len, lx.tok.start);
+            failf(&lx, lx.tok.line, "unsupported top-level statement %s", tok_quote(&lx).s);
         }
     }
+    table_free(&mb.var_index);
+    table_free(&mb.kernel_index);
+    free(mb.var_mark);
     if (lx.failed) {
         ptx_free(mod);
         return NULL;
@@ -2356,19 +2846,8 @@ void ptx_free(ptx_module *mod)
 {
     if (!mod)
         return;
-    for (int i = 0; i < mod->n_kernels; i++) {
-        ptx_kernel *k = &mod->kernels[i];
-        free(k->name);
-        for (int j = 0; j < k->n_params; j++)
-            free(k->params[j].name);
-        free(k->params);
-        free(k->code);
-        free(k->slots_of);
-        free(k->const_slot);
-        free(k->const_value);
-        free(k->sreg_slot);
-        free(k->sreg_which);
-    }
+    for (int i = 0; i < mod->n_kernels; i++)
+        kernel_free(&mod->kernels[i]);
     for (int i = 0; i < mod->n_vars; i++)
         free(mod->vars[i].name), free(mod->vars[i].init), free(mod->vars[i].storage);
     for (int i = 0; i < mod->n_files; i++)

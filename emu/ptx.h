@@ -169,7 +169,7 @@ typedef struct {
 } ptx_kernel;
 
 typedef struct {
-    char *path;            /* where the text came from, for messages */
+    char *path;            /* where the text came from, for messages (escaped: one printable line) */
     char **files;          /* .file N "path" -> files[N] */
     int n_files;
     ptx_kernel *kernels;
@@ -177,6 +177,24 @@ typedef struct {
     ptx_var *vars;         /* module-scope variables */
     int n_vars;
 } ptx_module;
+
+/* What the parser accepts (emu/README.md, "Limits"). PTX is input like any other: every size, count and
+ * index in it is checked against these before it is used, so a hostile file gets a one-line error, never
+ * a crash, a hang or an allocation it could not pay for. Each is far above what a real kernel uses (the
+ * largest this project builds: 1.3 MB of PTX, about 4,400 registers of one type, 9 source files). */
+enum {
+    PTX_MAX_TEXT_BYTES = 256 << 20,     /* one PTX text */
+    PTX_MAX_SLOTS = 1 << 18,            /* per kernel: registers, distinct constants, special registers */
+    PTX_MAX_FILE_INDEX = 1 << 16,       /* .file N */
+    PTX_MAX_ALIGN = 1 << 16,            /* .align N (and N must be a power of two: PTX ISA, "Variables") */
+    PTX_MAX_PARAM_BYTES = 32764,        /* a kernel's parameters (CUDA C++ Programming Guide, "Function
+                                           Parameters": 32,764 bytes on Volta and later) */
+    PTX_MAX_LOCAL_BYTES = 512 << 10,    /* .local per thread (Programming Guide, "Compute Capabilities":
+                                           512 KB of local memory per thread) */
+    PTX_MAX_SHARED_BYTES = 227 << 10,   /* a kernel's static .shared (an H100's 227 KB per block at most) */
+    PTX_MAX_THREADS = 1024              /* .maxntid / .reqntid: threads per block */
+};
+#define PTX_MAX_VAR_BYTES (1ull << 30)  /* a module .global or .const variable: host memory here */
 
 /* Parses PTX text. On failure returns NULL and writes one line ("PATH:LINE: what") to err. */
 ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_len);

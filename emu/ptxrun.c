@@ -9,6 +9,8 @@
  *   inout:PATH.npy:OUTPATH.npy   filled from PATH.npy, written to OUTPATH.npy after
  *   u32:V  s32:V  u64:V  f32:V   a scalar
  * Exit 0 when the kernel ran; otherwise the emulator's one-line error and exit 1 (2 for bad usage).
+ * Limits (USAGE below, emu/README.md): a buffer at most NPY_MAX_BYTES, --smem at most 227 KiB, the PTX
+ * file at most PTX_MAX_TEXT_BYTES and whatever emu/ptx.h allows in it.
  * It is for reading PTX and trying it, and for the emulator's own tests, which are PTX no chapter
  * generated: the same interpreter as `conv --emulate`, without the CUDA runtime around it.
  */
@@ -17,14 +19,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bounded.h"
 #include "emu.h"
 #include "npy.h"
 
+#define USAGE                                                                                              \
+    "usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] ARG...\n"     \
+    "  ARG, one per kernel parameter:\n"                                                                   \
+    "    in:PATH.npy                a buffer filled from the file\n"                                       \
+    "    out:PATH.npy:DTYPE:COUNT   COUNT elements (DTYPE f16 f32 f64 u32 s32 u64 s64), written after\n"   \
+    "    inout:PATH.npy:OUT.npy     filled from PATH.npy, written to OUT.npy after\n"                      \
+    "    u32:V  s32:V  u64:V  f32:V a scalar\n"                                                            \
+    "limits: a buffer at most 2^36 bytes (64 GiB); --smem at most 232448 (227 KiB); --grid and --block\n"  \
+    "  dimensions 1 to 2^31-1; the PTX file at most 256 MiB, and in it at most 2^18 registers and\n"       \
+    "  constants per kernel, 32764 bytes of parameters, 227 KiB of static shared memory, 512 KiB of\n"    \
+    "  .local memory per thread, 1 GiB per module variable, .file indexes up to 65536 (emu/README.md)\n"
+
+/* Bad usage: one line, exit 2. The one argument, a piece of the command line, is shown quoted and
+ * escaped (bounded.h), so the message stays one line whatever it holds. */
 static void usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "ptxrun: ");
-    fprintf(stderr, fmt, arg);
-    fprintf(stderr, " (usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] ARG...)\n");
+    fprintf(stderr, fmt, quoted_str(arg).s);
+    fprintf(stderr, " (see ptxrun --help)\n");
     exit(2);
 }
 
@@ -38,12 +55,12 @@ static emu_dim3 parse_dim3(const char *text)
         errno = 0;
         unsigned long x = strtoul(p, &end, 10);
         if (end == p || errno || x == 0 || x > 0x7fffffff)
-            usage_error("bad dimensions '%s' (positive integers X[,Y,Z])", text);
+            usage_error("bad dimensions %s (positive integers X[,Y,Z])", text);
         v[n++] = (unsigned)x;
         if (*end == 0)
             break;
         if (*end != ',')
-            usage_error("bad dimensions '%s' (positive integers X[,Y,Z])", text);
+            usage_error("bad dimensions %s (positive integers X[,Y,Z])", text);
         p = end + 1;
     }
     return (emu_dim3){v[0], v[1], v[2]};
@@ -89,7 +106,7 @@ static argument parse_argument(char *text)
     argument a = {0};
     char *colon = strchr(text, ':');
     if (!colon)
-        usage_error("argument '%s' has no kind (in:, out:, inout:, u32:, s32:, u64:, f32:)", text);
+        usage_error("argument %s has no kind (in:, out:, inout:, u32:, s32:, u64:, f32:)", text);
     *colon = 0;
     char *rest = colon + 1;
     char why[4200];
@@ -125,14 +142,13 @@ static argument parse_argument(char *text)
             usage_error("out:%s needs DTYPE:COUNT", rest);
         *type_text++ = 0;
         if (!type_named(type_text, &a.type))
-            usage_error("unknown dtype '%s' (f16, f32, f64, u32, s32, u64, s64)", type_text);
-        char *end;
-        errno = 0;
-        long long count = strtoll(count_text, &end, 10);
-        if (*end || errno || count <= 0)
-            usage_error("bad element count '%s'", count_text);
-        a.count = count;
-        a.bytes = (uint64_t)count * npy_type_size(a.type);
+            usage_error("unknown dtype %s (f16, f32, f64, u32, s32, u64, s64)", type_text);
+        /* COUNT elements of the type: their bytes at most NPY_MAX_BYTES, computed without wrapping */
+        uint64_t count;
+        if (!bounded_u64(count_text, 10, NPY_MAX_BYTES, &count) || count == 0 ||
+            !bounded_mul(count, npy_type_size(a.type), NPY_MAX_BYTES, &a.bytes))
+            usage_error("bad element count %s (1 or more, at most 2^36 bytes in all)", count_text);
+        a.count = (int64_t)count;
         a.device = device_buffer(a.bytes, "ptxrun buffer", false);
         memset(a.device, 0xff, a.bytes); /* poison: an unwritten element shows */
         a.out_path = rest;
@@ -143,47 +159,47 @@ static argument parse_argument(char *text)
     if (strcmp(text, "u32") == 0 || strcmp(text, "s32") == 0) {
         long long v = strtoll(rest, &end, 0);
         if (*end || errno || v < (text[0] == 'u' ? 0 : INT32_MIN) || v > (text[0] == 'u' ? UINT32_MAX : INT32_MAX))
-            usage_error("bad 32-bit integer '%s'", rest);
+            usage_error("bad 32-bit integer %s", rest);
         a.scalar = (uint32_t)v, a.scalar_size = 4;
     } else if (strcmp(text, "u64") == 0) {
         unsigned long long v = strtoull(rest, &end, 0);
         if (*end || errno)
-            usage_error("bad 64-bit integer '%s'", rest);
+            usage_error("bad 64-bit integer %s", rest);
         a.scalar = v, a.scalar_size = 8;
     } else if (strcmp(text, "f32") == 0) {
         float f = strtof(rest, &end);
         if (*end || end == rest)
-            usage_error("bad float '%s'", rest);
+            usage_error("bad float %s", rest);
         uint32_t bits;
         memcpy(&bits, &f, 4);
         a.scalar = bits, a.scalar_size = 4;
     } else {
-        usage_error("unknown argument kind '%s' (in, out, inout, u32, s32, u64, f32)", text);
+        usage_error("unknown argument kind %s (in, out, inout, u32, s32, u64, f32)", text);
     }
     return a;
 }
 
 int main(int argc, char **argv)
 {
-    if (argc < 3 || strcmp(argv[1], "--help") == 0) {
-        fputs("usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] ARG...\n"
-              "  ARG: in:PATH.npy | out:PATH.npy:DTYPE:COUNT | inout:PATH.npy:OUTPATH.npy | u32:V | s32:V | u64:V "
-              "| f32:V\n", argc < 3 ? stderr : stdout);
-        return argc < 3 ? 2 : 0;
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(USAGE, stdout);
+        return 0;
     }
-    FILE *f = fopen(argv[1], "rb");
-    if (!f) {
-        fprintf(stderr, "ptxrun: cannot open %s: %s\n", argv[1], strerror(errno));
+    if (argc < 3) {
+        fprintf(stderr, "ptxrun: needs FILE.ptx and KERNEL (see ptxrun --help)\n");
+        return 2;
+    }
+    char err[4200];
+    size_t size;
+    char *text = bounded_read_file(argv[1], PTX_MAX_TEXT_BYTES, &size, err, sizeof err);
+    if (!text) {
+        fprintf(stderr, "ptxrun: %s\n", err);
         return 1;
     }
-    fseek(f, 0, SEEK_END);
-    long size = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)size + 1);
-    size_t got = fread(text, 1, (size_t)size, f);
-    fclose(f);
-    text[got] = 0;
-    char err[1024];
+    if (strlen(text) != size) {
+        fprintf(stderr, "ptxrun: %s holds a NUL byte: not PTX text\n", shown_path(argv[1]).s);
+        return 1;
+    }
     ptx_module *module = ptx_parse(text, argv[1], err, sizeof err);
     free(text);
     if (!module) {
@@ -192,7 +208,7 @@ int main(int argc, char **argv)
     }
     const ptx_kernel *kernel = ptx_find_kernel(module, argv[2]);
     if (!kernel) {
-        fprintf(stderr, "ptxrun: %s has no kernel '%s' (it has:", argv[1], argv[2]);
+        fprintf(stderr, "ptxrun: %s has no kernel %s (it has:", shown_path(argv[1]).s, quoted_str(argv[2]).s);
         for (int i = 0; i < module->n_kernels; i++)
             fprintf(stderr, " %s", module->kernels[i].name);
         fprintf(stderr, ")\n");
@@ -206,6 +222,10 @@ int main(int argc, char **argv)
     emu_launch_desc launch = {.module = module, .kernel = kernel};
     bool have_grid = false, have_block = false, print_counters = false;
     argument *args = calloc((size_t)argc, sizeof *args);
+    if (!args) {
+        fprintf(stderr, "ptxrun: out of memory\n");
+        return 1;
+    }
     int n_args = 0;
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--counters") == 0) {
@@ -219,20 +239,28 @@ int main(int argc, char **argv)
                 launch.grid = parse_dim3(argv[i + 1]), have_grid = true;
             else if (argv[i][2] == 'b')
                 launch.block = parse_dim3(argv[i + 1]), have_block = true;
+            else if (!bounded_u64(argv[i + 1], 10, EMU_SMEM_PER_BLOCK_OPTIN, &launch.dynamic_smem))
+                usage_error("bad --smem %s (bytes of dynamic shared memory, 0 to 232448)", argv[i + 1]);
             else
-                launch.dynamic_smem = strtoull(argv[i + 1], NULL, 10), launch.max_dynamic_smem = EMU_SMEM_PER_BLOCK_OPTIN;
+                launch.max_dynamic_smem = EMU_SMEM_PER_BLOCK_OPTIN;
             i++;
             continue;
         }
         args[n_args++] = parse_argument(argv[i]);
     }
-    if (!have_grid || !have_block)
-        usage_error("%s", "--grid and --block are required");
+    if (!have_grid || !have_block) {
+        fprintf(stderr, "ptxrun: --grid and --block are required (see ptxrun --help)\n");
+        return 2;
+    }
     if (n_args != kernel->n_params) {
         fprintf(stderr, "ptxrun: kernel %s takes %d parameters, %d given\n", kernel->name, kernel->n_params, n_args);
         return 2;
     }
     uint8_t *params = calloc(1, kernel->param_bytes ? kernel->param_bytes : 1);
+    if (!params) {
+        fprintf(stderr, "ptxrun: out of memory\n");
+        return 1;
+    }
     for (int i = 0; i < n_args; i++) {
         const ptx_param *p = &kernel->params[i];
         uint64_t value = args[i].device ? (uint64_t)(uintptr_t)args[i].device : args[i].scalar;

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bounded.h"
 #include "emu.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -85,22 +86,17 @@ static int n_files;
 static bool scanned;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* A .ptx file's text: a regular file of at most PTX_MAX_TEXT_BYTES (bounded.h). NULL (the file is
+ * skipped, as one that cannot be opened is) otherwise. */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = malloc((size_t)n + 1);
-    if (fread(text, 1, (size_t)n, f) != (size_t)n) {
-        fclose(f);
+    char why[4200];
+    size_t len;
+    char *text = bounded_read_file(path, PTX_MAX_TEXT_BYTES, &len, why, sizeof why);
+    if (text && strlen(text) != len) { /* a NUL byte: not text */
         free(text);
-        return NULL;
+        text = NULL;
     }
-    text[n] = 0;
-    fclose(f);
     return text;
 }
 
@@ -111,8 +107,13 @@ static void scan_entries(ptx_file *f)
         const char *name = p + 7, *end = name;
         while (*end && *end != '(' && *end != ' ' && *end != '\n')
             end++;
-        f->entries = realloc(f->entries, (size_t)(f->n_entries + 1) * sizeof *f->entries);
-        f->entries[f->n_entries++] = strndup(name, (size_t)(end - name));
+        char **entries = realloc(f->entries, (size_t)(f->n_entries + 1) * sizeof *f->entries);
+        char *entry = entries ? strndup(name, (size_t)(end - name)) : NULL;
+        if (entries)
+            f->entries = entries;
+        if (!entry)
+            return; /* out of memory: the kernels after this one are not found, and say so when launched */
+        f->entries[f->n_entries++] = entry;
     }
 }
 
@@ -132,8 +133,13 @@ static void scan_dir(const char *dir)
         if (!text)
             continue;
         ptx_file f = {.path = strdup(path), .text = text};
+        ptx_file *grown = f.path ? realloc(files, (size_t)(n_files + 1) * sizeof *files) : NULL;
+        if (!grown) { /* out of memory: the file is skipped */
+            free(f.path), free(text);
+            continue;
+        }
         scan_entries(&f);
-        files = realloc(files, (size_t)(n_files + 1) * sizeof *files);
+        files = grown;
         files[n_files++] = f;
     }
     closedir(d);
@@ -508,6 +514,8 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
     }
     const ptx_kernel *k = fn->kernel;
     uint8_t *params = calloc(1, k->param_bytes ? k->param_bytes : 1);
+    if (!params)
+        return fail(cudaErrorMemoryAllocation, "kernel %s: out of host memory for its parameters", fn->name);
     for (int i = 0; i < k->n_params; i++)
         memcpy(params + k->params[i].offset, args[i], k->params[i].size);
     emu_launch_desc desc = {.module = fn->module, .kernel = k, .grid = {grid.x, grid.y, grid.z},

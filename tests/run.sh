@@ -13,6 +13,16 @@ if ! command -v cuobjdump >/dev/null 2>&1 &&
     "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
         "nvidia-cuda-cuobjdump==13.2.51" "nvidia-cuda-nvdisasm==13.2.51"
 fi
+# The fuzz test (tests/fuzz/run.sh) needs clang with libFuzzer and the sanitizers' runtime; on Debian
+# they are two packages. Without them it skips (77), saying so.
+if ! command -v clang >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        echo "setup: installing clang and libclang-rt-14-dev with apt-get (for the fuzzers)"
+        apt-get install -y -qq clang libclang-rt-14-dev >/dev/null 2>&1 ||
+            { apt-get update -qq >/dev/null 2>&1 && apt-get install -y -qq clang libclang-rt-14-dev >/dev/null 2>&1; } ||
+            echo "setup: could not install clang with libFuzzer: the fuzz test will skip"
+    fi
+fi
 status=0
 meson test -C build --print-errorlogs "$@" || status=$?
 # The skipped tests and why, from each one's own "skip: ..." line (on the console, not only in the log)

@@ -106,6 +106,18 @@ int main(int argc, char **argv)
     expect_rejected("truncated.npy", "shorter than its shape says (16 elements)");
     write_with_header("trailing.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 12);
     expect_rejected("trailing.npy", "longer than its shape says");
+    /* shapes whose product overflows, or promises more than the file holds: refused before allocating */
+    write_with_header("huge_2e62.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904,), }", 0);
+    expect_rejected("huge_2e62.npy", "hold more than");
+    write_with_header("huge_2e32x2e32x2.npy",
+                      "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 2), }", 0);
+    expect_rejected("huge_2e32x2e32x2.npy", "hold more than");
+    write_with_header("huge_2e40.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }", 4);
+    expect_rejected("huge_2e40.npy", "hold more than");
+    write_with_header("no_data.npy", "{'descr': '<f4', 'fortran_order': False, 'shape': (1073741824,), }", 4);
+    expect_rejected("no_data.npy", "shorter than its shape says"); /* known from the file's size, not read */
+    write_with_header("dtype_newline.npy", "{'descr': '<f\n', 'fortran_order': False, 'shape': (2,), }", 8);
+    expect_rejected("dtype_newline.npy", "unsupported dtype '<f\\n'");
     write_with_header("scalar.npy", "{'descr': '<f8', 'fortran_order': False, 'shape': (), }", 8);
     snprintf(path, sizeof path, "%s/scalar.npy", dir);
     EXPECT(npy_read(path, &array, why, sizeof why) && array.ndim == 0 && npy_count(&array) == 1, "0-d array: %s",

@@ -156,9 +156,8 @@ static void select_blocks(options *opts)
             if (strcmp(name, resnet34[i].name) == 0)
                 found = i;
         if (found < 0) {
-            fprintf(stderr, "resnet_block: unknown block '%s' (known: conv2_x, conv3_1, conv3_x, conv4_1, conv4_x, "
-                    "conv5_1, conv5_x)\n", name);
-            exit(2);
+            cli_fail(2, "unknown block '%s' (known: conv2_x, conv3_1, conv3_x, conv4_1, conv4_x, conv5_1, conv5_x)",
+                     name);
         }
         opts->selected[found] = any = true;
     }
@@ -179,15 +178,14 @@ static const conv_kernel *kernel_or_exit(const char *id)
                                                                    : NULL;
     if (!missing)
         return kernel;
-    fprintf(stderr, "resnet_block: kernel '%s' %s; the block needs one with both launches:", id, missing);
-    for (int i = 0; i < registry_count(); i++) {
+    char known[1024] = "";
+    for (int i = 0, used = 0; i < registry_count() && used < (int)sizeof known; i++) {
         const conv_kernel *k = registry_kernel(i);
         if (k->launch_fused && k->launch && k->pass == PASS_FPROP && k->dtype == DTYPE_F16 &&
             k->layout == LAYOUT_NHWC && k->device == ON_GPU)
-            fprintf(stderr, " %s", k->id);
+            used += snprintf(known + used, sizeof known - (size_t)used, " %s", k->id);
     }
-    fprintf(stderr, "\n");
-    exit(2);
+    cli_fail(2, "kernel '%s' %s; the block needs one with both launches:%s", id, missing, known);
 }
 
 static options parse_options(int argc, char **argv)
@@ -215,9 +213,7 @@ static options parse_options(int argc, char **argv)
         if (which < 0)
             cli_error("unknown option '%s'", flag);
         if ((flags[which].bench_only && !bench) || (flags[which].check_only && bench)) {
-            fprintf(stderr, "resnet_block: %s is an option of '%s', not of '%s'\n", flag, bench ? "check" : "bench",
-                    opts.command);
-            exit(2);
+            cli_fail(2, "%s is an option of '%s', not of '%s'", flag, bench ? "check" : "bench", opts.command);
         }
         if (!flags[which].takes_value) {
             opts.quick |= strcmp(flag, "--quick") == 0; /* --emulate, --gpu: the device, chosen in main() */

@@ -509,8 +509,7 @@ int main(int argc, char **argv)
     net_shape shape;
     char why[512];
     if (!net_shape_make(o.batch, o.size, &shape, why, sizeof why)) {
-        fprintf(stderr, "train_cnn: %s\n", why);
-        return 2;
+        cli_fail(2, "%s", why);
     }
 
     const bool want_gpu = o.compare || strcmp(o.backend, "cpu");
