@@ -7,6 +7,10 @@
 #include "bounded.h"
 #include "check.h"
 
+static const char *program = "error";
+
+void check_set_program(const char *name) { program = name; }
+
 #if defined(__GNUC__)
 __attribute__((noreturn))
 #endif
@@ -17,7 +21,7 @@ static void vfail(int status, const char *fmt, va_list args)
     vsnprintf(message, sizeof message, fmt, args);
     bounded_escape(shown, message, strlen(message), 600, false);
     fflush(stdout);
-    fprintf(stderr, "error: %s\n", shown);
+    fprintf(stderr, "%s: %s\n", program, shown);
     exit(status);
 }
 

@@ -17,7 +17,10 @@
 extern "C" {
 #endif
 
-/* Prints "error: <what>" and exits 1. The single place the harness gives up. */
+/* Names the program in every message below ("conv: ..."; cli_set_program() sets it); "error" until then. */
+void check_set_program(const char *name);
+
+/* Prints "<program>: <what>" and exits 1. The single place the harness gives up. */
 void fail(const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((noreturn, format(printf, 1, 2)))

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "bounded.h"
+#include "check.h"
 #include "cli.h"
 
 static const char *program = "conv";
@@ -14,6 +15,7 @@ static const char *program = "conv";
 void cli_set_program(const char *name)
 {
     program = name;
+    check_set_program(name); /* the harness's own errors name the program too */
 }
 
 /* "NAME: message[suffix]" on stderr as one line: the message names what the user typed, so it is

@@ -117,11 +117,15 @@ static void load_input(const char *dir, const char *name, int ndim, const int *d
     for (int i = 0; shape_ok && i < ndim; i++)
         shape_ok = array.shape[i] == dims[i];
     if (!shape_ok) {
-        char expected[96] = "";
+        char expected[96] = "", found[160] = "";
         for (int i = 0, used = 0; i < ndim && used < (int)sizeof expected; i++)
             used += snprintf(expected + used, sizeof expected - (size_t)used, "%s%d", i ? ", " : "", dims[i]);
-        fail_status(2, "%s: shape does not match the problem: expected (%s%s)%s", path, expected, ndim == 1 ? "," : "",
-             ndim == 4 ? " in logical (NCHW / KCRS) order" : ", one value per output channel");
+        for (int i = 0, used = 0; i < array.ndim && used < (int)sizeof found; i++)
+            used += snprintf(found + used, sizeof found - (size_t)used, "%s%lld", i ? ", " : "",
+                             (long long)array.shape[i]);
+        fail_status(2, "%s: shape (%s%s) does not match the problem: expected (%s%s)%s", path, found,
+                    array.ndim == 1 ? "," : "", expected, ndim == 1 ? "," : "",
+                    ndim == 4 ? " in logical (NCHW / KCRS) order" : ", one value per output channel");
     }
     for (size_t i = 0; i < count; i++) {
         switch (array.type) {

@@ -57,7 +57,8 @@ os.makedirs(os.path.join(tmp, "bad_npy"), exist_ok=True)
 write_npy(os.path.join(tmp, "bad_npy", "x.npy"), "<i4", "(1, 2, 5, 5)", bytes(200))
 expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "unsupported dtype", code=2)
 write_npy(os.path.join(tmp, "bad_npy", "x.npy"), "<f4", "(1, 3, 5, 5)", bytes(300))
-expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "shape does not match", code=2)
+expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")],
+             "shape (1, 3, 5, 5) does not match the problem: expected (1, 2, 5, 5)", code=2)
 with open(os.path.join(tmp, "bad_npy", "x.npy"), "wb") as f:
     f.write(b"garbage")
 expect_error(["run", "01", *small, "--load-npy", os.path.join(tmp, "bad_npy")], "bad magic", code=2)
