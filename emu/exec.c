@@ -2415,15 +2415,26 @@ static void *grid_worker(void *arg)
     b.smem = malloc(g->smem_size ? g->smem_size : 1);
     b.smem_written = malloc(g->smem_size ? g->smem_size : 1);
     b.warps = calloc(b.n_warps, sizeof *b.warps);
-    if (b.racecheck)
-        race_alloc(&b);
-    for (unsigned i = 0; i < b.n_warps; i++) {
+    bool allocated = b.smem && b.smem_written && b.warps && (!b.racecheck || race_alloc(&b));
+    for (unsigned i = 0; allocated && i < b.n_warps; i++) {
         b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
         b.warps[i].local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
         b.warps[i].local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
         b.warps[i].wgmma_busy = malloc(k->n_slots ? (size_t)k->n_slots : 1);
+        allocated = b.warps[i].r && b.warps[i].local && b.warps[i].local_written && b.warps[i].wgmma_busy;
     }
-    for (;;) {
+    if (!allocated) { /* one line, and no block runs on a missing register file or .local depot */
+        pthread_mutex_lock(&g->lock);
+        if (!atomic_load(&g->failed)) {
+            atomic_store(&g->failed, 1);
+            g->status = EMU_ERR_LAUNCH;
+            snprintf(g->err, g->err_len, "kernel %s: out of host memory for a block of %u threads (%" PRIu64 " bytes of "
+                     ".local and %d register slots per thread, %" PRIu64 " bytes of shared memory)", k->name,
+                     b.n_threads, k->local_bytes, k->n_slots, g->smem_size);
+        }
+        pthread_mutex_unlock(&g->lock);
+    }
+    for (; allocated;) {
         uint64_t next = atomic_fetch_add(&g->next_block, 1);
         if (next >= g->n_blocks || atomic_load(&g->failed))
             break;
@@ -2456,7 +2467,7 @@ static void *grid_worker(void *arg)
         emu_counters_add(g->counters, &b.c);
         pthread_mutex_unlock(&g->lock);
     }
-    for (unsigned i = 0; i < b.n_warps; i++) {
+    for (unsigned i = 0; b.warps && i < b.n_warps; i++) {
         free(b.warps[i].r);
         free(b.warps[i].local);
         free(b.warps[i].local_written);

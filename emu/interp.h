@@ -167,7 +167,7 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
 void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);
 
 /* racecheck (racecheck.c). Each check returns false after reporting a race. */
-void race_alloc(block *b);
+bool race_alloc(block *b); /* false: out of host memory (race_free frees what it got) */
 void race_begin_block(block *b);
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong);

@@ -82,12 +82,13 @@ static void join(uint32_t *into, const uint32_t *from, unsigned n)
             into[i] = from[i];
 }
 
-void race_alloc(block *b)
+bool race_alloc(block *b)
 {
     b->shadow = malloc((b->smem_size ? b->smem_size : 1) * sizeof *b->shadow);
     b->vc = malloc((size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     b->fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->fence_clock);
     b->init_fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
+    return b->shadow && b->vc && b->fence_clock && b->init_fence_clock;
 }
 
 void race_begin_block(block *b)

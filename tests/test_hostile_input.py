@@ -112,6 +112,14 @@ refused("local_array_2^40",
         ".local variable 'depot' is larger than")
 refused("local_total", launch(kernel("local_total", body=BODY.replace(
     "ret;", ".local .b8 a[400000];\n  .local .b8 b[400000];\n  ret;"))), "bytes of .local memory per thread")
+# A block whose .local memory the host cannot give (1024 threads x 500,000 bytes, under an address-space
+# limit of 768 MiB): one line saying so, never a warp run on a missing depot
+local_big = kernel("local_big", body=BODY.replace("ret;", ".local .align 4 .b8 depot[500000];\n  ret;"))
+limited = subprocess.run([ptxrun, local_big, "k", "--grid", "1", "--block", "1024",
+                          f"out:{os.path.join(work, 'o_big.npy')}:u32:1024"], capture_output=True, timeout=60,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (768 << 20, 768 << 20)))
+if limited.returncode != 1 or not one_line(limited.stderr) or b"out of host memory for a block" not in limited.stderr:
+    failures.append(f"local_out_of_host_memory: exit {limited.returncode}: {limited.stderr[:300]!r}")
 refused("shared_total", launch(kernel("shared_total", body=BODY.replace(
     "ret;", ".shared .b8 s1[200000];\n  .shared .b8 s2[200000];\n  ret;"))), "bytes of static shared memory")
 refused("align_not_power_of_two", launch(kernel("align3", extra=".global .align 3 .b8 g[4];\n")),
