@@ -1180,9 +1180,9 @@ static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
         }
         if (src_bytes && !mem_access(b, w, in, l, SPACE_GLOBAL, src, src_bytes, ACCESS_READ))
             return STEP_FAULT; /* only src-size bytes are read: they must exist and have been written */
-        if (w->n_copies == w->cap_copies) {
-            w->cap_copies = w->cap_copies ? 2 * w->cap_copies : 256;
-            w->copies = realloc(w->copies, (size_t)w->cap_copies * sizeof *w->copies);
+        if (!queue_room((void **)&w->copies, w->n_copies, &w->cap_copies, sizeof *w->copies, 256)) {
+            fault(b, in, (int)l, w, EMU_ERR_LAUNCH, "out of host memory for the cp.async copies in flight");
+            return STEP_FAULT;
         }
         w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes,
                                                 (int32_t)(in - b->k->code)};
@@ -2550,12 +2550,17 @@ static void run_blocks(grid_run *g)
         return;
     }
     pthread_t *ids = malloc((size_t)n_threads * sizeof *ids);
-    for (int i = 0; i < n_threads; i++)
-        pthread_create(&ids[i], NULL, grid_worker, g);
-    if (progress)
-        show_progress(g, n_threads);
-    for (int i = 0; i < n_threads; i++)
-        pthread_join(ids[i], NULL);
+    int started = 0;
+    while (ids && started < n_threads && pthread_create(&ids[started], NULL, grid_worker, g) == 0)
+        started++;
+    if (started == 0) { /* no thread to be had: this one runs the grid */
+        grid_worker(g);
+    } else {
+        if (progress)
+            show_progress(g, started);
+        for (int i = 0; i < started; i++)
+            pthread_join(ids[i], NULL);
+    }
     free(ids);
 }
 
@@ -2598,6 +2603,17 @@ static uint64_t sampled_launch(grid_run *g, emu_dim3 grid, unsigned per_kind, em
     uint64_t size[KINDS] = {0}, start[KINDS], taken[KINDS] = {0}, wanted[KINDS];
     uint64_t *order = malloc(n_blocks * sizeof *order);
     unsigned char *kind_of = malloc(n_blocks);
+    emu_counters *per_block = malloc(n_blocks * sizeof *per_block); /* in `order`, by kind */
+    uint64_t *batch = malloc(n_blocks * sizeof *batch);
+    emu_counters *batch_counts = malloc(n_blocks * sizeof *batch_counts);
+    if (!order || !kind_of || !per_block || !batch || !batch_counts) {
+        free(order), free(kind_of), free(per_block), free(batch), free(batch_counts);
+        atomic_store(&g->failed, 1);
+        g->status = EMU_ERR_LAUNCH;
+        snprintf(g->err, g->err_len, "kernel %s: out of host memory to sample a grid of %" PRIu64 " blocks",
+                 g->launch->kernel->name, n_blocks);
+        return 0;
+    }
     for (uint64_t id = 0; id < n_blocks; id++) {
         unsigned x = (unsigned)(id % grid.x), y = (unsigned)(id / grid.x % grid.y);
         unsigned z = (unsigned)(id / ((uint64_t)grid.x * grid.y));
@@ -2614,9 +2630,6 @@ static uint64_t sampled_launch(grid_run *g, emu_dim3 grid, unsigned per_kind, em
         shuffle(order + start[k], size[k], &rng);
         wanted[k] = size[k] < per_kind ? size[k] : per_kind;
     }
-    emu_counters *per_block = malloc(n_blocks * sizeof *per_block); /* in `order`, by kind */
-    uint64_t *batch = malloc(n_blocks * sizeof *batch);
-    emu_counters *batch_counts = malloc(n_blocks * sizeof *batch_counts);
     for (;;) {
         uint64_t n = 0;
         for (int k = 0; k < KINDS; k++)

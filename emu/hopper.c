@@ -309,9 +309,9 @@ static bool queue_bulk_copy(block *b, warp *w, const insn *in, const tma_copy *c
         if (b->rng >> 63)
             return tma_land(b, w, in, c);
     }
-    if (b->n_tma == b->cap_tma) {
-        b->cap_tma = b->cap_tma ? 2 * b->cap_tma : 16;
-        b->tma = realloc(b->tma, (size_t)b->cap_tma * sizeof *b->tma);
+    if (!queue_room((void **)&b->tma, b->n_tma, &b->cap_tma, sizeof *b->tma, 16)) {
+        fault(b, in, 0, w, EMU_ERR_LAUNCH, "out of host memory for the bulk copies in flight");
+        return false;
     }
     b->tma[b->n_tma++] = *c;
     for (unsigned i = 0; i < b->n_warps; i++)
@@ -402,9 +402,9 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
                 !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, ACCESS_PROBE) ||
                 (b->racecheck && !race_async_read_begin(b, w, in, l, shared_offset_of(src), bytes)))
                 return STEP_FAULT; /* the copy reads its source through the async proxy until its wait */
-            if (w->n_stores == w->cap_stores) {
-                w->cap_stores = w->cap_stores ? 2 * w->cap_stores : 16;
-                w->stores = realloc(w->stores, (size_t)w->cap_stores * sizeof *w->stores);
+            if (!queue_room((void **)&w->stores, w->n_stores, &w->cap_stores, sizeof *w->stores, 16)) {
+                fault(b, in, (int)l, w, EMU_ERR_LAUNCH, "out of host memory for the bulk stores in flight");
+                return STEP_FAULT;
             }
             w->stores[w->n_stores++] = (bulk_store){l, w->bulk_committed[l], (uint32_t)shared_offset_of(src), bytes, dst};
             continue;
@@ -701,9 +701,9 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
         if (b->racecheck && !wgmma_operands_in_flight(b, w, &op, true))
             return STEP_FAULT;
         wgmma_registers_in_flight(w, &op, o, +1);
-        if (w->n_wgmma == w->cap_wgmma) {
-            w->cap_wgmma = w->cap_wgmma ? 2 * w->cap_wgmma : 8;
-            w->wgmma = realloc(w->wgmma, (size_t)w->cap_wgmma * sizeof *w->wgmma);
+        if (!queue_room((void **)&w->wgmma, w->n_wgmma, &w->cap_wgmma, sizeof *w->wgmma, 8)) {
+            fault(b, in, 0, w, EMU_ERR_LAUNCH, "out of host memory for the wgmma in flight");
+            return STEP_FAULT;
         }
         w->wgmma[w->n_wgmma++] = op;
         return STEP_NEXT;

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu.h"
@@ -205,6 +206,20 @@ step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
 step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
 step exec_setmaxnreg(block *b, warp *w, const insn *in, uint32_t m);
 step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+
+/* Makes room for one more item in a queue of *count items (capacity *cap, doubled from `first`);
+ * false, the queue as it was, when the host has no memory for it. */
+static inline bool queue_room(void **items, int count, int *cap, size_t item_size, int first)
+{
+    if (count < *cap)
+        return true;
+    const int grown = *cap ? 2 * *cap : first;
+    void *bigger = realloc(*items, (size_t)grown * item_size);
+    if (!bigger)
+        return false;
+    *items = bigger, *cap = grown;
+    return true;
+}
 
 /* Values: a slot's bits as a float, and back. */
 static inline float f32_of(uint64_t v)
