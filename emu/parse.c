@@ -1421,6 +1421,8 @@ static bool decode(decoder *d)
         in->type = (uint8_t)take_type(&m);
         if (in->type == T_NONE || !finish_modifiers(d, &m) || !need_operands(d, 2))
             return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
+        if (in->type == T_B128) /* a register slot holds 64 bits: refused here, never moved as 8 bytes */
+            return unsupported(d);
         const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
         int n = add_value(d, value, (ptx_type)in->type);
         if (n < 0)

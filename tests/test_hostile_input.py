@@ -122,6 +122,11 @@ if limited.returncode != 1 or not one_line(limited.stderr) or b"out of host memo
     failures.append(f"local_out_of_host_memory: exit {limited.returncode}: {limited.stderr[:300]!r}")
 refused("shared_total", launch(kernel("shared_total", body=BODY.replace(
     "ret;", ".shared .b8 s1[200000];\n  .shared .b8 s2[200000];\n  ret;"))), "bytes of static shared memory")
+# ld/st .b128 (sm_70+): a register slot holds 64 bits, so they are refused at load, never moved as 8 bytes
+refused("ld_b128", launch(kernel("ld_b128", body=BODY.replace(
+    "ret;", ".reg .b128 %q<2>;\n  ld.global.b128 %q1, [%rd1];\n  ret;"))), "ld.global.b128")
+refused("st_b128", launch(kernel("st_b128", body=BODY.replace(
+    "ret;", ".reg .b128 %q<2>;\n  st.global.b128 [%rd1], %q1;\n  ret;"))), "st.global.b128")
 refused("align_not_power_of_two", launch(kernel("align3", extra=".global .align 3 .b8 g[4];\n")),
         "is not a power of two")
 for count, why in [("4611686018427387904", "2^62 f32: 2^64 bytes, wraps to 0"),
