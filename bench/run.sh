@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: set up, build, benchmark every chapter on the default suite, write the results CSV
 # and the plots. Without a GPU the kernels run on the PTX emulator instead (CONV_EMULATE=auto): each on
-# its chapter's reference layers, counted, never timed (bench/results/emulator.csv; measured: about 3
-# minutes on a 2-core x86-64 machine, after a build of about 3); then the chapters' counter tables, the
+# its chapter's reference layers, counted, never timed (bench/results/emulator.csv; measured: about 2
+# minutes on an idle 2-core x86-64 machine, after a build of about 3); then the chapters' counter tables, the
 # counts their text quotes (bench/prose_numbers.py) and the plots are written from the CSVs.
 #
 #   bash bench/run.sh            the resnet50 suite (under 10 minutes on an H100)
