@@ -13,14 +13,13 @@ kind (.cu with .cu); the count is the lines `diff` shows, removed plus added, he
 """
 import argparse
 import difflib
-import glob
 import os
 import re
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tables import replace_between_markers  # noqa: E402
+from tables import refresh_chapter_readmes  # noqa: E402
 
 MARKER = "step-diffs"
 ENTRY = re.compile(r'\.id\s*=\s*"(?P<id>\w+)".*?\.source\s*=\s*DIR\s*"(?P<file>[^"]+)"', re.S)
@@ -75,22 +74,8 @@ def main(argv=None):
     ap.add_argument("root")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
-    stale = []
-    for readme in sorted(glob.glob(os.path.join(args.root, "chapters", "*", "README.md"))):
-        with open(readme) as f:
-            text = f.read()
-        if f"<!-- {MARKER}:begin -->" not in text:
-            continue
-        chapter = os.path.dirname(readme)
-        new = replace_between_markers(text, MARKER, table(chapter))
-        if new == text:
-            continue
-        if args.check:
-            stale.append(os.path.relpath(readme, args.root))
-        else:
-            with open(readme, "w") as f:
-                f.write(new)
-            print(f"step_diffs: wrote {os.path.relpath(readme, args.root)}")
+    stale = refresh_chapter_readmes(args.root, MARKER, lambda readme, text: table(os.path.dirname(readme)),
+                                    args.check, "step_diffs")
     if stale:
         print(f"step_diffs: {', '.join(stale)}: the step table is not what the sources give "
               f"(run python3 bench/step_diffs.py .)", file=sys.stderr)

@@ -22,6 +22,7 @@ A malformed CSV, or missing markers, prints one line to stderr and exits 1.
 """
 
 import argparse
+import glob
 import math
 import os
 import sys
@@ -200,6 +201,28 @@ def replace_between_markers(text, marker, content):
     if j < i:
         raise ValueError(f"marker {end} comes before {begin}")
     return text[:i] + "\n" + content + "\n" + text[j:]
+
+
+def refresh_chapter_readmes(root, marker, content_of, check, tool):
+    """Rewrite the MARKER section of every chapter README that has one with content_of(path, text).
+
+    With check, write nothing; return the READMEs (relative to ROOT) whose section would change."""
+    stale = []
+    for readme in sorted(glob.glob(os.path.join(root, "chapters", "*", "README.md"))):
+        with open(readme, encoding="utf-8") as f:
+            text = f.read()
+        if f"<!-- {marker}:begin -->" not in text:
+            continue
+        new = replace_between_markers(text, marker, content_of(readme, text))
+        if new == text:
+            continue
+        if check:
+            stale.append(os.path.relpath(readme, root))
+        else:
+            with open(readme, "w", encoding="utf-8") as f:
+                f.write(new)
+            print(f"{tool}: wrote {os.path.relpath(readme, root)}")
+    return stale
 
 
 def main(argv=None):

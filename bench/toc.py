@@ -8,14 +8,13 @@ Anchors are GitHub's: the heading lower-cased, punctuation but hyphens and under
 made hyphens.
 """
 import argparse
-import glob
 import os
 import re
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from tables import replace_between_markers  # noqa: E402
+from tables import refresh_chapter_readmes  # noqa: E402
 
 MARKER = "toc"
 
@@ -43,21 +42,7 @@ def main(argv=None):
     ap.add_argument("root")
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
-    stale = []
-    for readme in sorted(glob.glob(os.path.join(args.root, "chapters", "*", "README.md"))):
-        with open(readme) as f:
-            text = f.read()
-        if f"<!-- {MARKER}:begin -->" not in text:
-            continue
-        new = replace_between_markers(text, MARKER, contents(text))
-        if new == text:
-            continue
-        if args.check:
-            stale.append(os.path.relpath(readme, args.root))
-        else:
-            with open(readme, "w") as f:
-                f.write(new)
-            print(f"toc: wrote {os.path.relpath(readme, args.root)}")
+    stale = refresh_chapter_readmes(args.root, MARKER, lambda readme, text: contents(text), args.check, "toc")
     if stale:
         print(f"toc: {', '.join(stale)}: the table of contents is not the headings' (run python3 bench/toc.py .)",
               file=sys.stderr)
