@@ -224,17 +224,24 @@ refused("kernel_name_escape", [kernel("kname"), "k\x1b", "--grid", "1", "--block
 refused("dtype_with_newline", [kernel("dtype_nl"), "k", "--grid", "1", "--block", "32",
                                f"out:{os.path.join(work, 'o.npy')}:f\n32:4"], "unknown dtype 'f\\n32'", 2)
 
+
+def parse_only(ptx):
+    """Parse PTX and look for a kernel it does not have: (exit code, stderr, CPU seconds). CPU time, not
+    wall time: the cpu suite runs tests side by side, and a loaded machine must not fail this."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    code, err, _ = run([ptx, "no_such_kernel", "--grid", "1", "--block", "32"], timeout=60)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return code, err, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
 # ---- speed: linear in the number of distinct constants --------------------------------------------
 N = 200_000
 lines = [HEAD, ".visible .entry k(.param .u64 out)\n{\n  .reg .b32 %r<2>;\n"]
 lines += [f"  add.u32 %r1, %r1, {i + 1000};\n" for i in range(N)]
 lines.append("  ret;\n}\n")
 many = write("many_literals.ptx", "".join(lines))
-# CPU time, not wall time: the cpu suite runs tests side by side, and a loaded machine must not fail this
-before = resource.getrusage(resource.RUSAGE_CHILDREN)
-code, err, _ = run([many, "no_such_kernel", "--grid", "1", "--block", "32"], timeout=60)
-after = resource.getrusage(resource.RUSAGE_CHILDREN)
-took = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+code, err, took = parse_only(many)
 if code != 1 or b"has no kernel" not in err:
     failures.append(f"many_literals: expected the parse to succeed: exit {code}: {err[:200]!r}")
 elif took > 2.0:  # about 0.1 s here; looked up one by one (quadratic) they took 5 s
@@ -246,10 +253,7 @@ print(f"many_literals: {N} distinct literals parsed in {took:.2f} s of CPU time"
 parts = [HEAD] + [f".shared .align 4 .b8 s{i}[4];\n" for i in range(20_000)]
 parts += [f".visible .entry k{i}()\n{{\n  ret;\n}}\n" for i in range(20_000)]
 many = write("many_kernels.ptx", "".join(parts))
-before = resource.getrusage(resource.RUSAGE_CHILDREN)
-code, err, _ = run([many, "no_such_kernel", "--grid", "1", "--block", "32"], timeout=60)
-after = resource.getrusage(resource.RUSAGE_CHILDREN)
-took = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+code, err, took = parse_only(many)
 if code != 1 or b"has no kernel" not in err:
     failures.append(f"many_kernels: expected the parse to succeed: exit {code}: {err[:200]!r}")
 elif took > 2.0:  # about 0.1 s here
