@@ -13,7 +13,7 @@
 #include "baseline.h"
 #include "check.h"
 #include "cli.h"
-#include "emulate.h"
+#include "device.h"
 #include "emulated.h"
 #include "epilogue.h"
 #include "harness.h"
@@ -310,7 +310,7 @@ static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, u
 }
 
 /* A GPU kernel is about to run: from here on a device answers, the emulator where no GPU does (unless
- * --gpu; emulate.h). Called once the command's own checks have passed, so that bad input gets its one
+ * --gpu; device.h). Called once the command's own checks have passed, so that bad input gets its one
  * line and nothing else. */
 static void choose_device(const options *opts) { emulate_if_asked(opts->argc, opts->argv, true); }
 

@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "check.h"
-#include "emulate.h"
 #include "harness.h"
 #include "npy.h"
 #include "reference.h"
@@ -14,35 +13,6 @@
 /* Above this many flops the reference runs on the GPU (when there is one): the CPU's fp64 loops
  * manage ~1 GFLOP/s, the GPU's ~1000x that. */
 #define CPU_REFERENCE_MAX_FLOPS 2e8
-
-bool gpu_available(char *why, size_t why_len)
-{
-    int count = 0;
-    cudaError_t status = cudaGetDeviceCount(&count);
-    if (status != cudaSuccess) {
-        snprintf(why, why_len, "no CUDA device: %s (%s)", cudaGetErrorString(status), cudaGetErrorName(status));
-        cudaGetLastError(); /* the failure is reported; do not let it poison later calls */
-        return false;
-    }
-    if (count == 0) {
-        snprintf(why, why_len, "no CUDA device: the driver reports none");
-        return false;
-    }
-    return true;
-}
-
-const char *gpu_name(void)
-{
-    static struct cudaDeviceProp props;
-    static bool known = false;
-    if (!known) {
-        int device;
-        CUDA_CHECK(cudaGetDevice(&device));
-        CUDA_CHECK(cudaGetDeviceProperties(&props, device));
-        known = true;
-    }
-    return props.name;
-}
 
 const char *cuda_runtime_version(void)
 {

@@ -18,6 +18,7 @@
 
 #include "baseline.h"
 #include "conv.h"
+#include "device.h"
 #include "epilogue.h"
 #include "timing.h"
 #include "verify.h"
@@ -60,11 +61,7 @@ typedef struct {
     bool reference_on_gpu;
 } run_outcome;
 
-/* Whether a CUDA device answers. Otherwise false with a one-line reason (no driver, no device). */
-bool gpu_available(char *why, size_t why_len);
-
-/* The GPU's name, "13.0"-style runtime version, SM count; empty/zero when there is no device. */
-const char *gpu_name(void);
+/* The CUDA runtime's version, "13.0"-style. */
 const char *cuda_runtime_version(void);
 
 run_request run_request_defaults(const conv_kernel *kernel, const conv_problem *prob);

@@ -1,40 +1,29 @@
 /* registry.c: the list the runner, the benchmark and the tests iterate over.
  *
- * A chapter adds its kernels by exporting an array chNN_kernels[] and its length; adding the chapter
- * here (and its sources to the build) is the whole of registering it.
+ * A chapter adds its kernels by exporting an array chNN_kernels[] and its length chNN_kernel_count;
+ * naming its folder in the top-level meson.build's kernel_chapters (and its sources in its own
+ * meson.build) is the whole of registering it. No file here names a chapter: the build generates
+ * KERNEL_CHAPTERS, "CHAPTER(01) CHAPTER(02) ...", from that list.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "registry.h"
+#include "registry_chapters.h"
 
 #define CHAPTER(nn)                                                                                \
     extern const conv_kernel ch##nn##_kernels[];                                                   \
     extern const int ch##nn##_kernel_count;
-CHAPTER(01)
-CHAPTER(02)
-CHAPTER(03)
-CHAPTER(04)
-CHAPTER(05)
-CHAPTER(06)
-CHAPTER(07)
-CHAPTER(08)
-CHAPTER(09)
+KERNEL_CHAPTERS
 #undef CHAPTER
 
 static const struct {
     const conv_kernel *kernels;
     const int *count;
 } chapters[] = {
-    {ch01_kernels, &ch01_kernel_count},
-    {ch02_kernels, &ch02_kernel_count},
-    {ch03_kernels, &ch03_kernel_count},
-    {ch04_kernels, &ch04_kernel_count},
-    {ch05_kernels, &ch05_kernel_count},
-    {ch06_kernels, &ch06_kernel_count},
-    {ch07_kernels, &ch07_kernel_count},
-    {ch08_kernels, &ch08_kernel_count},
-    {ch09_kernels, &ch09_kernel_count},
+#define CHAPTER(nn) {ch##nn##_kernels, &ch##nn##_kernel_count},
+    KERNEL_CHAPTERS
+#undef CHAPTER
 };
 
 int registry_count(void)

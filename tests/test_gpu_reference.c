@@ -3,7 +3,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "emulate.h"
+#include "device.h"
 #include "harness.h"
 #include "reference.h"
 #include "tensor.h"

@@ -31,7 +31,7 @@
 #include "check.h"
 #include "cli.h"
 #include "cudnn_conv.h"
-#include "emulate.h"
+#include "device.h"
 #include "epilogue.h"
 #include "harness.h"
 #include "registry.h"

@@ -39,7 +39,7 @@
 #include "cli.h"
 #include "cudnn_conv.h"
 #include "data.h"
-#include "emulate.h"
+#include "device.h"
 #include "harness.h"
 #include "layers_gpu.h"
 #include "net.h"

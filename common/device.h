@@ -1,4 +1,4 @@
-/* emulate.h: running a program's kernels on the PTX emulator (emu/) instead of a GPU.
+/* device.h: which device answers a program's kernels, a GPU or the PTX emulator (emu/).
  *
  * The programs link the CUDA runtime as a shared library. `--emulate` restarts the program with the
  * emulator's stand-in for that library loaded first (LD_PRELOAD): emu/libcudaemu.so of the build the
@@ -11,10 +11,11 @@
  * line on stderr first. CONV_EMULATE=auto in the environment (the gpu test suite sets it) asks for
  * that choice explicitly; CONV_EMULATE=never is --gpu.
  */
-#ifndef EMULATE_H
-#define EMULATE_H
+#ifndef DEVICE_H
+#define DEVICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,6 +27,13 @@ extern "C" {
  * each kernel executed when the program exits (emu/README.md, "Counters"). Returns only when the
  * program should go on as it is. */
 void emulate_if_asked(int argc, char **argv, bool device_needed);
+
+/* Whether a CUDA device answers (a GPU, or the emulator once restarted on it). Otherwise false with a
+ * one-line reason (no driver, no device). */
+bool gpu_available(char *why, size_t why_len);
+
+/* The device's name ("NVIDIA H100 80GB HBM3", or the emulator's); call only when one answers. */
+const char *gpu_name(void);
 
 /* Whether the CUDA device this process talks to is the emulator. */
 bool on_emulator(void);

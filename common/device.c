@@ -1,5 +1,6 @@
-/* emulate.c: see emulate.h. */
+/* device.c: which device answers, a GPU or the PTX emulator (device.h). */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
+#include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdio.h>
@@ -7,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "counters.h"
+#include "device.h"
 #include "device_name.h"
-#include "emulate.h"
-#include "harness.h"
 
 #ifndef EMU_LIBRARY
 #error "EMU_LIBRARY must name the emulator's library, relative to the build folder (the build defines it)"
@@ -126,4 +127,33 @@ bool on_emulator(void)
     char why[256];
     return gpu_available(why, sizeof why) && strncmp(gpu_name(), EMU_DEVICE_NAME_PREFIX,
                                                      strlen(EMU_DEVICE_NAME_PREFIX)) == 0;
+}
+
+bool gpu_available(char *why, size_t why_len)
+{
+    int count = 0;
+    cudaError_t status = cudaGetDeviceCount(&count);
+    if (status != cudaSuccess) {
+        snprintf(why, why_len, "no CUDA device: %s (%s)", cudaGetErrorString(status), cudaGetErrorName(status));
+        cudaGetLastError(); /* the failure is reported; do not let it poison later calls */
+        return false;
+    }
+    if (count == 0) {
+        snprintf(why, why_len, "no CUDA device: the driver reports none");
+        return false;
+    }
+    return true;
+}
+
+const char *gpu_name(void)
+{
+    static struct cudaDeviceProp props;
+    static bool known = false;
+    if (!known) {
+        int device;
+        CUDA_CHECK(cudaGetDevice(&device));
+        CUDA_CHECK(cudaGetDeviceProperties(&props, device));
+        known = true;
+    }
+    return props.name;
 }
