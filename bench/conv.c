@@ -55,7 +55,7 @@ static const char usage[] =
     "                    NCHW / KCRS order, float16/32/64 (run); with --epilogue also its operands\n"
     "  --epilogue OPS    fuse bias, bn (scale+shift), residual, relu into the store, e.g. bn,residual,relu\n"
     "                    (run, check, bench; fprop kernels with a fused epilogue; verified against the\n"
-    "                    reference convolution followed by the same operations, see common/epilogue.h;\n"
+    "                    reference convolution followed by the same operations, see common/kernel/epilogue.h;\n"
     "                    bench rows are named e.g. 05i+bn+relu and compared with cuDNN's fused call)\n"
     "  --random N        random shapes per kernel (check; default 100)\n"
     "  --suite NAME      resnet50, tutorial or mobilenet (bench; default resnet50); check: verify on its\n"
@@ -423,7 +423,7 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
                branch_shapes[b] == 1 ? "" : "s");
         if (!branch_shapes[b]) {
             printf("FAIL %s: no fixed shape takes its branch '%s': a path no test runs (add a shape to the "
-                   "fixed ones, common/harness.c)\n", kernel->id, kernel->branches[b]);
+                   "fixed ones, common/harness/harness.c)\n", kernel->id, kernel->branches[b]);
             failed++;
         }
     }

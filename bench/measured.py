@@ -3,7 +3,7 @@
     python3 bench/measured.py [--results DIR]      (default: bench/results)
 
 Every row of a GPU results CSV carries `source_sha256`, the hash of its chapter's code as it was built
-(bench/hash_sources.py: the folder's sources and every project header they include). This script
+(common/harness/hash_sources.py: the folder's sources and every project header they include). This script
 hashes each chapter folder as it is in the tree and sorts the chapters three ways:
   current   some row carries today's hash: what it says about that chapter still holds;
   stale     rows exist, but for older code: the chapter changed after it was last measured;
@@ -20,7 +20,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "common", "harness"))
 from hash_sources import code_digest  # noqa: E402
 import emulator_csv  # noqa: E402
 from results_csv import CsvError, load  # noqa: E402

@@ -39,75 +39,11 @@
 #include "interp.h"
 
 /* ---------------------------------------------------------------------------------------------- */
-/* Options and counters                                                                           */
+/* Counters                                                                                       */
 
-static emu_options options;
-static pthread_once_t options_once = PTHREAD_ONCE_INIT;
 static _Atomic uint64_t thread_instructions;
 
-static void read_options(void)
-{
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    options.threads = cores > 0 ? (int)cores : 1;
-    const char *threads = getenv("EMU_THREADS");
-    if (threads && atoi(threads) > 0)
-        options.threads = atoi(threads);
-    const char *initcheck = getenv("EMU_INITCHECK");
-    options.initcheck = !(initcheck && strcmp(initcheck, "0") == 0);
-    const char *racecheck = getenv("EMU_RACECHECK");
-    options.racecheck = !(racecheck && strcmp(racecheck, "0") == 0);
-    const char *livelock = getenv("EMU_LIVELOCK");
-    options.livelock_after = livelock && strtoull(livelock, NULL, 10) > 0 ? strtoull(livelock, NULL, 10) : 1ull << 28;
-    const char *convergence = getenv("EMU_CONVERGENCE");
-    options.strict_convergence = convergence && strcmp(convergence, "strict") == 0;
-    const char *seed = getenv("EMU_INTERLEAVE");
-    if (seed && *seed) {
-        options.interleave = true;
-        options.interleave_seed = strtoull(seed, NULL, 0);
-    }
-}
-
-const emu_options *emu_get_options(void)
-{
-    pthread_once(&options_once, read_options);
-    return &options;
-}
-
 uint64_t emu_thread_instructions(void) { return atomic_load(&thread_instructions); }
-
-
-static const char *space_name(int space)
-{
-    static const char *const names[] = {"generic", "global", "shared", "local", "param", "const"};
-    return names[space];
-}
-
-/* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
-void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
-{
-    if (b->status != EMU_OK)
-        return;
-    b->status = status;
-    const ptx_module *mod = b->launch->module;
-    unsigned t = w->index * LANES + (unsigned)lane;
-    emu_dim3 bd = b->launch->block;
-    char where[512] = "";
-    if (in) {
-        const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
-        const char *base = file ? strrchr(file, '/') : NULL;
-        if (file && in->src_line > 0)
-            snprintf(where, sizeof where, "PTX line %d (%s:%d)", in->ptx_line, base ? base + 1 : file, in->src_line);
-        else
-            snprintf(where, sizeof where, "PTX line %d", in->ptx_line);
-    }
-    int n = snprintf(b->err, b->err_len, "kernel %s, %s, block (%u,%u,%u) thread (%u,%u,%u): ", b->k->name, where,
-                     b->ctaid.x, b->ctaid.y, b->ctaid.z, t % bd.x, t / bd.x % bd.y, t / (bd.x * bd.y));
-    va_list ap;
-    va_start(ap, fmt);
-    if (n >= 0 && (size_t)n < b->err_len)
-        vsnprintf(b->err + n, b->err_len - (size_t)n, fmt, ap);
-    va_end(ap);
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Values                                                                                         */
@@ -155,118 +91,6 @@ static emu_rounding rounding_of(int rounding)
     case RND_RM: return EMU_ROUND_DOWN;
     case RND_RP: return EMU_ROUND_UP;
     default: return EMU_ROUND_NEAREST;
-    }
-}
-
-/* ---------------------------------------------------------------------------------------------- */
-/* Memory                                                                                         */
-
-static const char *access_name(access_kind kind)
-{
-    return kind == ACCESS_READ ? "read" : kind == ACCESS_ATOMIC ? "atomic" : "write";
-}
-
-/* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
- * memcheck (bounds, alignment), initcheck (reads of bytes nothing has written) and, in shared memory,
- * racecheck (racecheck.c), as compute-sanitizer defines them. */
-uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
-                    access_kind kind)
-{
-    const bool write = kind != ACCESS_READ, initcheck = b->initcheck && kind != ACCESS_PROBE;
-    const bool marks_written = kind == ACCESS_WRITE || kind == ACCESS_ATOMIC;
-    if (marks_written)
-        b->since_progress = 0; /* a thread told the others something: not a livelock */
-    if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
-        fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
-              "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
-              space_name(space), size, access_name(kind), addr, size);
-        return NULL;
-    }
-    if (space == SPACE_GENERIC) {
-        if (addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE)
-            space = SPACE_SHARED, addr -= EMU_SHARED_WINDOW;
-        else if (addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE)
-            space = SPACE_LOCAL, addr -= EMU_LOCAL_WINDOW;
-        else if (addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE)
-            space = SPACE_PARAM, addr -= EMU_PARAM_WINDOW;
-        else
-            space = SPACE_GLOBAL;
-    }
-    switch (space) {
-    case SPACE_SHARED:
-        if (addr + size > b->smem_size || addr + size < addr) {
-            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
-                  "out-of-bounds shared %s of %" PRIu64 " bytes at 0x%" PRIx64 " (the block has %" PRIu64
-                  " bytes of shared memory)", access_name(kind), size, addr, b->smem_size);
-            return NULL;
-        }
-        if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
-            const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
-            if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
-                race_acquire_at(b, w, (uint32_t)addr);
-            if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
-                return NULL;
-            if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
-                race_release_at(b, w, (uint32_t)addr);
-        }
-        if (initcheck && marks_written)
-            memset(b->smem_written + addr, 1, size);
-        if (initcheck && kind == ACCESS_READ)
-            for (uint64_t i = addr; i < addr + size; i++)
-                if (!b->smem_written[i]) {
-                    fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no "
-                          "thread of this block has written (initcheck; a missing barrier or wait?)", i);
-                    return NULL;
-                }
-        return b->smem + addr;
-    case SPACE_LOCAL:
-        if (size > b->k->local_bytes || addr > b->k->local_bytes - size) { /* no wrap near 2^64 */
-            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
-                  "out-of-bounds local %s at 0x%" PRIx64 " (the thread has %" PRIu64 " bytes)",
-                  access_name(kind), addr, b->k->local_bytes);
-            return NULL;
-        }
-        {
-            uint8_t *at = w->local + lane * b->k->local_bytes + addr;
-            uint8_t *written = w->local_written + lane * b->k->local_bytes + addr;
-            if (initcheck && marks_written)
-                memset(written, 1, size);
-            if (initcheck && kind == ACCESS_READ)
-                for (uint64_t i = 0; i < size; i++)
-                    if (!written[i]) {
-                        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of local memory at 0x%" PRIx64 " that "
-                              "this thread has not written (initcheck)", addr + i);
-                        return NULL;
-                    }
-            return at;
-        }
-    case SPACE_PARAM:
-        if (kind == ACCESS_WRITE || size > b->k->param_bytes || addr > b->k->param_bytes - size) {
-            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
-                  write ? "write to the" : "read outside the", addr);
-            return NULL;
-        }
-        return (uint8_t *)b->launch->params + addr;
-    default: { /* global, const: device memory */
-        const emu_alloc *a = emu_alloc_find(addr, size);
-        if (!a) {
-            char where[256];
-            emu_alloc_describe(addr, size, where, sizeof where);
-            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "out-of-bounds global %s of %" PRIu64 " bytes at 0x%" PRIx64
-                  " (%s)", access_name(kind), size, addr, where);
-            return NULL;
-        }
-        uint64_t unwritten;
-        if (initcheck && marks_written)
-            emu_mark_written(a, addr, size);
-        if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
-            fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
-                  " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
-                  unwritten - a->base, a->size, a->what);
-            return NULL;
-        }
-        return (uint8_t *)(uintptr_t)addr;
-    }
     }
 }
 
@@ -2484,8 +2308,6 @@ static void *grid_worker(void *arg)
     atomic_fetch_add(&g->workers_done, 1);
     return NULL;
 }
-
-const float *emu_f16_values;
 
 static double seconds_now(void)
 {

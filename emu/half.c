@@ -99,3 +99,6 @@ const float *emu_f16_table(void)
     pthread_once(&f16_table_once, fill_f16_table);
     return f16_table;
 }
+
+/* The table, for the interpreter's half_in() (interp.h): set when a launch starts (exec.c). */
+const float *emu_f16_values;

@@ -160,7 +160,7 @@ void fault(block *b, const insn *in, int lane, const warp *w, emu_status status,
     ;
 
 /* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
- * memcheck (bounds, alignment) and initcheck as compute-sanitizer defines them (exec.c). */
+ * memcheck (bounds, alignment) and initcheck as compute-sanitizer defines them (access.c). */
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind);
 
@@ -258,7 +258,7 @@ static inline uint64_t load_bits(const uint8_t *p, int bytes)
     return v;
 }
 
-/* emu_f16_table(), set when a launch starts */
+/* emu_f16_table(), set when a launch starts (defined in half.c) */
 extern const float *emu_f16_values;
 
 /* 16-bit float types as 32-bit floats: every f16/bf16 value is exact in binary32. */

@@ -17,7 +17,7 @@ if [ ! -f "$dir/build.ninja" ]; then
     meson setup "$dir" -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debugoptimized
 fi
 meson compile -C "$dir"
-# --emulate restarts a program with the emulator preloaded (common/device.c), ahead of the ASan runtime;
+# --emulate restarts a program with the emulator preloaded (common/harness/device.c), ahead of the ASan runtime;
 # the emulator is built with ASan too, so the order does not matter and the check is off
 export ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1:verify_asan_link_order=0
 meson test -C "$dir" --suite cpu --print-errorlogs --timeout-multiplier 3 "$@"

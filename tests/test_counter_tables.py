@@ -5,7 +5,7 @@
    (bench/tables.py --counters --check): tables and quoted counts are generated, never typed.
 2. The CSV describes the code in the tree: each row's source_sha256 is its chapter's digest (its folder
    and every project header it includes) and its emulator_sha256 is emu/'s (the digests the build
-   records, bench/hash_sources.py). After a kernel
+   records, common/harness/hash_sources.py). After a kernel
    or the emulator changes, `bash bench/run.sh` on a machine without a GPU writes them again.
 3. The claims the chapters make about the machine, checked against the counts of the reference layers:
    02b's stores coalesce (4 sectors per request, the ideal for fp32) where 02a's do not (32); 03b reuses
@@ -22,6 +22,7 @@ import sys
 
 root = sys.argv[1]
 sys.path.insert(0, os.path.join(root, "bench"))
+sys.path.insert(0, os.path.join(root, "common", "harness"))
 sys.dont_write_bytecode = True
 import emulator_csv  # noqa: E402
 from hash_sources import code_digest  # noqa: E402

@@ -52,7 +52,7 @@ static int draw(uint64_t *state, int low, int high) /* uniform in [low, high] */
 
 static void check_coords(void)
 {
-    /* tap_input_coord, halo_extent and tiles_covering (common/tiles.h) are checked in test_tiling.c. */
+    /* tap_input_coord, halo_extent and tiles_covering (common/kernel/tiles.h) are checked in test_tiling.c. */
     /* Offsets against the layouts' definitions: NHWC x and y, [C][R][S] w. */
     conv_problem prob = depthwise(3, 24, 7, 9, 3, 5, 2, 1, 1, 2, 1, 1);
     int bad = 0, expect = 0;

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The digest the results record covers everything a kernel is compiled from (bench/hash_sources.py).
+"""The digest the results record covers everything a kernel is compiled from (common/harness/hash_sources.py).
 
 usage: test_hash_sources.py SOURCE_ROOT
 
 On a copy of the real tree: a change to a header that a chapter includes from elsewhere (chapter 05's
-steps.cuh, which chapter 08 builds on; common/igemm_pipeline.cuh; common/conv.h) changes that chapter's
+steps.cuh and igemm_pipeline.cuh, which chapter 08 builds on; common/kernel/conv.h) changes that chapter's
 digest, a change to a file no kernel of the chapter includes does not, and a chapter's own files count.
 Each check names the file it touched.
 """
@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 ROOT = os.path.realpath(sys.argv[1])
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "common", "harness"))
 sys.dont_write_bytecode = True
 from hash_sources import code_digest, included_closure  # noqa: E402
 
@@ -50,15 +50,15 @@ with tempfile.TemporaryDirectory() as tmp:
     hopper = os.listdir(chapter("08_hopper"))
     closure = {os.path.relpath(p, tree) for p in included_closure(
         [os.path.join(chapter("08_hopper"), n) for n in hopper if n.endswith(".cu")], tree)}
-    check("common/igemm_pipeline.cuh" in closure, "08's closure holds common/igemm_pipeline.cuh (included "
-          f"through chapter 05's headers): {sorted(closure)}")
+    check("chapters/05_implicit_gemm_tc/igemm_pipeline.cuh" in closure, "08's closure holds chapter 05's "
+          f"igemm_pipeline.cuh (included through chapter 05's headers): {sorted(closure)}")
     check(touched("chapters/05_implicit_gemm_tc/steps.cuh", "05_implicit_gemm_tc"),
           "a change to 05's steps.cuh changes 05's digest (a .cuh in the chapter's own folder)")
-    check(touched("common/igemm_pipeline.cuh", "08_hopper"),
-          "a change to common/igemm_pipeline.cuh changes 08's digest (a header of another folder)")
-    check(touched("common/conv.h", "02_naive_cuda"), "a change to common/conv.h changes 02's digest")
-    check(not touched("common/verify.c", "02_naive_cuda"),
-          "a change to common/verify.c (the harness, which no kernel includes) leaves 02's digest alone")
+    check(touched("chapters/05_implicit_gemm_tc/igemm_pipeline.cuh", "08_hopper"),
+          "a change to chapter 05's igemm_pipeline.cuh changes 08's digest (a header of another folder)")
+    check(touched("common/kernel/conv.h", "02_naive_cuda"), "a change to common/kernel/conv.h changes 02's digest")
+    check(not touched("common/harness/verify.c", "02_naive_cuda"),
+          "a change to common/harness/verify.c (the harness, which no kernel includes) leaves 02's digest alone")
     before = code_digest(os.path.join(tree, "emu"), tree)
     with open(os.path.join(tree, "emu", "racecheck.c"), "a") as f:
         f.write("\n/* touched */\n")

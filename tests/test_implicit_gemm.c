@@ -1,4 +1,4 @@
-/* Chapter 05's index math (chapters/05_implicit_gemm_tc/implicit_gemm.h, common/tensor_core.h), on the
+/* Chapter 05's index math (chapters/05_implicit_gemm_tc/implicit_gemm.h, common/kernel/tensor_core.h), on the
  * host, against the definition.
  *
  *  1. The tensor-core bookkeeping: the fragment layouts of tensor_core.h against the formulas of the PTX

@@ -13,6 +13,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "common", "harness"))
 sys.dont_write_bytecode = True
 from hash_sources import code_digest  # noqa: E402
 

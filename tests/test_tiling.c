@@ -1,4 +1,4 @@
-/* Chapter 03's index math (chapters/03_smem_tiling/tiling.h, and common/tiles.h which chapters 05-09 use
+/* Chapter 03's index math (chapters/03_smem_tiling/tiling.h, and common/kernel/tiles.h which chapters 05-09 use
  * too), on the host, against brute force:
  * the halo extent is exactly the span the taps read, the row pitch avoids the bank conflict it is
  * meant to, and the blocks cover every output exactly once without a channel tile straddling a group. */

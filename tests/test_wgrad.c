@@ -197,7 +197,7 @@ static void check_fragments(void)
 
 /* ---- the kernel, thread by thread -------------------------------------------------------------------- */
 
-/* Rows of `cg` values widened to `cg8` by zeros: pad_channels_f16 (common/pad_channels.cu). */
+/* Rows of `cg` values widened to `cg8` by zeros: pad_channels_f16 (common/kernel/pad_channels.cu). */
 static float *pad_rows(const float *src, int64_t rows, int cg, int cg8)
 {
     float *dst = malloc(sizeof(float) * (size_t)(rows * cg8));

@@ -16,7 +16,7 @@
  * Run it:
  *   ./build/conv run 01 --n 1 --c 64 --h 56 --w 56 --k 64 --r 3 --s 3 --pad 1
  *   ./build/conv run 01 --layer tutorial/first_graph --n 1
- * It is checked against the fp64 reference (common/reference.c), which is separate code: this loop
+ * It is checked against the fp64 reference (common/harness/reference.c), which is separate code: this loop
  * accumulates in fp32, like the GPU kernels that follow.
  */
 #include "conv.h"

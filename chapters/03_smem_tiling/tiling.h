@@ -2,7 +2,7 @@
  * check it against brute force. The kernels and their launch code call exactly these functions.
  *
  * Plain C: a C11 test includes it as is; under nvcc the same functions also compile for the device
- * (HOST_DEVICE, common/conv.h).
+ * (HOST_DEVICE, common/kernel/conv.h).
  */
 #ifndef TILING_H
 #define TILING_H

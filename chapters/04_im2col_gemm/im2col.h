@@ -53,7 +53,7 @@ IM2COL_FN int im2col_row(const conv_problem *prob, int c, int r, int s)
     return (c * prob->r + r) * prob->s + s;
 }
 
-/* The output pixel behind column j of A: output_pixel_of() (common/tiles.h). */
+/* The output pixel behind column j of A: output_pixel_of() (common/kernel/tiles.h). */
 
 /* The input coordinate, along one axis, that filter tap `tap` of output coordinate `out` reads. */
 IM2COL_FN int im2col_input_coord(int out, int tap, int stride, int pad, int dil)

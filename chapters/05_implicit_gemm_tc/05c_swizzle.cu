@@ -4,7 +4,7 @@
  * padding; inside each row the 16-byte chunks are permuted: logical chunk c of row r is stored at chunk
  * c ^ f(r) (swizzle_chunk(), tensor_core.h). The warp tile is 05b's with the new offsets
  * (swizzled_lanes_of(), swizzled_warp_tile_mma() below). From 05d on, the steps and chapters 06 and 07
- * use this warp tile as written once in common/igemm_pipeline.cuh (igemm_lanes_of(),
+ * use this warp tile as written once in igemm_pipeline.cuh (igemm_lanes_of(),
  * igemm_warp_tile_mma(), which add the k-major layout that dgrad and wgrad need).
  *
  * Why: unpadded 64-byte rows would put the 8 rows that one ldmatrix phase reads onto 2 of a 128-byte

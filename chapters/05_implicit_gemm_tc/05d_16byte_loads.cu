@@ -13,7 +13,7 @@
  *
  * The cost: the 8 values must be 8 channels of one tap, 16-byte aligned, so C/groups must be a multiple
  * of 8. Other problems (conv1's C = 3) run on a copy of x and w with each group's channels padded with
- * zeros to a multiple of 8 (pad_fprop(), common/pad_channels.h), made in the workspace before the
+ * zeros to a multiple of 8 (pad_fprop(), common/kernel/pad_channels.h), made in the workspace before the
  * kernel; the zero channels add exact zeros. K needs nothing: columns past K/groups load zeros and are
  * never stored.
  *

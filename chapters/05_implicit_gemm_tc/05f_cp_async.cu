@@ -4,7 +4,7 @@
  * memory without passing through registers, asynchronously, so a block can have the copies for k tiles
  * kt+1 .. kt+3 in flight while its tensor cores work on kt. The tiles live in 4 stages of dynamic
  * shared memory (64 KB: the 48 KB default needs an opt-in), and the loop is igemm_mainloop()
- * (common/igemm_pipeline.cuh): a prologue that starts 3 tiles, then per k tile a wait for the oldest, one
+ * (igemm_pipeline.cuh): a prologue that starts 3 tiles, then per k tile a wait for the oldest, one
  * barrier, the copy of the tile 3 ahead (copy_next below, 05e's loads as cp.async) and the mma.sync on
  * the landed one. Out-of-image taps, rows past the last pixel, columns past K/groups and kappa past the
  * reduction become zeros with no branch around the copy: src-size 0 makes cp.async zero-fill.

@@ -4,7 +4,7 @@
  * accumulators go there first, as fp16 pairs into a BM x (BN + 8) tile (igemm_stage_out()), and then
  * each thread writes whole 16-byte chunks of it, 8 output channels of one pixel, to y
  * (igemm_store_chunks(); element by element where K or K/groups is not a multiple of 8, and at the last
- * column tile's edge). Both live in common/igemm_pipeline.cuh; chapter 08 stores the same way.
+ * column tile's edge). Both live in igemm_pipeline.cuh; chapter 08 stores the same way.
  *
  * Why: straight from the fragments (05b-05g) a lane holds pairs of neighbouring channels, so a warp's
  * store writes 16 bytes (4 lanes' pairs) in each of 8 rows of y: 32-bit stores, half of each 32-byte

@@ -3,8 +3,9 @@
  * What changes from 05h: what happens to the accumulators before they are staged. The operations that
  * follow a convolution in a network, bias, batch norm folded into a per-channel scale and shift, a
  * residual add and ReLU, are applied to the fp32 accumulators in registers (apply_epilogue();
- * epilogue_value() of common/epilogue.cuh, in the order common/epilogue.h gives), and only then are the
- * values rounded to fp16 and written through 05h's staged 16-byte stores. Everything else is 05h's.
+ * epilogue_value() of common/kernel/epilogue.cuh, in the order common/kernel/epilogue.h gives), and
+ * only then are the values rounded to fp16 and written through 05h's staged 16-byte stores. Everything
+ * else is 05h's.
  *
  * Why: done as a pass of its own, the epilogue reads y back (and the residual) and writes it again
  * (05l does exactly that, for comparison). Fused, y leaves the block once, already through the

@@ -2,7 +2,7 @@
  *
  * What changes from 05i: the epilogue runs as a pass of its own. 05h's plain convolution
  * (05h_staged_stores.cu) writes y, then a separate elementwise kernel (epilogue_unfused_f16_nhwc(),
- * common/epilogue.cu) reads y back, and the residual, applies the same operations and writes y again.
+ * common/kernel/epilogue.cu) reads y back, and the residual, applies the same operations and writes y again.
  *
  * Why: to measure what fusing saves, the second round trip of y through memory. It has no plain launch;
  * without an epilogue it would be 05h.

@@ -81,7 +81,7 @@ IG_FN int igemm_depth(const conv_problem *prob)
 
 /* ---- direct: divide, then check ------------------------------------------------------------------- */
 
-/* Row m's output pixel, m = (n*P + p)*Q + q: output_pixel_of() (common/tiles.h). */
+/* Row m's output pixel, m = (n*P + p)*Q + q: output_pixel_of() (common/kernel/tiles.h). */
 
 typedef struct {
     int r, s, c;

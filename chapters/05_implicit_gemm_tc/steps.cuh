@@ -4,7 +4,7 @@
  *
  *   tile_shape<>         a block tile shape (one IGEMM_SHAPE_05x line of implicit_gemm.h) with the
  *                        constants every step derives from it: igemm_tile's warp tile, mma tiles per
- *                        warp and stage bytes (common/igemm_pipeline.cuh), plus how fprop's threads copy
+ *                        warp and stage bytes (igemm_pipeline.cuh), plus how fprop's threads copy
  *                        a tile in 16-byte chunks.
  *   store_fragments()    the epilogue of 05b-05g: each lane writes its fp16 pairs straight from the
  *                        accumulator fragments into y.

@@ -23,7 +23,7 @@
  * memory (tensor_core.h) and a staged epilogue writing 16-byte chunks of dx. Compared with chapter 05's
  * 05h only the index math (dgrad.h) and the B side (ldmatrix .trans) differ.
  *
- * From common/igemm_pipeline.cuh (chapter 05's building blocks, shared): the derived tile constants
+ * From chapter 05's igemm_pipeline.cuh (its building blocks, shared): the derived tile constants
  * (igemm_tile, which dgrad_shape below extends), the per-lane ldmatrix offsets and the warp tile's
  * ldmatrix + mma.sync loop (igemm_lanes_of, igemm_warp_tile_mma, with A k-contiguous and B k-major),
  * the cp.async main loop (igemm_mainloop) and the staged epilogue's two halves (igemm_stage_out,
@@ -32,7 +32,7 @@
  *
  * Channels: the kernel needs C/groups and K/groups multiples of 8 (16-byte chunks of dy along k, of w and
  * dx along c). Other problems (odd K, a C of 12 in 2 groups) run on copies padded with zeros to a
- * multiple of 8 per group (pad_dgrad(), common/pad_channels.h), made in the workspace before the kernel:
+ * multiple of 8 per group (pad_dgrad(), common/kernel/pad_channels.h), made in the workspace before the kernel:
  * dy's channels k and w's rows k when K/groups needs it, w's columns c when C/groups does, and then the
  * kernel writes a padded dx there, whose real channels are copied back into dx after it. A padded k is
  * a zero in both dy and w, so it adds exact zeros; a padded c is a zero column of w, so its channel of
@@ -54,7 +54,7 @@
 #include "check.h"
 #include "conv.h"
 #include "dgrad.h"
-#include "igemm_pipeline.cuh"
+#include "../05_implicit_gemm_tc/igemm_pipeline.cuh" /* chapter 05's pipeline, which this chapter reuses */
 #include "pad_channels.h"
 #include "tensor_core.h"
 

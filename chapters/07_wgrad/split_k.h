@@ -8,7 +8,7 @@
  * small kernel adds the partials in split order. Fixed ranges plus a fixed summation order make the
  * result bitwise reproducible run to run (atomics would not be).
  *
- * Plain C, and device code under nvcc (HOST_DEVICE, common/conv.h).
+ * Plain C, and device code under nvcc (HOST_DEVICE, common/kernel/conv.h).
  */
 #ifndef SPLIT_K_H
 #define SPLIT_K_H

@@ -19,7 +19,7 @@
  *        workspace; a second kernel adds the partials in split order 0, 1, 2, ... and rounds to fp16.
  *        Fixed ranges and a fixed order: bitwise the same result on every run (no atomics).
  *
- * From common/igemm_pipeline.cuh (chapter 05's building blocks, shared): the derived tile constants
+ * From chapter 05's igemm_pipeline.cuh (its building blocks, shared): the derived tile constants
  * (igemm_tile, which wgrad_shape below extends), the per-lane ldmatrix offsets and the warp tile's
  * ldmatrix .trans + mma.sync loop (igemm_lanes_of, igemm_warp_tile_mma, with both tiles k-major: the
  * lanes addressed as wgrad.h's wgrad_ldsm_*) and the cp.async main loop (igemm_mainloop). What is
@@ -44,7 +44,7 @@
 
 #include "check.h"
 #include "conv.h"
-#include "igemm_pipeline.cuh"
+#include "../05_implicit_gemm_tc/igemm_pipeline.cuh" /* chapter 05's pipeline, which this chapter reuses */
 #include "pad_channels.h"
 #include "split_k.h"
 #include "tensor_core.h"

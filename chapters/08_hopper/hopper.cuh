@@ -1,6 +1,6 @@
 /* hopper.cuh: what chapter 08's kernels share, written once: 08a introduces all of it and 08b builds on
  * it. The block tile and its shared memory, the warpgroup MMA instructions as thin wrappers (the way
- * common/tensor_core.h wraps mma.sync and ldmatrix for chapter 05), 08a's gather of the A tile, the
+ * common/kernel/tensor_core.h wraps mma.sync and ldmatrix for chapter 05), 08a's gather of the A tile, the
  * epilogue, and the host-side checks both kernels make. The layout math is in hopper.h; how each kernel
  * uses these pieces, the step's own idea, is in its file (08a_wgmma.cu, 08b_warp_specialized.cu).
  */

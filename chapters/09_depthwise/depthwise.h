@@ -13,7 +13,7 @@
  * kernels load, compute and store in vectors of DW_VEC channels (hence C % 8 == 0).
  *
  * Plain C: a C11 test includes it as is; under nvcc the same functions also compile for the device
- * (HOST_DEVICE, common/conv.h). Offsets are 32-bit: problem_validate() keeps every tensor below 2^31
+ * (HOST_DEVICE, common/kernel/conv.h). Offsets are 32-bit: problem_validate() keeps every tensor below 2^31
  * elements.
  */
 #ifndef DEPTHWISE_H

@@ -9,7 +9,7 @@
  * This file holds what every implementation of the block is measured against: the shapes, seeded
  * parameters, the fp64 reference chain from x to y with no rounding in between, the references of the
  * single stages, the end-to-end tolerance, and the bytes each implementation moves. Tensors here are
- * fp32 in logical order (NCHW activations, KCRS filters), as common/reference.h takes them; the values
+ * fp32 in logical order (NCHW activations, KCRS filters), as common/harness/reference.h takes them; the values
  * are fp16-representable, so the reference sees exactly what the GPU sees.
  * Host C; built into resnet_block and tests/test_resnet_block.c (tests/test_resnet_block.c checks it).
  */
@@ -24,7 +24,7 @@
 #include "epilogue.h"
 #include "verify.h"
 
-/* Above this many flops a stage's reference runs on the GPU when there is one, as common/harness.c
+/* Above this many flops a stage's reference runs on the GPU when there is one, as common/harness/harness.c
  * decides: the CPU's fp64 loops manage about 1 GFLOP/s. */
 #define BLOCK_CPU_REFERENCE_MAX_FLOPS 2e8
 
@@ -62,7 +62,7 @@ bool block_params_make(block_params *params, const block_shape *shape, uint64_t 
 void block_params_free(block_params *params);
 
 /* Batch norm as the affine map it is in inference, in fp64: scale = gamma / sqrt(var + eps),
- * shift = beta - mean * scale (bn_fold of common/epilogue.h computes the same and rounds to fp32). */
+ * shift = beta - mean * scale (bn_fold of common/kernel/epilogue.h computes the same and rounds to fp32). */
 void block_bn_affine(const block_bn *bn, int channels, double *scale, double *shift);
 
 /* A stage's epilogue in fp64 (epilogue_apply's order): K-long vectors, a residual shaped like y. */

@@ -1,7 +1,7 @@
 /* layers.h: every layer of the training example that is not a convolution, one output element at a time.
  *
  * ReLU, global average pooling, the linear classifier, softmax cross-entropy and the SGD update are
- * written once here, as HOST_DEVICE functions of one element (the pattern of common/reference_element.h).
+ * written once here, as HOST_DEVICE functions of one element (the pattern of common/harness/reference_element.h).
  * The GPU backends run them from grid-stride kernels (layers.cu); the CPU backend runs the same
  * functions in plain loops (net.c), and the cpu suite checks them against their definitions
  * (tests/test_train_cnn.c). So the two backends differ only in their convolutions.

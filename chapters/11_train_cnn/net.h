@@ -8,7 +8,7 @@
  * The convolutions have no bias (ReLU after each, and the classifier has one). conv1 is the strided
  * one so that both of chapter 06's dgrad kernels are on the training path.
  *
- * The CPU backend runs every convolution through the fp64 references (common/reference.h) on fp32
+ * The CPU backend runs every convolution through the fp64 references (common/harness/reference.h) on fp32
  * NCHW tensors and the other layers through layers.h: the same training as the GPU backends, slowly,
  * on any machine. With fp16 set it also rounds to fp16 everything the GPU backends store in fp16
  * (filters, convolution outputs, activation gradients), to show on the CPU what fp16 storage and the

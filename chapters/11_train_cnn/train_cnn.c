@@ -11,8 +11,8 @@
  * Backends (--backend):
  *   ours   fprop 05h, dgrad 06a (stride 1) / 06b (stride 2), wgrad 07b; fp16 NHWC activations and
  *          gradients, KRSC filters, fp32 accumulation, a static loss scale (README: loss scaling).
- *   cudnn  the same convolutions through cuDNN (common/cudnn_conv.h), same dtype and layout.
- *   cpu    the fp64 references (common/reference.h) on fp32 NCHW: runs anywhere, slowly.
+ *   cudnn  the same convolutions through cuDNN (common/harness/cudnn_conv.h), same dtype and layout.
+ *   cpu    the fp64 references (common/harness/reference.h) on fp32 NCHW: runs anywhere, slowly.
  * Every layer that is not a convolution is the same code on all three (layers.h). All backends start
  * from the same seeded weights and see the same batches. --compare trains ours and cudnn side by side
  * and fails if their losses differ by more than COMPARE_TOLERANCE at any logged step.

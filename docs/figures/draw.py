@@ -5,7 +5,7 @@
     python3 docs/figures/draw.py --check    check the geometry, and that every figure is up to date
 
 Each figure is computed in two steps: a data function reimplements the formulas of the chapter's
-headers in Python (the fragment map of common/tensor_core.h, swizzle_chunk(), the stride phases of
+headers in Python (the fragment map of common/kernel/tensor_core.h, swizzle_chunk(), the stride phases of
 chapters/06_dgrad/stride_phases.h, plan_split_k() of chapters/07_wgrad/split_k.h, ...), reading the
 constants it needs (tile shapes, stages) from the headers themselves; a draw function turns that data
 into a PNG with matplotlib.
@@ -80,14 +80,14 @@ def c_function(path, name):
 # mirror was last checked against them. --check fails when one changes: read the new code, update its
 # Python mirror here (and the figure), then the digest.
 MIRRORS = {
-    ("common/tensor_core.h", "mma_a_row"): "d41616fdff9d7b2e",
-    ("common/tensor_core.h", "mma_a_col"): "55e7dc72a72de738",
-    ("common/tensor_core.h", "mma_b_k"): "7d970d7f4a9266d5",
-    ("common/tensor_core.h", "mma_b_n"): "34537051c5d0177b",
-    ("common/tensor_core.h", "mma_c_row"): "7d12543ff591812e",
-    ("common/tensor_core.h", "mma_c_col"): "115296aaea67a69d",
-    ("common/tensor_core.h", "swizzle_chunk"): "10b39d55d3491f7b",
-    ("common/tiles.h", "halo_extent"): "f8f75fb205add03b",
+    ("common/kernel/tensor_core.h", "mma_a_row"): "d41616fdff9d7b2e",
+    ("common/kernel/tensor_core.h", "mma_a_col"): "55e7dc72a72de738",
+    ("common/kernel/tensor_core.h", "mma_b_k"): "7d970d7f4a9266d5",
+    ("common/kernel/tensor_core.h", "mma_b_n"): "34537051c5d0177b",
+    ("common/kernel/tensor_core.h", "mma_c_row"): "7d12543ff591812e",
+    ("common/kernel/tensor_core.h", "mma_c_col"): "115296aaea67a69d",
+    ("common/kernel/tensor_core.h", "swizzle_chunk"): "10b39d55d3491f7b",
+    ("common/kernel/tiles.h", "halo_extent"): "f8f75fb205add03b",
     ("chapters/02_naive_cuda/naive.cu", "conv_naive_k_fastest"): "d3b5f7894666e8cc",
     ("chapters/02_naive_cuda/naive.cu", "conv_naive_q_fastest"): "4c254dcca41c2cdd",
     ("chapters/04_im2col_gemm/im2col.h", "im2col_input_coord"): "f5b7f6f2fea6fb44",
@@ -118,11 +118,11 @@ def out_size(extent, pad, taps, stride, dil):
 
 
 def halo_extent(tile, stride, taps, dil):
-    """common/tiles.h halo_extent()."""
+    """common/kernel/tiles.h halo_extent()."""
     return (tile - 1) * stride + (taps - 1) * dil + 1
 
 
-# common/tensor_core.h: the m16n8k16 fragments and the swizzle
+# common/kernel/tensor_core.h: the m16n8k16 fragments and the swizzle
 def mma_a_row(lane, reg):
     return (lane >> 2) + 8 * (reg & 1)
 
@@ -701,7 +701,7 @@ def draw_mma_fragments(d):
     handles += [Patch(color=YELLOW, label="C: e = 0, 1"), Patch(color=GREY, label="C: e = 2, 3")]
     fig.legend(handles=handles, loc="lower center", ncol=6, fontsize=8, frameon=False)
     fig.text(0.5, 0.985, "mma.sync m16n8k16: the lane that holds each element (groupID = lane / 4, "
-             "threadID_in_group = lane % 4;\ncommon/tensor_core.h mma_a_row/col, mma_b_k/n, mma_c_row/col)",
+             "threadID_in_group = lane % 4;\ncommon/kernel/tensor_core.h mma_a_row/col, mma_b_k/n, mma_c_row/col)",
              ha="center", va="top", fontsize=9)
     return fig
 

@@ -1,4 +1,4 @@
-/* fuzz_npy: the .npy reader (common/npy.c) on arbitrary files. A finding: a crash, a leak, undefined
+/* fuzz_npy: the .npy reader (common/harness/npy.c) on arbitrary files. A finding: a crash, a leak, undefined
  * behaviour, a large allocation for a small file (libFuzzer's -malloc_limit_mb), a message that is not
  * one printable line, or an accepted array whose shape and data disagree. */
 #include <stdint.h>

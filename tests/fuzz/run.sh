@@ -59,8 +59,8 @@ fi
 # ---- build: each source once, then one link per harness ------------------------------------------------
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -fno-omit-frame-pointer
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-       -I"$root/emu" -I"$root/common" -I"$here")
-emu_sources=(parse exec hopper memory half counters racecheck)
+       -I"$root/emu" -I"$root/common/kernel" -I"$root/common/harness" -I"$here")
+emu_sources=(parse checks access exec hopper memory half counters racecheck)
 start=$(date +%s)
 objects=()
 pids=()
@@ -76,7 +76,7 @@ for s in "${emu_sources[@]}"; do
     compile "$root/emu/$s.c" "$out/obj/$s.o" & pids+=($!)
     objects+=("$out/obj/$s.o")
 done
-compile "$root/common/npy.c" "$out/obj/npy.o" & pids+=($!)
+compile "$root/common/harness/npy.c" "$out/obj/npy.o" & pids+=($!)
 compile "$root/emu/ptxrun.c" "$out/obj/ptxrun.o" -include "$here/ptxrun_hooks.h" & pids+=($!)
 for h in "${libfuzzer[@]}"; do
     compile "$here/$h.c" "$out/obj/$h.o" & pids+=($!)

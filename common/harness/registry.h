@@ -21,7 +21,7 @@ bool registry_matches(const conv_kernel *kernel, const char *prefix);
 bool registry_selected(const conv_kernel *kernel, const char *prefixes);
 
 /* The sha256 of a kernel's code as it was built: every .c, .cu and .h file in its source file's folder
- * (generated at build time by bench/hash_sources.py), or "unknown". */
+ * (generated at build time by common/harness/hash_sources.py), or "unknown". */
 const char *registry_source_sha256(const conv_kernel *kernel);
 
 /* The same for any hashed source file by its path from the repository root: the kernels' sources and

@@ -247,7 +247,7 @@ static void describe_failure(char *why, size_t why_len, const verify_result *che
                  check->nonfinite, where);
     else if (bound_only)
         snprintf(why, why_len, "%s: %s is off by more than the output type's rounding of the reference plus "
-                 "twice an fp32 sum's worst error: %.3gx that allowance (common/verify.c)", when, where,
+                 "twice an fp32 sum's worst error: %.3gx that allowance (common/harness/verify.c)", when, where,
                  check->excess_ratio);
     else
         snprintf(why, why_len, "%s: error over tolerance: rel_l2 %.3g (tol %.3g), max %.3g (tol %.3g) at %s", when,

@@ -19,7 +19,7 @@
  *    This is a worst case, not a random walk, so it holds on every GPU for every input.
  *    sum_j |a_j b_j| is the same convolution of |a| and |b|: the harness computes it with the same
  *    reference (compute_bound = accumulation_error_factor(n) * that, per element).
- * 2. The epilogue (common/epilogue.h), in fp32: bias, scale and shift, residual, ReLU. ReLU never
+ * 2. The epilogue (common/kernel/epilogue.h), in fp32: bias, scale and shift, residual, ReLU. ReLU never
  *    increases a difference; scale multiplies it by |scale|; each of the three roundings adds at most
  *    u times the magnitude of its result. A kernel may also store the convolution in the output type
  *    before the epilogue (an unfused epilogue does), one more rounding of the convolution, bounded by

@@ -6,7 +6,7 @@
  *   4. one run, then verification (relative L2, scaled max error, NaN/Inf fail);
  *   5. timing (warm-up, L2 flush, median), then verification again on what the last timed run left;
  *   6. optionally cuDNN's best algorithm on the same problem, timed the same way.
- * With an epilogue (common/epilogue.h), seeded bias, scale, shift and residual operands are drawn too,
+ * With an epilogue (common/kernel/epilogue.h), seeded bias, scale, shift and residual operands are drawn too,
  * the reference is the fp64 convolution followed by the same epilogue, and the kernel's launch_fused
  * runs instead of launch.
  */

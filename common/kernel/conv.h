@@ -42,7 +42,7 @@ typedef struct {
 } conv_problem;
 
 typedef enum { PASS_FPROP, PASS_DGRAD, PASS_WGRAD } conv_pass;
-struct conv_epilogue; /* common/epilogue.h */
+struct conv_epilogue; /* common/kernel/epilogue.h */
 typedef enum { DTYPE_F32, DTYPE_F16 } conv_dtype;
 typedef enum { LAYOUT_NCHW, LAYOUT_NHWC } conv_layout; /* NHWC activations go with KRSC filters */
 typedef enum { ON_CPU, ON_GPU } conv_device;
@@ -89,7 +89,7 @@ size_t dtype_size(conv_dtype dtype);
 /* The most code paths one kernel's launch may choose among (conv_kernel.branches). */
 #define CONV_MAX_BRANCHES 16
 
-/* One registered kernel. A chapter defines an array of these; common/registry.c lists them all. */
+/* One registered kernel. A chapter defines an array of these; common/harness/registry.c lists them all. */
 typedef struct {
     const char *id;          /* "01", "02a", "05c": what `conv run ID` takes */
     const char *name;        /* a few words: "naive, one thread per output" */
@@ -114,7 +114,7 @@ typedef struct {
     const char *phase_name;
     void (*launch_phase)(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
     /* Optional, for fprop kernels with a fused epilogue (bias, batch norm, residual, ReLU applied in
-     * registers before the store; common/epilogue.h): launch() plus the epilogue. NULL: none. */
+     * registers before the store; common/kernel/epilogue.h): launch() plus the epilogue. NULL: none. */
     void (*launch_fused)(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                          const struct conv_epilogue *epilogue);
     /* A vendor library the kernel calls ("cuBLAS"), NULL if none: its machine code has no PTX, so

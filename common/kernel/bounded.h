@@ -14,7 +14,7 @@
  *
  * Header-only (static inline), so the emulator's library, ptxrun, the harness and the tests share it
  * without a link dependency. The limits themselves are stated where the sizes are read (emu/ptx.h,
- * common/npy.h, emu/ptxrun.c) and in emu/README.md.
+ * common/harness/npy.h, emu/ptxrun.c) and in emu/README.md.
  */
 #ifndef BOUNDED_H
 #define BOUNDED_H

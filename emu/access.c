@@ -1,0 +1,129 @@
+/* access.c: every memory access a kernel makes, checked before it happens.
+ *
+ * mem_access() turns a PTX address into a host address for one thread, after memcheck (the address is
+ * inside an allocation, the block's shared memory, the thread's local memory or the parameters, and
+ * aligned to its size), initcheck (a read is of bytes something has written) and, in shared memory,
+ * racecheck (racecheck.c), as compute-sanitizer defines them. A generic address is resolved to its
+ * space through the windows emu.h places shared, local and parameter memory at.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emu.h"
+#include "interp.h"
+
+static const char *space_name(int space)
+{
+    static const char *const names[] = {"generic", "global", "shared", "local", "param", "const"};
+    return names[space];
+}
+
+static const char *access_name(access_kind kind)
+{
+    return kind == ACCESS_READ ? "read" : kind == ACCESS_ATOMIC ? "atomic" : "write";
+}
+
+/* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
+ * memcheck (bounds, alignment), initcheck (reads of bytes nothing has written) and, in shared memory,
+ * racecheck (racecheck.c), as compute-sanitizer defines them. */
+uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
+                    access_kind kind)
+{
+    const bool write = kind != ACCESS_READ, initcheck = b->initcheck && kind != ACCESS_PROBE;
+    const bool marks_written = kind == ACCESS_WRITE || kind == ACCESS_ATOMIC;
+    if (marks_written)
+        b->since_progress = 0; /* a thread told the others something: not a livelock */
+    if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
+        fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
+              "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
+              space_name(space), size, access_name(kind), addr, size);
+        return NULL;
+    }
+    if (space == SPACE_GENERIC) {
+        if (addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE)
+            space = SPACE_SHARED, addr -= EMU_SHARED_WINDOW;
+        else if (addr - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE)
+            space = SPACE_LOCAL, addr -= EMU_LOCAL_WINDOW;
+        else if (addr - EMU_PARAM_WINDOW < EMU_WINDOW_SIZE)
+            space = SPACE_PARAM, addr -= EMU_PARAM_WINDOW;
+        else
+            space = SPACE_GLOBAL;
+    }
+    switch (space) {
+    case SPACE_SHARED:
+        if (addr + size > b->smem_size || addr + size < addr) {
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
+                  "out-of-bounds shared %s of %" PRIu64 " bytes at 0x%" PRIx64 " (the block has %" PRIu64
+                  " bytes of shared memory)", access_name(kind), size, addr, b->smem_size);
+            return NULL;
+        }
+        if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
+            const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
+            if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
+                race_acquire_at(b, w, (uint32_t)addr);
+            if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
+                return NULL;
+            if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
+                race_release_at(b, w, (uint32_t)addr);
+        }
+        if (initcheck && marks_written)
+            memset(b->smem_written + addr, 1, size);
+        if (initcheck && kind == ACCESS_READ)
+            for (uint64_t i = addr; i < addr + size; i++)
+                if (!b->smem_written[i]) {
+                    fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no "
+                          "thread of this block has written (initcheck; a missing barrier or wait?)", i);
+                    return NULL;
+                }
+        return b->smem + addr;
+    case SPACE_LOCAL:
+        if (size > b->k->local_bytes || addr > b->k->local_bytes - size) { /* no wrap near 2^64 */
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
+                  "out-of-bounds local %s at 0x%" PRIx64 " (the thread has %" PRIu64 " bytes)",
+                  access_name(kind), addr, b->k->local_bytes);
+            return NULL;
+        }
+        {
+            uint8_t *at = w->local + lane * b->k->local_bytes + addr;
+            uint8_t *written = w->local_written + lane * b->k->local_bytes + addr;
+            if (initcheck && marks_written)
+                memset(written, 1, size);
+            if (initcheck && kind == ACCESS_READ)
+                for (uint64_t i = 0; i < size; i++)
+                    if (!written[i]) {
+                        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of local memory at 0x%" PRIx64 " that "
+                              "this thread has not written (initcheck)", addr + i);
+                        return NULL;
+                    }
+            return at;
+        }
+    case SPACE_PARAM:
+        if (kind == ACCESS_WRITE || size > b->k->param_bytes || addr > b->k->param_bytes - size) {
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "%s kernel parameter space at 0x%" PRIx64,
+                  write ? "write to the" : "read outside the", addr);
+            return NULL;
+        }
+        return (uint8_t *)b->launch->params + addr;
+    default: { /* global, const: device memory */
+        const emu_alloc *a = emu_alloc_find(addr, size);
+        if (!a) {
+            char where[256];
+            emu_alloc_describe(addr, size, where, sizeof where);
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "out-of-bounds global %s of %" PRIu64 " bytes at 0x%" PRIx64
+                  " (%s)", access_name(kind), size, addr, where);
+            return NULL;
+        }
+        uint64_t unwritten;
+        if (initcheck && marks_written)
+            emu_mark_written(a, addr, size);
+        if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
+            fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
+                  " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
+                  unwritten - a->base, a->size, a->what);
+            return NULL;
+        }
+        return (uint8_t *)(uintptr_t)addr;
+    }
+    }
+}
