@@ -85,7 +85,7 @@ def main():
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
     parser.add_argument("--nvcc", default="nvcc")
-    parser.add_argument("-I", dest="includes", action="append", default=[os.path.join(ROOT, "common")])
+    parser.add_argument("-I", dest="includes", action="append", default=[os.path.join(ROOT, "common", "kernel")])
     parser.add_argument("--arch", action="append")
     parser.add_argument("readmes", nargs="+")
     args = parser.parse_args()

@@ -7,9 +7,14 @@
                                                 is not what the sources give
 
 The steps and their files come from the chapter's registry list (steps.c: each entry's .id and .source),
-in the order a reader climbs them. Steps that share a file (a kernel launched on another tile shape)
-share a row. A file is compared with the file of the step before when both are kernel files of the same
-kind (.cu with .cu); the count is the lines `diff` shows, removed plus added, header comments included.
+in the order a reader climbs them. A step whose kernel later steps launch on other tile shapes keeps it
+in a header named like its file (05d_16byte_loads.cuh beside 05d_16byte_loads.cu); such a later step's
+file includes that header and holds only its tile and launch. So a step is compared with the step
+before like with like: a step with a kernel of its own, its kernel against the kernel the step before
+runs (`diff 05c_swizzle.cu 05d_16byte_loads.cuh`); a step that reuses a kernel, its file against the
+step before's (`diff 05d_16byte_loads.cu 05e_large_tile.cu`: the tile). The count is the lines `diff`
+shows, removed plus added, header comments included; files of different kinds (.c with .cu) are not
+compared.
 """
 import argparse
 import difflib
@@ -25,17 +30,31 @@ MARKER = "step-diffs"
 ENTRY = re.compile(r'\.id\s*=\s*"(?P<id>\w+)".*?\.source\s*=\s*DIR\s*"(?P<file>[^"]+)"', re.S)
 
 
+STEP_HEADER = re.compile(r'^#include "(\d\d[a-z]_\w+\.cuh)"', re.M)
+
+
 def steps_of(chapter):
-    """[(ids, file)] in registry order, ids sharing a file grouped."""
+    """[(id, file)] in registry order."""
     with open(os.path.join(chapter, "steps.c")) as f:
-        text = f.read()
-    rows = []
-    for m in ENTRY.finditer(text):
-        if rows and rows[-1][1] == m.group("file"):
-            rows[-1][0].append(m.group("id"))
-        else:
-            rows.append(([m.group("id")], m.group("file")))
-    return rows
+        return [(m.group("id"), m.group("file")) for m in ENTRY.finditer(f.read())]
+
+
+def own_header(chapter, name):
+    """The step's kernel header, named like its file, or None."""
+    header = os.path.splitext(name)[0] + ".cuh"
+    return header if os.path.exists(os.path.join(chapter, header)) else None
+
+
+def reused_header(chapter, name):
+    """The header of an earlier step whose kernel this step's file launches, or None."""
+    with open(os.path.join(chapter, name)) as f:
+        found = STEP_HEADER.search(f.read())
+    return found.group(1) if found and found.group(1) != own_header(chapter, name) else None
+
+
+def kernel_file(chapter, name):
+    """Where the kernel a step runs is written."""
+    return own_header(chapter, name) or reused_header(chapter, name) or name
 
 
 def lines_of(path):
@@ -52,19 +71,20 @@ def changed_lines(before, after):
 def table(chapter):
     out = ["| step | file | lines | lines `diff` shows against the step before |", "| --- | --- | --- | --- |"]
     previous = None
-    for ids, name in steps_of(chapter):
-        text = lines_of(os.path.join(chapter, name))
+    for step, name in steps_of(chapter):
+        files = [f for f in (own_header(chapter, name), name) if f]
+        lines = sum(len(lines_of(os.path.join(chapter, f))) for f in files)
         if previous is None:
             against = "the first step"
         elif os.path.splitext(previous)[1] != os.path.splitext(name)[1]:
             against = f"not a kernel of its own: compare with the steps it launches (`{name}` says which)"
         else:
-            against = f"{changed_lines(lines_of(os.path.join(chapter, previous)), text)} (`diff {previous} {name}`)"
-        if len(ids) > 1:
-            others = ", ".join(ids[1:])
-            against += (f"; {others} {'is' if len(ids) == 2 else 'are'} {ids[0]}'s kernel on "
-                        f"{'another tile shape' if len(ids) == 2 else 'other tile shapes'}, at the end of the file")
-        out.append(f"| {', '.join(ids)} | [`{name}`]({name}) | {len(text)} | {against} |")
+            before, after = ((previous, name) if reused_header(chapter, name)
+                             else (kernel_file(chapter, previous), kernel_file(chapter, name)))
+            count = changed_lines(lines_of(os.path.join(chapter, before)), lines_of(os.path.join(chapter, after)))
+            against = f"{count} (`diff {before} {after}`)"
+        links = " + ".join(f"[`{f}`]({f})" for f in files)
+        out.append(f"| {step} | {links} | {lines} | {against} |")
         previous = name
     return "\n".join(out)
 

@@ -1,107 +1,11 @@
 /* 05d: 16-byte global loads, each address split into a pixel part and a tap part.
  *
- * What changes from 05c: how a tile gets from global to shared memory. A thread loads 8 consecutive kappa
- * with one 16-byte load (one tap, 8 channels of one input pixel) into registers, then stores the chunk
- * into the swizzled tile with one 16-byte store. Its address is no longer divided out per element: the
- * pixel part (igemm_row_origin()) is computed once per row before the loop, since a thread's rows do not
- * change, and the tap part (igemm_tap_offset()) once per k tile, shared by all of that thread's rows
- * (implicit_gemm.h: "split").
- *
- * Why: 05c spends most of its instructions on divisions and 2-byte loads: per thread and k tile, 16 for
- * each tile, each after its own divisions. Now it is 2 loads of 16 bytes for each tile, and one division
- * of kappa per k tile.
- *
- * The cost: the 8 values must be 8 channels of one tap, 16-byte aligned, so C/groups must be a multiple
- * of 8. Other problems (conv1's C = 3) run on a copy of x and w with each group's channels padded with
- * zeros to a multiple of 8 (pad_fprop(), common/kernel/pad_channels.h), made in the workspace before the
- * kernel; the zero channels add exact zeros. K needs nothing: columns past K/groups load zeros and are
- * never stored.
- *
- * 05e is this kernel on a larger tile (below).
+ * The kernel is in 05d_16byte_loads.cuh (what changes from 05c, and why, is said there); this file
+ * launches it on 05c's 64x64 tile, 4 warps of 32x32 (IGEMM_SHAPE_05D).
  */
-#include <stdint.h>
-
-#include <cuda_fp16.h>
-
-#include "check.h"
-#include "conv.h"
-#include "igemm_pipeline.cuh"
-#include "implicit_gemm.h"
-#include "pad_channels.h"
-#include "steps.cuh"
-#include "tensor_core.h"
+#include "05d_16byte_loads.cuh"
 
 typedef tile_shape<IGEMM_SHAPE_05D> shape_05d;
-
-template <class T>
-static __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS)
-igemm_wide_loads(const conv_problem prob, const __half *__restrict__ x, const __half *__restrict__ w,
-                 __half *__restrict__ y)
-{
-    __shared__ __align__(128) uint4 a_tile[T::BM * T::CPR]; /* 16-byte chunks, swizzle_chunk() order */
-    __shared__ __align__(128) uint4 b_tile[T::BN * T::CPR];
-
-    const int rows = igemm_rows(&prob), cols = igemm_cols(&prob), depth = igemm_depth(&prob);
-    const int group = blockIdx.y;
-    const gemm_block blk = gemm_block_of(blockIdx.x, cols, T::BM, T::BN);
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    const int warp_m = warp % T::WARPS_M, warp_n = warp / T::WARPS_M;
-    const int chunk = igemm_load_chunk(tid, T::CPR); /* the same chunk column in A and in B */
-
-    /* The rows this thread copies, and where each one's receptive field starts: divisions, once. */
-    igemm_origin a_origin[T::A_LOADS];
-    bool a_row_ok[T::A_LOADS];
-#pragma unroll
-    for (int i = 0; i < T::A_LOADS; i++) {
-        const int m = blk.row0 + igemm_load_row(tid, i, T::THREADS, T::CPR);
-        a_row_ok[i] = m < rows;
-        a_origin[i] = igemm_row_origin(&prob, group, a_row_ok[i] ? m : 0);
-    }
-    int b_offset[T::B_LOADS];
-    bool b_row_ok[T::B_LOADS];
-#pragma unroll
-    for (int i = 0; i < T::B_LOADS; i++) {
-        const int j = blk.col0 + igemm_load_row(tid, i, T::THREADS, T::CPR);
-        b_row_ok[i] = j < cols;
-        b_offset[i] = igemm_b_offset(&prob, group, b_row_ok[i] ? j : 0, 0);
-    }
-
-    const igemm_lanes<T, false, false> lanes = igemm_lanes_of<T, false, false>(warp_m, warp_n, lane, 0);
-    const uint32_t a_base = smem_address(a_tile), b_base = smem_address(b_tile);
-    float acc[T::MMA_M][T::MMA_N][4] = {};
-
-    const int k_tiles = tiles_covering(depth, T::BK);
-    for (int kt = 0; kt < k_tiles; kt++) {
-        /* This thread's 8 consecutive kappa: one tap, 8 channels. The tap part of the address is the
-         * same for all its rows; the padding test is per row. */
-        const int kappa = kt * T::BK + chunk * 8;
-        const bool k_ok = kappa < depth;
-        const igemm_tap tap = igemm_tap_of(&prob, kappa);
-        const int tap_offset = igemm_tap_offset(&prob, tap.r, tap.s, tap.c);
-        uint4 a_val[T::A_LOADS], b_val[T::B_LOADS];
-#pragma unroll
-        for (int i = 0; i < T::A_LOADS; i++) {
-            const bool ok = k_ok && a_row_ok[i] && igemm_tap_inside(&prob, a_origin[i], tap.r, tap.s);
-            a_val[i] = ok ? *(const uint4 *)(x + (a_origin[i].offset + tap_offset)) : make_uint4(0, 0, 0, 0);
-        }
-#pragma unroll
-        for (int i = 0; i < T::B_LOADS; i++)
-            b_val[i] = k_ok && b_row_ok[i] ? *(const uint4 *)(w + (b_offset[i] + kappa)) : make_uint4(0, 0, 0, 0);
-
-        __syncthreads(); /* every warp is done with the previous tile */
-#pragma unroll
-        for (int i = 0; i < T::A_LOADS; i++)
-            a_tile[swizzle_chunk(igemm_load_row(tid, i, T::THREADS, T::CPR), chunk, T::CPR)] = a_val[i];
-#pragma unroll
-        for (int i = 0; i < T::B_LOADS; i++)
-            b_tile[swizzle_chunk(igemm_load_row(tid, i, T::THREADS, T::CPR), chunk, T::CPR)] = b_val[i];
-        __syncthreads();
-
-        igemm_warp_tile_mma<T>(a_base, b_base, lanes, acc);
-    }
-
-    store_fragments<T>(acc, prob, group, blk, warp_m, warp_n, lane, y);
-}
 
 extern "C" bool supports_05d(const conv_problem *prob, char *why, size_t why_len)
 {
@@ -110,38 +14,5 @@ extern "C" bool supports_05d(const conv_problem *prob, char *why, size_t why_len
 
 extern "C" void launch_05d(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
-    typedef shape_05d T;
-    const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
-    igemm_wide_loads<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS>>>(op.prob, (const __half *)op.x,
-                                                                         (const __half *)op.w, (__half *)y);
-    CUDA_CHECK_LAUNCH();
-}
-
-/* ---- 05e: the larger block and warp tiles --------------------------------------------------------------
- *
- * What changes from 05d: one line, the tile shape (IGEMM_SHAPE_05E). The block tile grows from 64x64 to
- * 128x128 and each of its 4 warps from 32x32 to 64x64, up to 255 registers per thread for the 128
- * accumulators.
- *
- * Why: per 16-deep step a warp of 32x32 issues 4 ldmatrix.x4 (2 KB of shared memory) for 8 mma.sync, 8
- * multiply-adds per byte read; a warp of 64x64 issues 8 (4 KB) for 32 mma.sync, 16 per byte. Shared
- * memory delivers about 128 B per clock per SM, so the bigger warp tile lets it keep up with twice the
- * tensor-core rate. The bigger block tile reads each loaded byte of x and w for twice as many outputs:
- * half the global traffic per multiply-add. The price: 4 times fewer blocks, too few to fill the GPU on
- * the late layers (05j is the answer there).
- */
-typedef tile_shape<IGEMM_SHAPE_05E> shape_05e;
-
-extern "C" bool supports_05e(const conv_problem *prob, char *why, size_t why_len)
-{
-    return supports_16byte("05e", false, shape_05e::BM, shape_05e::BN, prob, why, why_len);
-}
-
-extern "C" void launch_05e(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
-{
-    typedef shape_05e T;
-    const pad_fprop_operands op = pad_fprop(prob, x, w, workspace);
-    igemm_wide_loads<T><<<grid_of(&op.prob, T::BM, T::BN), T::THREADS>>>(op.prob, (const __half *)op.x,
-                                                                         (const __half *)op.w, (__half *)y);
-    CUDA_CHECK_LAUNCH();
+    launch_16byte_loads<shape_05d>(prob, x, w, y, workspace);
 }

@@ -11,7 +11,7 @@
  * sector per request. Through shared memory every store is 16 bytes and a warp writes whole lines. The
  * +8 halves of pitch put the 8 rows of one fragment store into different banks.
  *
- * 05i (05i_fused_epilogue.cu) is this kernel with a fused epilogue applied before the staging.
+ * 05i (05i_fused_epilogue.cuh) is this kernel with a fused epilogue applied before the staging.
  */
 #include <stdint.h>
 
