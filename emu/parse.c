@@ -1423,6 +1423,8 @@ static bool decode(decoder *d)
             return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
         if (in->type == T_B128) /* a register slot holds 64 bits: refused here, never moved as 8 bytes */
             return unsupported(d);
+        if (in->type == T_PRED) /* PTX ISA "ld", "st": .type is .b, .u, .s or .f of 8 to 128 bits */
+            return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type ld or st takes", d->shown);
         const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
         int n = add_value(d, value, (ptx_type)in->type);
         if (n < 0)
@@ -1449,9 +1451,13 @@ static bool decode(decoder *d)
         in->type = (uint8_t)take_type(&m);
         if (!finish_modifiers(d, &m))
             return false;
+        if (in->type == T_NONE)
+            return failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
         if (in->type == T_F16 || in->type == T_F16X2 || in->type == T_BF16 || in->type == T_BF16X2 ||
             in->type == T_B128)
             return unsupported(d);
+        if (in->type == T_PRED) /* PTX ISA "atom", "red": .type is .b, .u, .s or .f of 16 to 128 bits */
+            return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type atom or red takes", d->shown);
         int first = 0;
         if (in->op == OP_ATOM) {
             if (add_value(d, &ops->op[0], in->type) != 1)

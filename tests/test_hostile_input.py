@@ -127,6 +127,16 @@ refused("ld_b128", launch(kernel("ld_b128", body=BODY.replace(
     "ret;", ".reg .b128 %q<2>;\n  ld.global.b128 %q1, [%rd1];\n  ret;"))), "ld.global.b128")
 refused("st_b128", launch(kernel("st_b128", body=BODY.replace(
     "ret;", ".reg .b128 %q<2>;\n  st.global.b128 [%rd1], %q1;\n  ret;"))), "st.global.b128")
+# a memory access of no bytes: ld, st, atom and red of .pred (not a type they take), atom without a type
+refused("ld_pred", launch(kernel("ld_pred", body=BODY.replace(
+    "ret;", ".reg .pred %p<2>;\n  ld.global.pred %p1, [%rd1];\n  ret;"))), ".pred is not a type ld or st takes")
+refused("st_pred", launch(kernel("st_pred", body=BODY.replace(
+    "ret;", ".reg .pred %p<2>;\n  st.global.pred [%rd1], %p1;\n  ret;"))), ".pred is not a type ld or st takes")
+refused("atom_pred", launch(kernel("atom_pred", body=BODY.replace(
+    "ret;", ".reg .pred %p<3>;\n  atom.global.exch.pred %p1, [%rd1], %p2;\n  ret;"))),
+    ".pred is not a type atom or red takes")
+refused("atom_untyped", launch(kernel("atom_untyped", body=BODY.replace(
+    "ret;", "atom.global.add %r2, [%rd1], %r1;\n  ret;"))), "'atom.global.add' needs a type")
 refused("align_not_power_of_two", launch(kernel("align3", extra=".global .align 3 .b8 g[4];\n")),
         "is not a power of two")
 for count, why in [("4611686018427387904", "2^62 f32: 2^64 bytes, wraps to 0"),
