@@ -180,7 +180,8 @@ static options parse_options(int argc, char **argv)
     return opts;
 }
 
-/* The problem the flags describe: a layer (or tutorial/first_graph), then each given field. */
+/* The problem the flags describe: a layer (or tutorial/first_graph), then each given field (-1 in
+ * overrides: not given). p and q are derived by problem_validate(), never given. */
 static conv_problem problem_from_options(const options *opts)
 {
     conv_problem prob;
@@ -188,11 +189,12 @@ static conv_problem problem_from_options(const options *opts)
     if (!suite_find(opts->layer ? opts->layer : "tutorial/first_graph", 0, &prob, why, sizeof why)) {
         cli_fail(2, "%s", why);
     }
-    int *fields = &prob.n;
-    const int *given = &opts->overrides.n;
-    for (size_t i = 0; i < offsetof(conv_problem, p) / sizeof(int); i++)
-        if (given[i] >= 0)
-            fields[i] = given[i];
+    const conv_problem *given = &opts->overrides;
+#define OVERRIDE(field) prob.field = given->field >= 0 ? given->field : prob.field
+    OVERRIDE(n), OVERRIDE(c), OVERRIDE(h), OVERRIDE(w), OVERRIDE(k), OVERRIDE(r), OVERRIDE(s);
+    OVERRIDE(pad_h), OVERRIDE(pad_w), OVERRIDE(stride_h), OVERRIDE(stride_w), OVERRIDE(dil_h), OVERRIDE(dil_w);
+    OVERRIDE(groups);
+#undef OVERRIDE
     if (!problem_validate(&prob, why, sizeof why)) {
         cli_fail(2, "impossible problem: %s", why);
     }
