@@ -26,7 +26,8 @@ static const char usage[] =
     "usage: conv COMMAND [options]\n"
     "\n"
     "commands:\n"
-    "  list                      every kernel: id, pass, dtype, layout, where it runs, what it is\n"
+    "  list [--json]             every kernel: id, pass, dtype, layout, where it runs, what it is; with\n"
+    "                            --json, every fact of its registry row that is not code (tests read it)\n"
     "  layers                    the named problems of the shape suites\n"
     "  run ID [problem] [opts]   verify and time kernel ID on one problem (default: tutorial/first_graph)\n"
     "  check PREFIX [opts]       verify every kernel whose id starts with PREFIX (\"\" for all) on the fixed\n"
@@ -84,7 +85,7 @@ typedef struct {
     conv_problem overrides;      /* -1 where not given */
     uint64_t seed;
     int reps, warmup, random_count, sample;
-    bool verify, cudnn, quick, emulate, gpu, counters; /* emulate, gpu, counters: emulate_if_asked() */
+    bool verify, cudnn, quick, emulate, gpu, counters, json; /* emulate, gpu, counters: emulate_if_asked() */
     bool suite_given;            /* check verifies on the suite's layers only when asked */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     epilogue_ops epilogue;
@@ -128,7 +129,8 @@ static options parse_options(int argc, char **argv)
         {"--epilogue", &opts.epilogue_text}};
     struct { const char *flag; bool *value; bool set; } bool_flags[] = {
         {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true},
-        {"--emulate", &opts.emulate, true}, {"--gpu", &opts.gpu, true}, {"--counters", &opts.counters, true}};
+        {"--emulate", &opts.emulate, true}, {"--gpu", &opts.gpu, true}, {"--counters", &opts.counters, true},
+        {"--json", &opts.json, true}};
 
     for (; at < argc; at++) {
         const char *flag = argv[at];
@@ -232,8 +234,69 @@ static void apply_timing_options(const options *opts, run_request *request)
         request->timing.warmup = opts->warmup;
 }
 
-static int command_list(void)
+/* A string as a JSON string literal (the regular expressions' backslashes, names' quotes). */
+static void print_json_string(const char *text)
 {
+    putchar('"');
+    for (const char *c = text; *c; c++) {
+        if (*c == '"' || *c == '\\')
+            printf("\\%c", *c);
+        else if (*c == '\n')
+            printf("\\n");
+        else
+            putchar(*c);
+    }
+    putchar('"');
+}
+
+/* A field that lists things one per line (ptx, sass) or by commas (layers), as a JSON array. */
+static void print_json_list(const char *text, char separator)
+{
+    putchar('[');
+    bool first = true;
+    for (const char *at = text; at && *at;) {
+        const char *end = strchr(at, separator);
+        size_t length = end ? (size_t)(end - at) : strlen(at);
+        char item[512];
+        snprintf(item, sizeof item, "%.*s", (int)length, at);
+        printf("%s", first ? "" : ", ");
+        print_json_string(item);
+        first = false;
+        at = end ? end + 1 : at + length;
+    }
+    putchar(']');
+}
+
+/* Every kernel's registry facts that are not code, for the tests that check them (check_build.py). */
+static int command_list_json(void)
+{
+    printf("[\n");
+    for (int i = 0; i < registry_count(); i++) {
+        const conv_kernel *kernel = registry_kernel(i);
+        printf("  {\"id\": ");
+        print_json_string(kernel->id);
+        printf(", \"name\": ");
+        print_json_string(kernel->name);
+        printf(", \"source\": ");
+        print_json_string(kernel->source);
+        printf(", \"pass\": \"%s\", \"dtype\": \"%s\", \"layout\": \"%s\", \"device\": \"%s\", \"layers\": ",
+               pass_name(kernel->pass), dtype_name(kernel->dtype), layout_name(kernel->layout),
+               kernel->device == ON_GPU ? "gpu" : "cpu");
+        print_json_list(kernel->layers ? kernel->layers : CONV_REFERENCE_LAYER, ',');
+        printf(", \"ptx\": ");
+        print_json_list(kernel->ptx, '\n');
+        printf(", \"sass\": ");
+        print_json_list(kernel->sass, '\n');
+        printf("}%s\n", i + 1 < registry_count() ? "," : "");
+    }
+    printf("]\n");
+    return 0;
+}
+
+static int command_list(const options *opts)
+{
+    if (opts->json)
+        return command_list_json();
     printf("%-5s %-6s %-4s %-6s %-4s %s\n", "id", "pass", "type", "layout", "runs", "kernel");
     for (int i = 0; i < registry_count(); i++) {
         const conv_kernel *kernel = registry_kernel(i);
@@ -719,7 +782,7 @@ int main(int argc, char **argv)
     /* fp32 comparisons are fp32: no library may quietly use TF32 (read when cuDNN/cuBLAS initialize). */
     setenv("NVIDIA_TF32_OVERRIDE", "0", 1);
     if (strcmp(opts.command, "list") == 0)
-        return command_list();
+        return command_list(&opts);
     if (strcmp(opts.command, "layers") == 0)
         return command_layers();
     if (strcmp(opts.command, "run") == 0)

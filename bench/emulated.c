@@ -18,17 +18,22 @@
 #include "results.h"
 #include "suites.h"
 
-/* The layers each chapter's README shows its kernels' counts on: the 3x3 layer of ResNet-50's fourth
- * stage (14x14, 256 -> 256 channels) for the dense kernels; chapter 06 adds the strided layer its second
- * kernel is for; chapter 09 takes a MobileNet depthwise layer, the only kind its kernels run. */
-static int reference_layers(const conv_kernel *kernel, const char *layers[2])
+/* The most reference layers one kernel's row may name. */
+#define MAX_REFERENCE_LAYERS 4
+
+/* The layers a kernel's counts are shown on: its registry row's .layers, or CONV_REFERENCE_LAYER. Each
+ * name is copied into its own slot of `names`. */
+static int reference_layers(const conv_kernel *kernel, char names[MAX_REFERENCE_LAYERS][128])
 {
-    if (strncmp(kernel->id, "06", 2) == 0) {
-        layers[0] = "resnet50/res4_3x3", layers[1] = "resnet50/res3_3x3_s2";
-        return 2;
+    char copy[MAX_REFERENCE_LAYERS * 128];
+    snprintf(copy, sizeof copy, "%s", kernel->layers ? kernel->layers : CONV_REFERENCE_LAYER);
+    int count = 0;
+    for (char *save = NULL, *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+        if (count == MAX_REFERENCE_LAYERS)
+            fail("kernel %s names more than %d reference layers", kernel->id, MAX_REFERENCE_LAYERS);
+        snprintf(names[count++], sizeof names[0], "%s", name);
     }
-    layers[0] = strncmp(kernel->id, "09", 2) == 0 ? "mobilenet/dw144_56" : "resnet50/res4_3x3";
-    return 1;
+    return count;
 }
 
 static void set_counts(results_row *row, const emu_counters *c)
@@ -75,10 +80,10 @@ int bench_emulated(const emulated_bench *request)
         const conv_kernel *kernel = registry_kernel(i);
         if (kernel->device != ON_GPU || !kernel->launch || !registry_selected(kernel, request->kernels))
             continue;
-        const char *layers[2];
+        char layers[MAX_REFERENCE_LAYERS][128];
         int layer_count = request->layer ? 1 : reference_layers(kernel, layers);
         if (request->layer)
-            layers[0] = request->layer;
+            snprintf(layers[0], sizeof layers[0], "%s", request->layer);
         for (int l = 0; l < layer_count; l++) {
             conv_problem prob;
             char why[2048];

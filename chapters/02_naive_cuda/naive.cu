@@ -128,12 +128,12 @@ extern "C" const conv_kernel ch02_kernels[] = {
      .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
      .supports = NULL, .workspace_bytes = NULL, .launch = launch_02a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
     {.id = "02b", .name = "naive, coalesced (q innermost)",
      .source = "chapters/02_naive_cuda/naive.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
      .supports = NULL, .workspace_bytes = NULL, .launch = launch_02b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
 };
 extern "C" const int ch02_kernel_count = sizeof(ch02_kernels) / sizeof(ch02_kernels[0]);

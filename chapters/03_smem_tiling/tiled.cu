@@ -333,12 +333,15 @@ extern "C" const conv_kernel ch03_kernels[] = {
      .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
      .supports = supports_03a, .workspace_bytes = NULL, .launch = launch_03a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = NULL,
+     .ptx = "ld\\.shared\\.f32\n"
+            "st\\.shared\\.f32\n",
+     .sass = NULL},
     {.id = "03b", .name = "smem tile + 8x8 register blocking",
      .source = "chapters/03_smem_tiling/tiled.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
      .supports = supports_03b, .workspace_bytes = NULL, .launch = launch_03b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
 };
 extern "C" const int ch03_kernel_count = sizeof(ch03_kernels) / sizeof(ch03_kernels[0]);

@@ -36,24 +36,42 @@ FUSED(05l)
 
 const conv_kernel ch05_kernels[] = {
     {.id = "05a", .name = "implicit GEMM, WMMA 16x16x16, 64x64 tile", .source = DIR "05a_wmma.cu", FPROP_F16_NHWC,
-     .supports = supports_05a, .launch = launch_05a},
+     .supports = supports_05a, .launch = launch_05a,
+     .ptx = "wmma\\.mma\\.sync\n"},
     {.id = "05b", .name = "mma.sync + ldmatrix, padded smem, 64x64", .source = DIR "05b_mma_sync.cu",
-     FPROP_F16_NHWC, .supports = supports_05b, .launch = launch_05b},
+     FPROP_F16_NHWC, .supports = supports_05b, .launch = launch_05b,
+     .ptx = "mma\\.sync\\.aligned\\.m16n8k16\\.row\\.col\\.f32\\.f16\\.f16\\.f32\n"
+            "ldmatrix\\.sync\\.aligned\\.m8n8\\.x4\n",
+     .sass = "HMMA\\.16816\\.F32\n"
+             "LDSM\\.16\\.M88\\.4\n"},
     {.id = "05c", .name = "mma.sync + ldmatrix, swizzled smem, 64x64", .source = DIR "05c_swizzle.cu",
-     FPROP_F16_NHWC, .supports = supports_05c, .launch = launch_05c},
+     FPROP_F16_NHWC, .supports = supports_05c, .launch = launch_05c,
+     .ptx = "ldmatrix\\.sync\\.aligned\\.m8n8\\.x4\n"},
     {.id = "05d", .name = "16-byte loads, split addresses, 64x64", .source = DIR "05d_16byte_loads.cu",
-     FPROP_F16_NHWC, .supports = supports_05d, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05d},
+     FPROP_F16_NHWC, .supports = supports_05d, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05d,
+     .ptx = "ld\\.global\\.nc\\.v4\n"
+            "st\\.shared\\.v4\n"},
     {.id = "05e", .name = "16-byte loads, 128x128 with 64x64 warp tiles", .source = DIR "05e_large_tile.cu",
      FPROP_F16_NHWC, .supports = supports_05e, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05e},
     {.id = "05f", .name = "cp.async 4-stage pipeline, 128x128", .source = DIR "05f_cp_async.cu", FPROP_F16_NHWC,
-     .supports = supports_05f, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05f},
+     .supports = supports_05f, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05f,
+     .ptx = "cp\\.async\\.cg\\.shared\\.global\n"
+            "cp\\.async\\.wait_group\n",
+     .sass = "LDGSTS\\.E\\.BYPASS\\.128\n"},
     {.id = "05g", .name = "pipeline + walked addresses and tap masks, 128x128", .source = DIR "05g_walked.cu",
-     FPROP_F16_NHWC, .supports = supports_05g, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05g},
+     FPROP_F16_NHWC, .supports = supports_05g, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05g,
+     .ptx = "cp\\.async\\.cg\\.shared\\.global\n"},
     {.id = "05h", .name = "walked pipeline, staged 16-byte stores, 128x128", .source = DIR "05h_staged_stores.cu",
-     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05h},
+     FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05h,
+     .ptx = "st\\.global\\.v4\n",
+     .sass = "HMMA\\.16816\\.F32\n"
+             "LDGSTS\\.E\\.BYPASS\\.128\n"
+             "STG\\.E\\.128\n"},
     {.id = "05i", .name = "05h + fused epilogue (bias, BN, residual, ReLU)", .source = DIR "05i_fused_epilogue.cu",
      FPROP_F16_NHWC, .supports = supports_05i, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05i,
-     .launch_fused = launch_fused_05i},
+     .launch_fused = launch_fused_05i, /* batch norm's scale and shift: one fma per output, 16-byte stores */
+     .ptx = "fma\\.rn\\.f32\n"
+            "st\\.global\\.v4\n"},
     {.id = "05j", .name = "05i on a 64x64 tile (small layers)", .source = DIR "05j_small_tile.cu",
      FPROP_F16_NHWC, .supports = supports_05j, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05j,
      .launch_fused = launch_fused_05j},

@@ -330,18 +330,28 @@ extern "C" void launch_06b(const conv_problem *prob, void *x, void *w, void *y, 
     launch_dgrad<true>(prob, x, w, y, workspace);
 }
 
+/* The counts are shown on the dense reference layer and on the strided layer 06b is for. */
+#define DGRAD_LAYERS CONV_REFERENCE_LAYER ",resnet50/res3_3x3_s2"
+
 extern "C" const conv_kernel ch06_kernels[] = {
     {.id = "06a", .name = "dgrad implicit GEMM, stride 1, flipped filter, cp.async",
      .source = "chapters/06_dgrad/dgrad.cu",
      .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_06a, .workspace_bytes = pad_dgrad_workspace_bytes, .launch = launch_06a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = dgrad_shape_names, .branch_of = dgrad_shape_of<false>},
+     .branches = dgrad_shape_names, .branch_of = dgrad_shape_of<false>, .layers = DGRAD_LAYERS,
+     .ptx = "mma\\.sync\\.aligned\\.m16n8k16\\.row\\.col\\.f32\\.f16\\.f16\\.f32\n"
+            "ldmatrix\\.sync\\.aligned\\.m8n8\\.x4\\.trans\n"
+            "cp\\.async\\.cg\\.shared\\.global\n",
+     .sass = "HMMA\\.16816\\.F32\n"
+             "LDSM\\.16\\.MT88\\.4\n"
+             "LDGSTS\\.E\\.BYPASS\\.128\n"},
     {.id = "06b", .name = "dgrad implicit GEMM, one GEMM per stride phase, cp.async",
      .source = "chapters/06_dgrad/dgrad.cu",
      .pass = PASS_DGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_06b, .workspace_bytes = pad_dgrad_workspace_bytes, .launch = launch_06b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = dgrad_shape_names, .branch_of = dgrad_shape_of<true>},
+     .branches = dgrad_shape_names, .branch_of = dgrad_shape_of<true>, .layers = DGRAD_LAYERS,
+     .ptx = NULL, .sass = NULL},
 };
 extern "C" const int ch06_kernel_count = sizeof(ch06_kernels) / sizeof(ch06_kernels[0]);

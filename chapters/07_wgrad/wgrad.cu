@@ -385,12 +385,17 @@ extern "C" const conv_kernel ch07_kernels[] = {
      .pass = PASS_WGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_07a, .workspace_bytes = workspace_07a, .launch = launch_07a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = NULL,
+     .ptx = "mma\\.sync\\.aligned\\.m16n8k16\\.row\\.col\\.f32\\.f16\\.f16\\.f32\n"
+            "ldmatrix\\.sync\\.aligned\\.m8n8\\.x4\\.trans\n"
+            "cp\\.async\\.cg\\.shared\\.global\n"
+            "cp\\.async\\.wait_group\n",
+     .sass = "HMMA\\.16816\\.F32\n"},
     {.id = "07b", .name = "wgrad implicit GEMM, split-K over N*P*Q, deterministic fp32 reduction",
      .source = "chapters/07_wgrad/wgrad.cu",
      .pass = PASS_WGRAD, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_07b, .workspace_bytes = workspace_07b, .launch = launch_07b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
 };
 extern "C" const int ch07_kernel_count = sizeof(ch07_kernels) / sizeof(ch07_kernels[0]);

@@ -352,18 +352,25 @@ extern "C" void launch_09b(const conv_problem *prob, void *x, void *w, void *y, 
     CUDA_CHECK_LAUNCH();
 }
 
+/* The counts are shown on a MobileNet depthwise layer, the only kind these kernels run. */
+#define DEPTHWISE_LAYERS "mobilenet/dw144_56"
+
 extern "C" const conv_kernel ch09_kernels[] = {
     {.id = "09a", .name = "depthwise, one thread per 8-channel output vector",
      .source = "chapters/09_depthwise/depthwise.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_09a, .workspace_bytes = NULL, .launch = launch_09a,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL},
+     .branches = NULL, .branch_of = NULL, .layers = DEPTHWISE_LAYERS,
+     .ptx = "ld\\.global\\.nc\\.v4\n",
+     .sass = "STG\\.E\\.128\n"},
     {.id = "09b", .name = "depthwise, smem tile + halo, rolling window",
      .source = "chapters/09_depthwise/depthwise.cu",
      .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
      .supports = supports_09b, .workspace_bytes = NULL, .launch = launch_09b,
      .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = branches_09b, .branch_of = branch_09b},
+     .branches = branches_09b, .branch_of = branch_09b, .layers = DEPTHWISE_LAYERS,
+     .ptx = "cp\\.async\\.cg\\.shared\\.global\n",
+     .sass = "LDGSTS\\.E\\.BYPASS\\.128\n"},
 };
 extern "C" const int ch09_kernel_count = sizeof(ch09_kernels) / sizeof(ch09_kernels[0]);

@@ -127,7 +127,19 @@ typedef struct {
      * every path a reader's GPU may run is tested. NULL: one path. */
     const char *const *branches;
     int (*branch_of)(const conv_problem *prob);
+    /* The reference layers its counts are shown on (`conv bench --emulate`, the chapter's counter
+     * tables): suite/layer names, comma-separated. NULL: CONV_REFERENCE_LAYER. */
+    const char *layers;
+    /* What the compiler must have made of its source file (the build suite, tests/check_build.py):
+     * regular expressions, each ending in a newline, that its PTX must each match (ptx), and its
+     * machine code for the newest architecture (sass). The instructions the step is about. NULL: none. */
+    const char *ptx;
+    const char *sass;
 } conv_kernel;
+
+/* The layer a kernel's counts are shown on unless its row names others: ResNet-50's fourth stage's 3x3
+ * convolution (14x14, 256 -> 256 channels), where every dense kernel runs. */
+#define CONV_REFERENCE_LAYER "resnet50/res4_3x3"
 
 #ifdef __cplusplus
 }
