@@ -27,7 +27,7 @@ from results_csv import CsvError, load  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 # Chapters whose GPU record is a file of their own rather than results rows (bench/gpu_session.sh).
-OWN_RECORD = {"11": os.path.join("docs", "train_cnn_compare.csv")}
+OWN_RECORD = {"11": os.path.join("docs", "gpu_ch11_train_cnn_compare.csv")}
 
 
 def chapter_folders():

@@ -1,5 +1,5 @@
-/* igemm_fixture.h: what the CPU emulations of chapters 05 and 08 start from (tests/test_implicit_gemm.c,
- * tests/test_hopper.c): one problem's inputs in the kernels' layouts with their fp64 reference, and
+/* igemm_fixture.h: what the CPU emulations of chapters 05 and 08 start from (tests/test_ch05_implicit_gemm.c,
+ * tests/test_ch08_hopper.c): one problem's inputs in the kernels' layouts with their fp64 reference, and
  * the channel-padded copies the kernels run on when C/groups is not a multiple of 8. */
 #ifndef IGEMM_FIXTURE_H
 #define IGEMM_FIXTURE_H

@@ -16,7 +16,7 @@
  * pixel (p, q) of image n, which NCHW stores at y[n][g*Kg + k][p][q]: im2col_y_column() says where.
  * The buffer stores A row by row, im2col_ld() floats apart.
  *
- * The mapping functions are plain C, so the cpu suite (tests/test_im2col.c) builds A on the host with
+ * The mapping functions are plain C, so the cpu suite (tests/test_ch04_im2col.c) builds A on the host with
  * them and checks W x A against the reference; under nvcc the same functions compile for the device,
  * and the kernels call exactly these.
  */

@@ -26,7 +26,7 @@
  *                 a warp's fragments are 2 chunks apart along a row (one lane offset per fragment).
  *                 ldmatrix .trans transposes each 8x8 matrix on its way into the registers; lanes are
  *                 addressed the other way round, A by ldsm_b_* and B by ldsm_a_* (wgrad.h's
- *                 wgrad_ldsm_*, emulated element by element in tests/test_wgrad.c). Chapter 06's B
+ *                 wgrad_ldsm_*, emulated element by element in tests/test_ch07_wgrad.c). Chapter 06's B
  *                 (the filter, channel-contiguous), chapter 07's A and B (both j-major activations).
  * Both are swizzled with swizzle_chunk() (tensor_core.h), which moves an address 16 rows on by exactly
  * 16 rows: that is what lets one offset per lane serve every fragment or step along the other axis.

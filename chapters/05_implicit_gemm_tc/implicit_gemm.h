@@ -24,7 +24,7 @@
  *   walked  the tap part advanced by precomputed deltas instead of divided again (igemm_walk,
  *           igemm_iter_next()), the bounds check a test of two bits of per-row masks computed once
  *           (igemm_tap_mask()). 05g to 05k.
- * tests/test_implicit_gemm.c checks all three against each other and, multiplied out, against the
+ * tests/test_ch05_implicit_gemm.c checks all three against each other and, multiplied out, against the
  * fp64 reference.
  *
  * Plain C: a C11 test includes it as is; under nvcc the same functions also compile for the device.

@@ -39,7 +39,7 @@
  * the padded dx is zero and is dropped. The copies are part of the timed work.
  *
  * None of this has run on a GPU yet: it is compiled (sm_80, sm_90, no spills) and its index math is
- * checked on the CPU by tests/test_dgrad.c.
+ * checked on the CPU by tests/test_ch06_dgrad.c.
  *
  * Run:
  *   ./build/conv run 06a --layer resnet50/res2_3x3

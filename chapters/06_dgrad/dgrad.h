@@ -1,5 +1,5 @@
 /* dgrad.h: the index math of chapter 06's kernels, apart from the kernels so the CPU tests can check it.
- * dgrad.cu calls exactly these functions; tests/test_dgrad.c builds every GEMM on the host through them
+ * dgrad.cu calls exactly these functions; tests/test_ch06_dgrad.c builds every GEMM on the host through them
  * and compares with the fp64 reference.
  *
  * dgrad as GEMMs (docs/gemm_view.md), NHWC dy and dx, KRSC filter, one GEMM per (stride phase, group):

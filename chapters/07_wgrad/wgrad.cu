@@ -31,7 +31,7 @@
  * columns of dW are computed and never stored (wgrad_dw_offset()).
  *
  * None of this has run on a GPU yet: it is compiled (sm_80, sm_90, no spills) and its index math, split
- * and fragment addressing are emulated on the CPU by tests/test_wgrad.c.
+ * and fragment addressing are emulated on the CPU by tests/test_ch07_wgrad.c.
  *
  * Run:
  *   ./build/conv run 07b --layer resnet50/conv1

@@ -173,7 +173,7 @@ WG_FN wgrad_pixel wgrad_pixel_next(const conv_problem *prob, wgrad_pixel at, wgr
  * B operand, two n8 tiles (16 j x 16 columns), from the x tile: matrices (col 0-7, j 0-7),
  * (col 0-7, j 8-15), (col 8-15, j 0-7), (col 8-15, j 8-15) give B registers {0, 1} of the first n8 tile
  * and {0, 1} of the second; lane L points at row (j) L % 16, chunk L / 16: tensor_core.h's ldsm_a_*, reused.
- * tests/test_wgrad.c emulates both, element by element. */
+ * tests/test_ch07_wgrad.c emulates both, element by element. */
 WG_FN int wgrad_ldsm_a_row(int lane)
 {
     return ldsm_b_row(lane);

@@ -1,5 +1,5 @@
 /* hopper.h: the layout math of chapter 08's kernel, apart from the kernel so the CPU test
- * (tests/test_hopper.c) can check it. The kernel calls exactly these functions.
+ * (tests/test_ch08_hopper.c) can check it. The kernel calls exactly these functions.
  *
  * The GEMM is chapter 05's (implicit_gemm.h): per group g, Y_g[m][j] = sum_kappa A_g[m][kappa] B_g[kappa][j],
  * m = (n, p, q) an output pixel, j an output channel, kappa = (r, s, c) with c fastest. What changes is
@@ -145,7 +145,7 @@ HOPPER_FN uint64_t hopper_operand_desc(uint32_t tile, int row0, int k0)
  * 8 rows x 16 bytes (8 x 8 fp16): core matrix (row / 8, k / 8) has its 8 rows one swizzle row (128
  * bytes) apart, core matrices along M/N are SBO apart, along K 16 bytes apart inside the row; the
  * address so formed is then swizzled on its bits (hopper_swizzle128 of the full address: valid with
- * base offset 0, i.e. 1024-byte aligned atoms). tests/test_hopper.c uses this to read tiles back. */
+ * base offset 0, i.e. 1024-byte aligned atoms). tests/test_ch08_hopper.c uses this to read tiles back. */
 HOPPER_FN uint32_t hopper_operand_address(uint64_t desc, int row, int k)
 {
     const uint32_t logical = hopper_desc_start(desc) + (uint32_t)(row / 8) * hopper_desc_sbo(desc) +

@@ -226,7 +226,7 @@ void block_chain(const block_params *params, bool have_gpu, double *y)
  * output, the shortcut's, and conv2's own, each 2u relative and 16u at the worst element, with room
  * for a double rounding) bound it with a wide margin, while a wrong block (ReLU before the add, a
  * missing shortcut, a mis-strided projection) is off by a sizeable fraction of y and fails by orders
- * of magnitude (tests/test_resnet_block.c checks both). Errors are in units of a typical y, a sixth of
+ * of magnitude (tests/test_ch10_resnet_block.c checks both). Errors are in units of a typical y, a sixth of
  * the largest. */
 verify_result block_verify_end_to_end(const block_params *params, const float *y, const double *ref)
 {

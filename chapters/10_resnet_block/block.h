@@ -11,7 +11,7 @@
  * single stages, the end-to-end tolerance, and the bytes each implementation moves. Tensors here are
  * fp32 in logical order (NCHW activations, KCRS filters), as common/harness/reference.h takes them; the values
  * are fp16-representable, so the reference sees exactly what the GPU sees.
- * Host C; built into resnet_block and tests/test_resnet_block.c (tests/test_resnet_block.c checks it).
+ * Host C; built into resnet_block and tests/test_ch10_resnet_block.c (tests/test_ch10_resnet_block.c checks it).
  */
 #ifndef BLOCK_H
 #define BLOCK_H

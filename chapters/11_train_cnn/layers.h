@@ -4,7 +4,7 @@
  * written once here, as HOST_DEVICE functions of one element (the pattern of common/harness/reference_element.h).
  * The GPU backends run them from grid-stride kernels (layers.cu); the CPU backend runs the same
  * functions in plain loops (net.c), and the cpu suite checks them against their definitions
- * (tests/test_train_cnn.c). So the two backends differ only in their convolutions.
+ * (tests/test_ch11_train_cnn.c). So the two backends differ only in their convolutions.
  *
  * act_t is how activations and their gradients are stored between layers: what the convolutions read
  * and write. The GPU kernels (compiled by nvcc) store fp16, like our fp16 NHWC kernels and cuDNN in

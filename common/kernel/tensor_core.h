@@ -117,7 +117,7 @@ TC_FN int ldsm_b_chunk(int lane)
  * stores of whole rows (cp.async, st.shared.v4) are conflict-free too.
  *     chunks_per_row >= 8:  f(r) = r % 8                 (XOR on the chunk's low three bits)
  *     chunks_per_row <  8:  f(r) = (r / (8 / chunks_per_row)) % chunks_per_row
- * Two properties the kernels rely on (tests/test_implicit_gemm.c checks both): it is a bijection on each
+ * Two properties the kernels rely on (tests/test_ch05_implicit_gemm.c checks both): it is a bijection on each
  * row, and moving 16 rows down moves the result by exactly 16 rows, so a lane's swizzled offset for one
  * 16-row fragment serves every other fragment of its warp tile after adding a constant.
  * Only 16-byte alignment of the tile is needed: a shift by whole chunks keeps the 8 slots distinct. */

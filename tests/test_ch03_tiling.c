@@ -88,5 +88,5 @@ int main(void)
         check_cover(&prob, 16, 16, 16);
         check_cover(&prob, 8, 4, 5);
     }
-    return test_summary("test_tiling");
+    return test_summary("test_ch03_tiling");
 }

@@ -7,7 +7,7 @@
  *     ReLU before the residual add, a missing shortcut, a projection with the wrong stride;
  *   - the shapes, FLOPs and bytes of ResNet-34's conv2_x and conv3_1 against hand-worked numbers (the
  *     README's traffic table comes from the same formulas).
- * Run: meson test -C build resnet_block_reference */
+ * Run: meson test -C build ch10_resnet_block_reference */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,5 +309,5 @@ int main(void)
     test_chain_is_the_block();
     test_end_to_end_check();
     test_arithmetic();
-    return test_summary("test_resnet_block");
+    return test_summary("test_ch10_resnet_block");
 }

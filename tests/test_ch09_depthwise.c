@@ -52,7 +52,7 @@ static int draw(uint64_t *state, int low, int high) /* uniform in [low, high] */
 
 static void check_coords(void)
 {
-    /* tap_input_coord, halo_extent and tiles_covering (common/kernel/tiles.h) are checked in test_tiling.c. */
+    /* tap_input_coord, halo_extent and tiles_covering (common/kernel/tiles.h) are checked in test_ch03_tiling.c. */
     /* Offsets against the layouts' definitions: NHWC x and y, [C][R][S] w. */
     conv_problem prob = depthwise(3, 24, 7, 9, 3, 5, 2, 1, 1, 2, 1, 1);
     int bad = 0, expect = 0;
@@ -585,5 +585,5 @@ int main(void)
         conv_problem prob = depthwise(n, c, h, w, r, s, stride_h, stride_w, pad_h, pad_w, dil_h, dil_w);
         check_problem(&prob, 2000 + (uint64_t)i++);
     }
-    return test_summary("test_depthwise");
+    return test_summary("test_ch09_depthwise");
 }

@@ -1,4 +1,4 @@
-/* test_hopper.c: chapter 08's layout math (chapters/08_hopper/hopper.h), checked on the host.
+/* test_ch08_hopper.c: chapter 08's layout math (chapters/08_hopper/hopper.h), checked on the host.
  *
  * There is no GPU here, and wgmma cannot be emulated by running it. What can be checked is every piece
  * of arithmetic the kernel relies on to put data where the tensor cores will look for it:
@@ -746,5 +746,5 @@ int main(void)
             check_emulation(&prob, 1000 + 2 * (uint64_t)i);
     }
     printf("emulated %d kernel runs (08a and 08b)\n", emulated);
-    return test_summary("test_hopper");
+    return test_summary("test_ch08_hopper");
 }

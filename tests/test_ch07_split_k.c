@@ -110,5 +110,5 @@ int main(void)
     split_plan conv1 = plan_split_k(401408, 2, 132, 2, 32, 256);
     printf("conv1 wgrad: %d splits of %lld\n", conv1.splits, (long long)conv1.chunk);
     EXPECT(conv1.splits >= 132 && conv1.splits <= 134 && conv1.chunk >= 256, "conv1 wgrad splits %d", conv1.splits);
-    return test_summary("test_split_k");
+    return test_summary("test_ch07_split_k");
 }

@@ -68,7 +68,7 @@ static void plain_cpu(const conv_problem *prob, void *x, void *w, void *y, void 
 }
 
 static const conv_kernel fused_kernel = {.id = "t1", .name = "test: fused epilogue on the CPU",
-                                         .source = "tests/test_epilogue.c",
+                                         .source = "tests/test_ch05_epilogue.c",
                                          .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW,
                                          .device = ON_CPU, .launch = plain_cpu, .launch_fused = fused_cpu};
 
@@ -208,5 +208,5 @@ int main(int argc, char **argv)
 
     mistake = CORRECT;
     test_npy_operands(argc > 1 ? argv[1] : ".");
-    return test_summary("test_epilogue");
+    return test_summary("test_ch05_epilogue");
 }

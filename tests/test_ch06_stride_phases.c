@@ -62,5 +62,5 @@ int main(void)
     char why[256];
     EXPECT(problem_validate(&unit, why, sizeof why), "%s", why);
     EXPECT(dgrad_macs_by_phase(&unit) == dgrad_macs_all_taps(&unit), "stride 1: nothing to save");
-    return test_summary("test_stride_phases");
+    return test_summary("test_ch06_stride_phases");
 }

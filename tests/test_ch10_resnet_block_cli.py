@@ -1,6 +1,6 @@
 """Chapter 10's resnet_block command line: every kind of bad input gets one line on stderr and a
 non-zero exit, never a crash; --help works; without a GPU, check and bench say so and exit 77.
-Run as: test_resnet_block_cli.py PATH_TO_RESNET_BLOCK"""
+Run as: test_ch10_resnet_block_cli.py PATH_TO_RESNET_BLOCK"""
 import os
 import sys
 
@@ -67,4 +67,4 @@ if result.returncode == 77:
 elif result.returncode != 0:
     failures.append(f"check --random 0 on a GPU: exit {result.returncode}\n{result.stdout[-2000:]}")
 
-sys.exit(cli.finish("test_resnet_block_cli"))
+sys.exit(cli.finish("test_ch10_resnet_block_cli"))

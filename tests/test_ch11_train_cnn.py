@@ -1,7 +1,7 @@
 """Chapter 11's train_cnn without a GPU: its command line, a short CPU training run, fp16 emulation,
 and the loss plot.
 
-    python3 tests/test_train_cnn.py PATH_TO_TRAIN_CNN PATH_TO_PLOT_LOSS_PY TMP_DIR
+    python3 tests/test_ch11_train_cnn.py PATH_TO_TRAIN_CNN PATH_TO_PLOT_LOSS_PY TMP_DIR
 
 1. Bad input of every kind: exit 2 (usage) or 1 (an unwritable log), exactly one line on stderr,
    never a crash. --help works. A GPU backend with no device exits 77 with "skip:".
@@ -155,4 +155,4 @@ for text, fragment in (("backend,step\ncpu,0\n", "missing column(s) loss"),
     if result.returncode != 1 or len(lines) != 1 or fragment not in result.stderr:
         failures.append(f"plot_loss.py on a bad CSV ({fragment}): exit {result.returncode}, {result.stderr!r}")
 
-sys.exit(cli.finish("test_train_cnn"))
+sys.exit(cli.finish("test_ch11_train_cnn"))

@@ -4,7 +4,7 @@ Chapter 07's wgrad adds split-K partial sums in a fixed order, so the same input
 bits on every run. This runs each wgrad kernel twice on the same seeded inputs (the runner's
 `--save-npy`) and compares the outputs byte for byte; it also reruns each on a second shape with a long
 reduction, where an unordered (atomic) reduction would almost surely differ.
-Run as: test_determinism.py PATH_TO_CONV TMP_DIR; without a GPU the runs go to the emulator, and where
+Run as: test_ch07_determinism.py PATH_TO_CONV TMP_DIR; without a GPU the runs go to the emulator, and where
 the emulator is refused (CONV_EMULATE=never) it exits 77 (skip).
 """
 import os
@@ -40,5 +40,5 @@ for kernel in kernels:
                 failures.append(f"{kernel} {' '.join(problem)}: two runs on the same inputs differ")
 for failure in failures:
     print("FAIL", failure)
-print(f"test_determinism: {compared} kernel/problem pairs compared, {len(failures)} failures")
+print(f"test_ch07_determinism: {compared} kernel/problem pairs compared, {len(failures)} failures")
 sys.exit(1 if failures or not compared else 0)

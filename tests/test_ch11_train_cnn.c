@@ -1,4 +1,4 @@
-/* test_train_cnn.c: the cpu parts of chapter 11's training example, without a GPU.
+/* test_ch11_train_cnn.c: the cpu parts of chapter 11's training example, without a GPU.
  *
  *   1. the per-element layers of layers.h (the code the GPU kernels run too) against their
  *      definitions, written here as independent plain loops, in both activation layouts;
@@ -7,7 +7,7 @@
  *      classifier), with loss scale 1 and 1024;
  *   3. the synthetic data: deterministic, balanced, fp16-exact, and labelled by what is drawn (the
  *      images' average gradient structure points the way each class says).
- * Built and run by meson (suite cpu): ./build/chapters/11_train_cnn/test_train_cnn. Exit 0 if all pass.
+ * Built and run by meson (suite cpu): ./build/chapters/11_train_cnn/test_ch11_train_cnn. Exit 0 if all pass.
  */
 #include <math.h>
 #include <stdio.h>

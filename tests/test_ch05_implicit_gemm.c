@@ -710,5 +710,5 @@ int main(void)
         check_problem(&prob, 1000 + 2 * (uint64_t)i, 1e9);
     }
     printf("emulated %d kernel runs (05d-05k on the shapes within budget)\n", emulated_runs);
-    return test_summary("test_implicit_gemm");
+    return test_summary("test_ch05_implicit_gemm");
 }

@@ -23,7 +23,7 @@
  * The thread-by-thread behaviour of the kernel (swizzled staging, ldmatrix .trans, mma fragments) is
  * not emulated here; it was emulated outside the repository while writing the chapter, and the gpu
  * suite (`conv check 06`) is what checks it for real. The padding kernels themselves (pad_channels.cu)
- * run on the PTX emulator in the cpu suite's emulate_06b_padded_* tests (tests/meson.build).
+ * run on the PTX emulator in the cpu suite's ch06_emulate_06b_padded_* tests (tests/meson.build).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -388,5 +388,5 @@ int main(void)
            padded);
     EXPECT(strided >= 30 && single >= 10, "the random problems cover strides and N = 1 (%d, %d)", strided, single);
     EXPECT(padded >= 30, "only %d problems had channels to pad", padded);
-    return test_summary("test_dgrad");
+    return test_summary("test_ch06_dgrad");
 }

@@ -177,5 +177,5 @@ int main(void)
         check_problem(&prob, 1000 + 2 * (uint64_t)i);
     }
     check_buffer_limits();
-    return test_summary("test_im2col");
+    return test_summary("test_ch04_im2col");
 }

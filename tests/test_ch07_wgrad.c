@@ -484,5 +484,5 @@ int main(void)
     EXPECT(random_checked >= 90, "only %d random problems were small enough", random_checked);
 
     print_split_table();
-    return test_summary("test_wgrad");
+    return test_summary("test_ch07_wgrad");
 }
