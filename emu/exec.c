@@ -20,14 +20,14 @@
  *     that covers them ("Async-group mechanism"): a kernel that forgets to wait reads the poison that
  *     fills shared memory at block start, not the data.
  * Every memory access is checked (allocation, shared-memory size, alignment) before it happens, and
- * every read for bytes nothing has written yet (initcheck, unless EMU_INITCHECK=0). Hopper's
- * instructions (mbarrier, TMA, wgmma, setmaxnreg) are hopper.c's; the state both share, interp.h.
+ * every read for bytes nothing has written yet (initcheck, unless EMU_INITCHECK=0): access.c. Hopper's
+ * instructions (mbarrier, TMA, wgmma, setmaxnreg) are hopper.c's; the state both share, interp.h; the
+ * options and the one-line report of every check, checks.c.
  */
 #include <fenv.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
