@@ -118,9 +118,35 @@ def mutate(argv, spec):
     return argv
 
 
+def threads_launched(argv):
+    """The threads of a launch CUDA would accept, read as ptxrun reads its options (each flag takes the
+    next argument, the last one given counts), else 0: an invalid launch must still be refused."""
+    limits = {"--grid": (2**31 - 1, 65535, 65535), "--block": (1024, 1024, 64)}
+    given, i = {}, 0
+    while i < len(argv) - 1:
+        if argv[i] in limits or argv[i] == "--smem":
+            given[argv[i]] = argv[i + 1]
+            i += 1
+        i += 1
+    total = 1
+    for flag, most in limits.items():
+        parts = given.get(flag, "").split(",")
+        if len(parts) > 3 or not all(p.isdigit() and 0 < int(p) <= m for p, m in zip(parts, most)):
+            return 0
+        threads = 1
+        for p in parts:
+            threads *= int(p)
+        if flag == "--block" and threads > 1024:
+            return 0
+        total *= threads
+    return total
+
+
 def allowed(argv, spec):
-    """Commands that are slow by design, and paths out of the scratch folder, are not run."""
-    if any(a in spec["never"] for a in argv):
+    """Commands that are slow by design (a valid launch of more than 2^20 threads: --grid 2147483647
+    is a legal launch the emulator would run for hours, with its progress line), and paths out of the
+    scratch folder, are not run."""
+    if any(a in spec["never"] for a in argv) or threads_launched(argv) > 1 << 20:
         return False
     return not any("/" in a and not a.startswith(("resnet50/", "tutorial/", "mobilenet/", "out:", "in:")) and
                    a != "/nonexistent/x" for a in argv)
