@@ -1,8 +1,9 @@
 /* runtime.c: the CUDA runtime API, as far as this project calls it, answered by the emulator.
  *
  * nvcc turns `kernel<<<grid, block, smem>>>(args)` into host code that calls a few entry points of
- * libcudart (see `nm -u` of any object nvcc built): at start-up __cudaRegisterFatBinary and
- * __cudaRegisterFunction tell the runtime which kernels exist (by mangled name), and each launch
+ * libcudart (see `nm -u` of any object nvcc built): at start-up __cudaRegisterFatBinary,
+ * __cudaRegisterFunction and __cudaRegisterVar tell the runtime which kernels exist (by mangled name)
+ * and which __device__ and __constant__ variables (cudaMemcpyToSymbol fills them), and each launch
  * calls __cudaPushCallConfiguration, __cudaPopCallConfiguration and __cudaLaunchKernel. This file
  * defines those and the cuda* calls the harness makes, so a program built against libcudart.so runs
  * unchanged with this library loaded in its place (`conv --emulate` does that with LD_PRELOAD, the
@@ -29,6 +30,7 @@
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 #include <fatbinary_section.h> /* the CUDA toolkit's: __fatBinC_Wrapper_t, FATBINC_MAGIC */
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -417,13 +419,54 @@ EXPORT void __cudaRegisterFunction(void **handle, const char *host_fun, char *de
                                            .owner = (fat_binary *)handle};
 }
 
+/* ---------------------------------------------------------------------------------------------- */
+/* Device variables (__device__, __constant__)                                                    */
+
+/* nvcc registers each with the address of its host shadow, the name the PTX gives it and the fat
+ * binary it lives in. Its bytes are the module variable's storage (parse.c), allocated when the module
+ * is parsed; the host reaches them only through the shadow's address, with cudaMemcpyToSymbol. */
+typedef struct {
+    const void *host_var;
+    char *name;
+    fat_binary *owner;
+} device_variable;
+
+static device_variable *variables;
+static int n_variables;
+
 EXPORT void __cudaRegisterVar(void **handle, char *host_var, char *device_address, const char *device_name, int ext,
                               size_t size, int constant, int global)
 {
-    (void)handle, (void)host_var, (void)device_address, (void)ext, (void)size, (void)constant, (void)global;
-    fprintf(stderr, "emu: __device__ variable %s: device variables are not supported by the emulator yet\n",
-            device_name);
-    exit(1);
+    (void)device_address, (void)ext, (void)size, (void)constant, (void)global;
+    variables = realloc(variables, (size_t)(n_variables + 1) * sizeof *variables);
+    variables[n_variables++] = (device_variable){.host_var = host_var, .name = strdup(device_name),
+                                                 .owner = (fat_binary *)handle};
+}
+
+/* The module variable behind a host shadow's address, its module parsed if need be (through any kernel
+ * of the same fat binary: they share one module). NULL, with the error set, if there is none. */
+static const ptx_var *variable_of(const void *symbol)
+{
+    const device_variable *v = NULL;
+    for (int i = 0; i < n_variables && !v; i++)
+        if (variables[i].host_var == symbol)
+            v = &variables[i];
+    if (!v) {
+        fail(cudaErrorInvalidSymbol, "%p is not a registered __device__ or __constant__ variable", symbol);
+        return NULL;
+    }
+    for (int i = 0; i < n_functions; i++) {
+        if (functions[i].owner != v->owner)
+            continue;
+        if (resolve(&functions[i]) != cudaSuccess)
+            return NULL;
+        for (int j = 0; j < functions[i].module->n_vars; j++)
+            if (strcmp(functions[i].module->vars[j].name, v->name) == 0)
+                return &functions[i].module->vars[j];
+        break;
+    }
+    fail(cudaErrorInvalidSymbol, "variable %s: not in the PTX of the fat binary it was registered with", v->name);
+    return NULL;
 }
 
 /* The launch configuration <<<grid, block, smem, stream>>> travels from push to pop. */
@@ -862,6 +905,32 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enu
 {
     (void)stream;
     return cudaMemcpy(dst, src, bytes, kind);
+}
+
+/* CUDA Runtime API, cudaMemcpyToSymbol: count bytes from src to offset bytes into the variable, from
+ * the host or from device memory (kind cudaMemcpyHostToDevice, cudaMemcpyDeviceToDevice or
+ * cudaMemcpyDefault, which the unified address space resolves by where src lies). */
+EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_t count, size_t offset,
+                                      enum cudaMemcpyKind kind)
+{
+    STICKY();
+    if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return fail(cudaErrorInvalidMemcpyDirection, "cudaMemcpyToSymbol: kind %d is not host-to-device, "
+                    "device-to-device or default", (int)kind);
+    const ptx_var *var = variable_of(symbol);
+    if (!var)
+        return detail_code;
+    if (offset > var->size || count > var->size - offset)
+        return fail(cudaErrorInvalidValue, "cudaMemcpyToSymbol: %zu bytes at offset %zu of %s, which has %" PRIu64
+                    " bytes", count, offset, var->name, var->size);
+    cudaError_t err = kind == cudaMemcpyDeviceToDevice ? check_device_range(src, count, "cudaMemcpyToSymbol source",
+                                                                            false)
+                                                       : cudaSuccess;
+    if (err != cudaSuccess)
+        return err;
+    if (count)
+        memmove((uint8_t *)var->storage + offset, src, count);
+    return cudaSuccess;
 }
 
 EXPORT cudaError_t cudaMemset(void *dst, int value, size_t bytes)
