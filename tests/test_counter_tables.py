@@ -8,7 +8,8 @@
    records, common/harness/hash_sources.py). After a kernel
    or the emulator changes, `bash bench/run.sh` on a machine without a GPU writes them again.
 3. The claims the chapters make about the machine, checked against the counts of the reference layers:
-   02b's stores coalesce (4 sectors per request, the ideal for fp32) where 02a's do not (32); 03b reuses
+   02b's stores coalesce (4 sectors per request, the ideal for fp32) where 02a's do not (32); 02c's
+   filter in constant memory halves 02b's global load requests (on conv1, whose filter fits); 03b reuses
    what it loads (a tenth of 02b's global traffic or less); every mma.sync step of chapter 05 reads and
    writes shared memory without a bank conflict; 06b does no work on the zeros a stride-2 dgrad would
    multiply (tensor-core FLOPs within 5% of the useful ones); 08a and 08b are bound by the tensor cores;
@@ -68,6 +69,12 @@ a, b = row("02a"), row("02b")
 if a and b:
     per_store = {k: r["global_store_sectors"] / r["global_store_requests"] for k, r in (("02a", a), ("02b", b))}
     claim(f"02b stores 4 sectors per request, 02a 32 ({per_store})", per_store == {"02a": 32.0, "02b": 4.0})
+# 02c reads the filter from constant memory: its global loads are x's alone, half of 02b's (one per tap
+# instead of two; the same sampled blocks of the same grid)
+b_conv1, c_conv1 = row("02b", "resnet50/conv1"), row("02c", "resnet50/conv1")
+if b_conv1 and c_conv1:
+    ratio = c_conv1["global_load_requests"] / b_conv1["global_load_requests"]
+    claim(f"02c issues half of 02b's global load requests on conv1 ({ratio:.4f})", abs(ratio - 0.5) <= 0.01)
 tiled = row("03b")
 if b and tiled:
     traffic = {k: 32 * (r["global_load_sectors"] + r["global_store_sectors"]) / r["min_bytes"]

@@ -25,47 +25,7 @@
 
 #include "check.h"
 #include "conv.h"
-
-enum { THREADS_PER_BLOCK = 256 };
-
-/* The whole dot product behind y[n][k][p][q]. Taps that fall outside the image read the zero padding,
- * so they are skipped rather than loaded. */
-static __device__ float output_element(const conv_problem *prob, const float *__restrict__ x,
-                                       const float *__restrict__ w, int n, int k, int p, int q)
-{
-    const int c_per_group = prob->c / prob->groups;
-    const int group = k / (prob->k / prob->groups);
-    const int plane = prob->h * prob->w;
-    const float *x_group = x + ((int64_t)n * prob->c + (int64_t)group * c_per_group) * plane;
-    const float *w_k = w + (int64_t)k * c_per_group * prob->r * prob->s;
-    const int h_first = p * prob->stride_h - prob->pad_h;
-    const int w_first = q * prob->stride_w - prob->pad_w;
-
-    float sum = 0.0f;
-    for (int c = 0; c < c_per_group; c++) {
-        const float *x_c = x_group + c * plane;
-        const float *w_c = w_k + c * prob->r * prob->s;
-        for (int r = 0; r < prob->r; r++) {
-            const int in_h = h_first + r * prob->dil_h;
-            if ((unsigned)in_h >= (unsigned)prob->h) /* one compare catches in_h < 0 too */
-                continue;
-            for (int s = 0; s < prob->s; s++) {
-                const int in_w = w_first + s * prob->dil_w;
-                if ((unsigned)in_w >= (unsigned)prob->w)
-                    continue;
-                sum += x_c[in_h * prob->w + in_w] * w_c[r * prob->s + s];
-            }
-        }
-    }
-    return sum;
-}
-
-/* The flat index fits in 32 unsigned bits: problem_validate() keeps N*K*P*Q below 2^31, and the grid
- * rounds it up by less than one block. */
-static __device__ unsigned flat_thread_index(void)
-{
-    return blockIdx.x * blockDim.x + threadIdx.x;
-}
+#include "naive.cuh"
 
 /* 02a: k fastest, then q, p, n. Neighbouring lanes compute neighbouring output channels. */
 static __global__ void conv_naive_k_fastest(const conv_problem prob, const float *__restrict__ x,
@@ -99,11 +59,6 @@ static __global__ void conv_naive_q_fastest(const conv_problem prob, const float
     y[index] = output_element(&prob, x, w, n, k, p, q);
 }
 
-static unsigned blocks_for(unsigned outputs)
-{
-    return (outputs + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK;
-}
-
 extern "C" void launch_02a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
 {
     (void)workspace;
@@ -121,19 +76,3 @@ extern "C" void launch_02b(const conv_problem *prob, void *x, void *w, void *y, 
                                                                       (const float *)w, (float *)y, outputs);
     CUDA_CHECK_LAUNCH();
 }
-
-extern "C" const conv_kernel ch02_kernels[] = {
-    {.id = "02a", .name = "naive, uncoalesced (k innermost)",
-     .source = "chapters/02_naive_cuda/naive.cu",
-     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
-     .supports = NULL, .workspace_bytes = NULL, .launch = launch_02a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
-    {.id = "02b", .name = "naive, coalesced (q innermost)",
-     .source = "chapters/02_naive_cuda/naive.cu",
-     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
-     .supports = NULL, .workspace_bytes = NULL, .launch = launch_02b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
-};
-extern "C" const int ch02_kernel_count = sizeof(ch02_kernels) / sizeof(ch02_kernels[0]);
