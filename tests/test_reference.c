@@ -1,6 +1,6 @@
 /* The references, which everything else is checked against, checked three ways:
- *   1. fprop on small examples worked by hand (identity, box filter, one-hot input, stride with
- *      dilation, groups);
+ *   1. fprop on small examples worked by hand (identity, box filter, one-hot input, chapter 01's
+ *      example in one dimension, stride with dilation, groups);
  *   2. the adjoint identities <fprop(x,w), dy> = <x, dgrad(w,dy)> = <w, wgrad(x,dy)>, which define
  *      dgrad and wgrad as the transposes of fprop, on many random shapes;
  *   3. the gather-form per-element sums the GPU reference runs (reference_element.h), computed here on
@@ -63,6 +63,17 @@ static void hand_worked_examples(void)
             double expected = (r >= 0 && r < 3 && s >= 0 && s < 3) ? ramp[r * 3 + s] : 0.0;
             EXPECT(response[p * 4 + q] == expected, "one-hot at (%d,%d): %g vs %g", p, q, response[p * 4 + q], expected);
         }
+
+    /* chapter 01's example in one dimension: x = 1..5, w = (1, 0, -1), pad 1: y[q] = x[q-1] - x[q+1], the
+     * padding's zero standing in for x[-1] and x[5] */
+    prob = valid((conv_problem){.n = 1, .c = 1, .h = 1, .w = 5, .k = 1, .r = 1, .s = 3, .pad_h = 0, .pad_w = 1,
+                                .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1});
+    float line[5] = {1, 2, 3, 4, 5}, difference[3] = {1, 0, -1};
+    double slopes[5];
+    const double expected_slopes[5] = {-2, -2, -2, -2, 4};
+    ref_fprop_cpu(&prob, line, difference, slopes);
+    EXPECT(memcmp(slopes, expected_slopes, sizeof slopes) == 0, "1D example: %g %g %g %g %g", slopes[0], slopes[1],
+           slopes[2], slopes[3], slopes[4]);
 
     /* one row, S=3, dilation 2, stride 2, no padding: Q = (7 - 5)/2 + 1 = 2 taps at 0,2,4 and 2,4,6 */
     prob = valid((conv_problem){.n = 1, .c = 1, .h = 1, .w = 7, .k = 1, .r = 1, .s = 3, .pad_h = 0, .pad_w = 0,
