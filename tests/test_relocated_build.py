@@ -12,7 +12,7 @@ own emulator library; nothing at the place it was built from.
 4. The copy's own emulator library is the one it runs: replaced by a file that is no library, or
    removed, the copy's `--emulate` fails in one line naming it, and never falls back to the build's.
 5. The copy is moved, and a broken copy takes its old place (wrong PTX in its conv and in its
-   emu/*.ptx, no library): the moved build still passes. Its own emu/naive.ptx, changed too, is not
+   emu/*.ptx, no library): the moved build still passes. Its own emu/02a_k_fastest.ptx, changed too, is not
    what runs either, unless EMU_PTX_PATH asks for it (then 02a fails: the override still works).
 
 The copies live in a temporary folder outside the build, so no folder above them holds another build's
@@ -159,12 +159,12 @@ def copy_build(source, target):
 
 
 def change_kernel(program):
-    """Chapter 02's PTX in the program's fat binary, with the input read twice (same length, in place)."""
+    """02a's PTX in the program's fat binary, with the input read twice (same length, in place)."""
     data, entries = fatbin_ptx(program)
     data = bytearray(data)
     changed = 0
     for offset, size, _, _ in entries:
-        if source_of(data[offset:offset + size]) == "naive.cu":
+        if source_of(data[offset:offset + size]) == "02a_k_fastest.cu":
             ptx, count = FMA.subn(input_twice, bytes(data[offset:offset + size]))
             if len(ptx) == size:
                 data[offset:offset + size] = ptx
@@ -222,17 +222,17 @@ def main():
         os.rename(copy, moved)
         copy_build(moved, copy)  # the old place now holds a broken build
         change_kernel(os.path.join(copy, "conv"))
-        naive = os.path.join(copy, "emu", "naive.ptx")
-        ptx = open(naive, "rb").read()
-        with open(naive, "wb") as f:
+        kernel_ptx = os.path.join(copy, "emu", "02a_k_fastest.ptx")
+        ptx = open(kernel_ptx, "rb").read()
+        with open(kernel_ptx, "wb") as f:
             f.write(FMA.sub(input_twice, ptx))
         os.remove(os.path.join(copy, "emu", "libcudaemu.so"))
-        shutil.copy2(os.path.join(copy, "emu", "naive.ptx"), os.path.join(moved, "emu", "naive.ptx"))
+        shutil.copy2(os.path.join(copy, "emu", "02a_k_fastest.ptx"), os.path.join(moved, "emu", "02a_k_fastest.ptx"))
         run = conv_check(moved)
-        expect(passed(run), "5. the moved build passes 02a, whatever is at its old place and in its emu/naive.ptx",
+        expect(passed(run), "5. the moved build passes 02a, whatever is at its old place and in its emu/02a_k_fastest.ptx",
                run)
         run = conv_check(moved, dict(os.environ, EMU_PTX_PATH=os.path.join(moved, "emu")))
-        expect(failed_check(run), "5. EMU_PTX_PATH still overrides: the changed emu/naive.ptx runs and fails", run)
+        expect(failed_check(run), "5. EMU_PTX_PATH still overrides: the changed emu/02a_k_fastest.ptx runs and fails", run)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -1,4 +1,4 @@
-/* naive.cuh: what the naive kernels share (02a, 02b in naive.cu; 02c in 02c_constant_filter.cu): one
+/* naive.cuh: what the naive kernels share (02a, 02b and 02c, each in its own file): one
  * thread's whole dot product, the thread's flat index, and the one-dimensional grid. The kernels differ
  * only in how they split the flat index into (n, k, p, q) and where the filter comes from. */
 #ifndef CH02_NAIVE_CUH
