@@ -249,7 +249,7 @@ def data_warp_addresses():
 
 
 def data_halo_tile():
-    tile = define("chapters/03_smem_tiling/tiled.cu", "TILE_P")
+    tile = define("chapters/03_smem_tiling/tiled.cuh", "TILE_P")
     cases = []
     for name, stride, pad in (("res2_3x3", 1, 1), ("res3_3x3_s2", 2, 1)):
         R = S = 3

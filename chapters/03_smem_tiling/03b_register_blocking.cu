@@ -1,30 +1,16 @@
-/* Chapter 03: shared-memory tiling, then register blocking.
+/* Chapter 03, step 03b: 03a's staged tile, with register blocking.
  *
- * What it computes: fprop, y = x (*) w, fp32, NCHW activations and KCRS filters, with any padding,
- * stride, dilation, filter size and groups: the sum of chapters 01 and 02.
+ * What it computes: the same fprop as 03a (fp32, NCHW, KCRS, any padding, stride, dilation, filter size
+ * and groups), from the same staged input tile and filter slice (tiled.cuh).
  *
- * What changes from chapter 02: there, each of the up to R*S*K/groups outputs that use an input value
- * loads it from global memory again, and each filter value is loaded again for every pixel. Here a block
- * owns a tile of outputs (TILE_P x TILE_Q pixels of one image, several output channels of one group),
- * copies what that tile reads into shared memory once per input channel, and every thread of the block
- * reads its operands from there:
- *   - the input tile plus its halo, halo_extent() rows by columns (tiling.h), zero where it hangs over
- *     the image, so padding costs no branch in the inner loop;
- *   - the filter slice: that channel's R*S taps for each of the block's output channels.
- *
- *   03a  one thread per output, as in 02b; the block is 16x16 pixels x 4 output channels, so each staged
- *        input value serves up to R*S pixels x 4 channels and each staged tap 256 pixels.
- *   03b  register blocking: a thread keeps 8 pixels x 8 output channels in registers, so each input value
- *        it loads from shared memory serves 8 channels and each tap 8 pixels: per filter tap, 10 shared
- *        loads (8 floats, 2 float4) feed 64 FMAs, where 03a needs 2 loads per FMA. That moves the bound
- *        from shared-memory bandwidth towards the FMA units. It also stages up to 8 input channels per
- *        pair of barriers, and pads the tile rows against bank conflicts.
- *
- * Both run every valid problem whose staged tile fits the 48 KB of shared memory a block gets without
- * opting in; supports() refuses the rest (e.g. a huge dilation) and says how many bytes they need.
+ * What changes from 03a: a thread keeps 8 pixels x 8 output channels in registers, so each input value
+ * it loads from shared memory serves 8 channels and each tap 8 pixels: per filter tap, 10 shared loads
+ * (8 floats, 2 float4) feed 64 FMAs, where 03a needs 2 loads per FMA. That moves the bound from
+ * shared-memory bandwidth towards the FMA units. It also stages up to 8 input channels per pair of
+ * barriers, and pads the tile rows against bank conflicts.
  *
  * Run:
- *   ./build/conv run 03b --layer resnet50/res2_3x3      (likewise 03a)
+ *   ./build/conv run 03b --layer resnet50/res2_3x3
  *   ./build/conv list                                   (every kernel, and what each supports)
  */
 #include <stdint.h>
@@ -32,16 +18,8 @@
 
 #include "check.h"
 #include "conv.h"
+#include "tiled.cuh"
 #include "tiling.h"
-
-/* The tile sizes, all in one place. Both variants give a block TILE_P x TILE_Q output pixels. */
-enum { TILE_P = 16, TILE_Q = 16 };
-
-/* 03a: one output per thread, so the block is the pixel tile times A_K_TILE output channels. */
-enum {
-    A_K_TILE = 4,
-    A_THREADS = TILE_P * TILE_Q * A_K_TILE,
-};
 
 /* 03b: a warp covers the whole pixel tile, each lane 8 consecutive rows of one column; the 8 warps take
  * 8 output channels each. */
@@ -56,65 +34,6 @@ enum {
 };
 static_assert(TILE_P * TILE_Q == 32 * B_ROWS_PER_THREAD, "03b: one warp covers the pixel tile");
 static_assert(B_K_PER_THREAD % 4 == 0, "03b: a thread reads its taps as float4");
-
-/* Dynamic shared memory a block may use without cudaFuncSetAttribute. */
-enum { SMEM_LIMIT = 48 * 1024 };
-
-/* Both kernels size their shared memory at launch, from the problem's halo. */
-extern __shared__ __align__(16) float smem[];
-
-/* ---- 03a: the tile in shared memory, one output per thread ---------------------------------------- */
-
-static __global__ void __launch_bounds__(A_THREADS, 2)
-conv_tiled_smem(const conv_problem prob, const float *__restrict__ x, const float *__restrict__ w,
-                float *__restrict__ y)
-{
-    const int halo_h = (int)halo_extent(TILE_P, prob.stride_h, prob.r, prob.dil_h);
-    const int halo_w = (int)halo_extent(TILE_Q, prob.stride_w, prob.s, prob.dil_w);
-    const int taps = prob.r * prob.s;
-    float *x_tile = smem;                   /* [halo_h][halo_w]: one input channel */
-    float *w_tile = smem + halo_h * halo_w; /* [A_K_TILE][R][S]: its taps for the block's output channels */
-
-    const block_tile t = block_tile_of(blockIdx.x, &prob, TILE_P, TILE_Q, A_K_TILE);
-    const int c_per_group = prob.c / prob.groups;
-    const int plane = prob.h * prob.w;
-    const float *x_group = x + ((int64_t)t.n * prob.c + (int64_t)t.group * c_per_group) * plane;
-    const float *w_block = w + (int64_t)t.k_first * c_per_group * taps;
-    const int h_first = tap_input_coord(t.p_first, 0, prob.stride_h, prob.pad_h, prob.dil_h);
-    const int w_first = tap_input_coord(t.q_first, 0, prob.stride_w, prob.pad_w, prob.dil_w);
-
-    /* threadIdx is (q, p, k) within the tile: a warp is two rows of 16 pixels of one output channel. */
-    const int thread = threadIdx.x + TILE_Q * (threadIdx.y + TILE_P * threadIdx.z);
-    const float *x_mine = x_tile + threadIdx.y * prob.stride_h * halo_w + threadIdx.x * prob.stride_w;
-    const float *w_mine = w_tile + threadIdx.z * taps;
-
-    float sum = 0.0f;
-    for (int c = 0; c < c_per_group; c++) {
-        const float *x_c = x_group + c * plane;
-        for (int i = thread; i < halo_h * halo_w; i += A_THREADS) {
-            const int in_h = h_first + i / halo_w, in_w = w_first + i % halo_w;
-            const bool inside = (unsigned)in_h < (unsigned)prob.h && (unsigned)in_w < (unsigned)prob.w;
-            x_tile[i] = inside ? x_c[in_h * prob.w + in_w] : 0.0f;
-        }
-        /* Past the group's last output channel the taps are zero: the spare threads compute a 0 that is
-         * never stored, and read nothing beyond the filter. */
-        for (int i = thread; i < A_K_TILE * taps; i += A_THREADS) {
-            const int k = i / taps;
-            w_tile[i] = k < t.k_count ? w_block[(k * c_per_group + c) * taps + i % taps] : 0.0f;
-        }
-        __syncthreads();
-        for (int r = 0; r < prob.r; r++)
-            for (int s = 0; s < prob.s; s++)
-                sum += x_mine[r * prob.dil_h * halo_w + s * prob.dil_w] * w_mine[r * prob.s + s];
-        __syncthreads(); /* before the next channel overwrites the tile */
-    }
-
-    const int p = t.p_first + threadIdx.y, q = t.q_first + threadIdx.x;
-    if (p < prob.p && q < prob.q && (int)threadIdx.z < t.k_count)
-        y[(((int64_t)t.n * prob.k + t.k_first + threadIdx.z) * prob.p + p) * prob.q + q] = sum;
-}
-
-/* ---- 03b: register blocking ----------------------------------------------------------------------- */
 
 /* How 03b stages its operands for one problem; computed on the host, passed to every block. */
 typedef struct {
@@ -228,57 +147,6 @@ conv_tiled_register_blocked(const conv_problem prob, const staging_plan plan, co
     }
 }
 
-/* ---- host side: shared memory sizing, supports(), launches ---------------------------------------- */
-
-/* The staged input tile, in 64-bit: with a large stride or dilation its extent may overflow an int, and
- * then it certainly does not fit in shared memory. */
-static int64_t halo_rows(const conv_problem *prob)
-{
-    return halo_extent(TILE_P, prob->stride_h, prob->r, prob->dil_h);
-}
-
-static int64_t halo_cols(const conv_problem *prob)
-{
-    return halo_extent(TILE_Q, prob->stride_w, prob->s, prob->dil_w);
-}
-
-/* "a 18x18 input tile (16x16 outputs at stride 1x1, 3x3 filter at dilation 1x1)", for refusals. */
-static void describe_tile(const conv_problem *prob, char *buf, size_t len)
-{
-    snprintf(buf, len,
-             "a %lldx%lld input tile (%dx%d outputs at stride %dx%d, %dx%d filter at dilation %dx%d)",
-             (long long)halo_rows(prob), (long long)halo_cols(prob), TILE_P, TILE_Q, prob->stride_h,
-             prob->stride_w, prob->r, prob->s, prob->dil_h, prob->dil_w);
-}
-
-static int64_t smem_bytes_03a(const conv_problem *prob)
-{
-    const int64_t tap_floats = (int64_t)A_K_TILE * prob->r * prob->s;
-    return (int64_t)sizeof(float) * (halo_rows(prob) * halo_cols(prob) + tap_floats);
-}
-
-static bool supports_03a(const conv_problem *prob, char *why, size_t why_len)
-{
-    if (smem_bytes_03a(prob) <= SMEM_LIMIT)
-        return true;
-    char tile[160];
-    describe_tile(prob, tile, sizeof tile);
-    snprintf(why, why_len,
-             "03a needs %lld bytes of shared memory for %s plus %dx%d taps for %d output channels, over the "
-             "%d-byte limit",
-             (long long)smem_bytes_03a(prob), tile, prob->r, prob->s, A_K_TILE, SMEM_LIMIT);
-    return false;
-}
-
-extern "C" void launch_03a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
-{
-    (void)workspace;
-    const dim3 block(TILE_Q, TILE_P, A_K_TILE);
-    conv_tiled_smem<<<blocks_covering(prob, TILE_P, TILE_Q, A_K_TILE), block, (size_t)smem_bytes_03a(prob)>>>(
-        *prob, (const float *)x, (const float *)w, (float *)y);
-    CUDA_CHECK_LAUNCH();
-}
-
 /* 03b's staging for a problem. channel_bytes gets the shared memory one staged input channel takes (its
  * tile rows at the padded pitch, and its taps for B_K_TILE output channels); the chunk is as many
  * channels as fit in SMEM_LIMIT, up to B_MAX_CHUNK and the group's channels, and 0 when not even one
@@ -302,7 +170,7 @@ static staging_plan plan_03b(const conv_problem *prob, int64_t *channel_bytes)
     return plan;
 }
 
-static bool supports_03b(const conv_problem *prob, char *why, size_t why_len)
+extern "C" bool supports_03b(const conv_problem *prob, char *why, size_t why_len)
 {
     int64_t channel_bytes;
     if (plan_03b(prob, &channel_bytes).chunk > 0)
@@ -326,22 +194,3 @@ extern "C" void launch_03b(const conv_problem *prob, void *x, void *w, void *y, 
                                                                           (const float *)w, (float *)y);
     CUDA_CHECK_LAUNCH();
 }
-
-extern "C" const conv_kernel ch03_kernels[] = {
-    {.id = "03a", .name = "smem tile + halo, one output per thread",
-     .source = "chapters/03_smem_tiling/tiled.cu",
-     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
-     .supports = supports_03a, .workspace_bytes = NULL, .launch = launch_03a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL, .layers = NULL,
-     .ptx = "ld\\.shared\\.f32\n"
-            "st\\.shared\\.f32\n",
-     .sass = NULL},
-    {.id = "03b", .name = "smem tile + 8x8 register blocking",
-     .source = "chapters/03_smem_tiling/tiled.cu",
-     .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU,
-     .supports = supports_03b, .workspace_bytes = NULL, .launch = launch_03b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL, .layers = NULL, .ptx = NULL, .sass = NULL},
-};
-extern "C" const int ch03_kernel_count = sizeof(ch03_kernels) / sizeof(ch03_kernels[0]);
