@@ -1,29 +1,16 @@
-/* Chapter 09: depthwise convolution, a memory-bound convolution.
+/* Chapter 09, step 09b: depthwise convolution from a shared-memory tile, with a rolling window.
  *
- * What it computes: fprop with groups = C = K (one R x S filter per channel, as in MobileNet and
- * EfficientNet), fp16 NHWC activations, KRSC filters ([C][R][S] here), fp32 accumulation, fp16 output,
- * with any padding, stride and dilation (h and w separately). Index math: depthwise.h.
+ * What it computes: the same depthwise fprop as 09a (fp16 NHWC, KRSC, fp32 accumulation, any padding,
+ * stride and dilation), with the same vectors of 8 channels (depthwise.cuh).
  *
- * Why it needs its own kernels: each output element is 2*R*S flops (18 for 3x3) on 2 bytes of input and
- * 2 bytes of output, about 4.5 flop/byte. An H100 does ~300 tensor-core flop per byte of DRAM traffic,
- * and ~20 fp32 CUDA-core flop per byte. The time is the time to move the bytes, so the kernels are built
- * to read every input byte once from DRAM, in 16-byte vectors, and to write every output byte once.
- * There is no GEMM to give to the tensor cores: each output channel is a separate tiny dot product.
- *
- *   09a  one thread per output vector (8 channels of one pixel): 16-byte loads of x straight from global
- *        memory, R*S of them per vector; L1 and L2 serve the reuse between neighbouring pixels. The taps
- *        come from global memory too, one fp16 at a time (8 channels of one tap are R*S apart in KRSC).
- *   09b  a block stages a tile of input pixels, halo included, for a run of 32 channels in shared memory
- *        with cp.async (its zero-fill is the padding), and the run's taps transposed to fp32. Each thread
- *        computes a vertical strip of output rows for 8 channels. For 3x3 and 5x5 at stride 1 and 2
- *        (dilation 1) a specialization slides a window down the strip: every staged vector it loads is
- *        converted once and feeds all the outputs that read it. Other shapes take a general loop.
- *
- * Both need C % 8 == 0 (a 16-byte vector is 8 channels of one pixel); supports() says so otherwise.
+ * What changes from 09a: a block stages a tile of input pixels, halo included, for a run of 32 channels
+ * in shared memory with cp.async (its zero-fill is the padding), and the run's taps transposed to fp32.
+ * Each thread computes a vertical strip of output rows for 8 channels. For 3x3 and 5x5 at stride 1 and 2
+ * (dilation 1) a specialization slides a window down the strip: every staged vector it loads is
+ * converted once and feeds all the outputs that read it. Other shapes take a general loop.
  *
  * Run:
  *   ./build/conv run 09b --layer mobilenet/dw144_56
- *   ./build/conv run 09a --n 32 --c 144 --h 56 --w 56 --k 144 --r 3 --s 3 --pad 1 --groups 144
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -32,65 +19,8 @@
 
 #include "check.h"
 #include "conv.h"
+#include "depthwise.cuh"
 #include "depthwise.h"
-
-/* ---- vectors of 8 fp16 channels ------------------------------------------------------------------- */
-
-/* A uint4 holds channels 0..7 of a vector, two per 32-bit word, the lower channel in the low half. */
-static __device__ __forceinline__ void unpack8(uint4 v, float f[DW_VEC])
-{
-    const unsigned word[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int i = 0; i < 4; i++) {
-        f[2 * i] = __half2float(__ushort_as_half((unsigned short)(word[i] & 0xffffu)));
-        f[2 * i + 1] = __half2float(__ushort_as_half((unsigned short)(word[i] >> 16)));
-    }
-}
-
-static __device__ __forceinline__ unsigned pack2(float lo, float hi)
-{
-    const unsigned low = __half_as_ushort(__float2half_rn(lo)), high = __half_as_ushort(__float2half_rn(hi));
-    return low | high << 16;
-}
-
-static __device__ __forceinline__ uint4 pack8(const float f[DW_VEC])
-{
-    return make_uint4(pack2(f[0], f[1]), pack2(f[2], f[3]), pack2(f[4], f[5]), pack2(f[6], f[7]));
-}
-
-/* ---- 09a: one thread per output vector, straight from global memory ------------------------------- */
-
-enum { A_THREADS = 256 };
-
-static __global__ void __launch_bounds__(A_THREADS)
-dw_direct(const conv_problem prob, const __half *__restrict__ x, const __half *__restrict__ w,
-          __half *__restrict__ y)
-{
-    const int index = blockIdx.x * A_THREADS + threadIdx.x;
-    if (index >= dw_vector_threads(&prob))
-        return;
-    const dw_vector v = dw_vector_of(index, &prob);
-    if (v.c >= prob.c)
-        return; /* a spare slot of a short last run */
-
-    float acc[DW_VEC] = {0.0f};
-    for (int r = 0; r < prob.r; r++) {
-        const int h = tap_input_coord(v.p, r, prob.stride_h, prob.pad_h, prob.dil_h);
-        if ((unsigned)h >= (unsigned)prob.h)
-            continue; /* the zero padding adds nothing */
-        for (int s = 0; s < prob.s; s++) {
-            const int w_in = tap_input_coord(v.q, s, prob.stride_w, prob.pad_w, prob.dil_w);
-            if ((unsigned)w_in >= (unsigned)prob.w)
-                continue;
-            float in[DW_VEC];
-            unpack8(__ldg((const uint4 *)(x + dw_x_offset(&prob, v.n, h, w_in, v.c))), in);
-#pragma unroll
-            for (int j = 0; j < DW_VEC; j++)
-                acc[j] = fmaf(in[j], __half2float(__ldg(w + dw_w_offset(&prob, v.c + j, r, s))), acc[j]);
-        }
-    }
-    *(uint4 *)(y + dw_y_offset(&prob, v.n, v.p, v.q, v.c)) = pack8(acc);
-}
 
 /* ---- 09b: a tile and its halo in shared memory, a rolling window in registers --------------------- */
 
@@ -243,37 +173,6 @@ dw_tiled(const conv_problem prob, const dw_plan plan, const __half *__restrict__
     }
 }
 
-/* ---- host side: supports(), plans, launches -------------------------------------------------------- */
-
-static bool supports_vectors(const char *id, const conv_problem *prob, char *why, size_t why_len)
-{
-    if (!dw_is_depthwise(prob)) {
-        snprintf(why, why_len, "%s is depthwise only: it needs groups = c = k (got groups %d, c %d, k %d)",
-                 id, prob->groups, prob->c, prob->k);
-        return false;
-    }
-    if (prob->c % DW_VEC != 0) {
-        snprintf(why, why_len,
-                 "%s loads 8 channels (16 bytes of fp16) at a time: it needs c a multiple of 8 (got %d)", id,
-                 prob->c);
-        return false;
-    }
-    return true;
-}
-
-static bool supports_09a(const conv_problem *prob, char *why, size_t why_len)
-{
-    return supports_vectors("09a", prob, why, why_len);
-}
-
-extern "C" void launch_09a(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
-{
-    (void)workspace;
-    const int blocks = tiles_covering(dw_vector_threads(prob), A_THREADS);
-    dw_direct<<<blocks, A_THREADS>>>(*prob, (const __half *)x, (const __half *)w, (__half *)y);
-    CUDA_CHECK_LAUNCH();
-}
-
 /* 09b's tile for a problem (tile_p = 0 when it does not fit in DW_SMEM_LIMIT). */
 static dw_plan plan_09b(const conv_problem *prob)
 {
@@ -286,7 +185,7 @@ static dw_plan plan_09b(const conv_problem *prob)
     return plan;
 }
 
-static bool supports_09b(const conv_problem *prob, char *why, size_t why_len)
+extern "C" bool supports_09b(const conv_problem *prob, char *why, size_t why_len)
 {
     if (!supports_vectors("09b", prob, why, why_len))
         return false;
@@ -319,11 +218,11 @@ static void launch_tiled(const conv_problem *prob, const dw_plan *plan, void *x,
 /* The kernels 09b launches: the four specializations, and the general kernel at the rows per thread its
  * tile fits at. The registry lists them by name; `conv check` sees each taken by a fixed shape. */
 enum { B_3X3_S1, B_3X3_S2, B_5X5_S1, B_5X5_S2, B_GENERAL_4_ROWS, B_GENERAL_2_ROWS, B_GENERAL_1_ROW };
-static const char *const branches_09b[] = {"3x3 stride 1",         "3x3 stride 2",         "5x5 stride 1",
+extern "C" const char *const branches_09b[] = {"3x3 stride 1",         "3x3 stride 2",         "5x5 stride 1",
                                            "5x5 stride 2",         "general, 4 rows a thread", "general, 2 rows a thread",
                                            "general, 1 row a thread", NULL};
 
-static int branch_09b(const conv_problem *prob)
+extern "C" int branch_09b(const conv_problem *prob)
 {
     switch (dw_variant_of(prob)) {
     case DW_3X3_S1: return B_3X3_S1;
@@ -351,26 +250,3 @@ extern "C" void launch_09b(const conv_problem *prob, void *x, void *w, void *y, 
     }
     CUDA_CHECK_LAUNCH();
 }
-
-/* The counts are shown on a MobileNet depthwise layer, the only kind these kernels run. */
-#define DEPTHWISE_LAYERS "mobilenet/dw144_56"
-
-extern "C" const conv_kernel ch09_kernels[] = {
-    {.id = "09a", .name = "depthwise, one thread per 8-channel output vector",
-     .source = "chapters/09_depthwise/depthwise.cu",
-     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
-     .supports = supports_09a, .workspace_bytes = NULL, .launch = launch_09a,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = NULL, .branch_of = NULL, .layers = DEPTHWISE_LAYERS,
-     .ptx = "ld\\.global\\.nc\\.v4\n",
-     .sass = "STG\\.E\\.128\n"},
-    {.id = "09b", .name = "depthwise, smem tile + halo, rolling window",
-     .source = "chapters/09_depthwise/depthwise.cu",
-     .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU,
-     .supports = supports_09b, .workspace_bytes = NULL, .launch = launch_09b,
-     .phase_name = NULL, .launch_phase = NULL, .launch_fused = NULL, .library = NULL,
-     .branches = branches_09b, .branch_of = branch_09b, .layers = DEPTHWISE_LAYERS,
-     .ptx = "cp\\.async\\.cg\\.shared\\.global\n",
-     .sass = "LDGSTS\\.E\\.BYPASS\\.128\n"},
-};
-extern "C" const int ch09_kernel_count = sizeof(ch09_kernels) / sizeof(ch09_kernels[0]);
