@@ -14,7 +14,8 @@ before like with like: a step with a kernel of its own, its kernel against the k
 runs (`diff 05c_swizzle.cu 05d_16byte_loads.cuh`); a step that reuses a kernel, its file against the
 step before's (`diff 05d_16byte_loads.cu 05e_large_tile.cu`: the tile). The count is the lines `diff`
 shows, removed plus added, header comments included; files of different kinds (.c with .cu) are not
-compared.
+compared. A row that stands for a vendor library (.library, 04x's cuBLAS) is not a step: it is not
+compared, nor compared against.
 """
 import argparse
 import difflib
@@ -33,10 +34,21 @@ ENTRY = re.compile(r'\.id\s*=\s*"(?P<id>\w+)".*?\.source\s*=\s*DIR\s*"(?P<file>[
 STEP_HEADER = re.compile(r'^#include "(\d\d[a-z]_\w+\.cuh)"', re.M)
 
 
+LIBRARY = re.compile(r'\.library\s*=\s*"([^"]+)"')
+
+
 def steps_of(chapter):
-    """[(id, file)] in registry order."""
+    """[(id, file, library)] in registry order; library is the vendor library a row stands for (04x:
+    cuBLAS), or None for a step of the ladder."""
     with open(os.path.join(chapter, "steps.c")) as f:
-        return [(m.group("id"), m.group("file")) for m in ENTRY.finditer(f.read())]
+        text = f.read()
+    found = list(ENTRY.finditer(text))
+    steps = []
+    for i, m in enumerate(found):
+        entry = text[m.start():found[i + 1].start() if i + 1 < len(found) else len(text)]
+        library = LIBRARY.search(entry)
+        steps.append((m.group("id"), m.group("file"), library.group(1) if library else None))
+    return steps
 
 
 def own_header(chapter, name):
@@ -71,10 +83,12 @@ def changed_lines(before, after):
 def table(chapter):
     out = ["| step | file | lines | lines `diff` shows against the step before |", "| --- | --- | --- | --- |"]
     previous = None
-    for step, name in steps_of(chapter):
+    for step, name, library in steps_of(chapter):
         files = [f for f in (own_header(chapter, name), name) if f]
         lines = sum(len(lines_of(os.path.join(chapter, f))) for f in files)
-        if previous is None:
+        if library:
+            against = f"not a step of the ladder: the same work handed to {library}"
+        elif previous is None:
             against = "the first step"
         elif os.path.splitext(previous)[1] != os.path.splitext(name)[1]:
             against = f"not a kernel of its own: compare with the steps it launches (`{name}` says which)"
@@ -85,7 +99,8 @@ def table(chapter):
             against = f"{count} (`diff {before} {after}`)"
         links = " + ".join(f"[`{f}`]({f})" for f in files)
         out.append(f"| {step} | {links} | {lines} | {against} |")
-        previous = name
+        if not library:
+            previous = name
     return "\n".join(out)
 
 

@@ -1,4 +1,4 @@
-/* Chapter 04, part 1: im2col, and the classic convolution built on it: im2col + cuBLAS SGEMM (04x).
+/* Chapter 04: im2col, the lowering every chapter 04 step starts with.
  *
  * What it computes: fprop, y = x (*) w, fp32, NCHW activations and KCRS filters, with any padding,
  * stride, dilation and groups, in two launches:
@@ -14,17 +14,14 @@
  * convolution at stride 1), written once and read back by the GEMM. README.md works out what that
  * costs.
  *
- * This file holds the lowering and 04x, which hands the buffer to cuBLAS. sgemm.cu replaces cuBLAS
- * with an SGEMM of our own, in steps 04a-04d, and holds the chapter's registry.
+ * This file holds the lowering. 04x_cublas.cu hands the buffer to cuBLAS; 04a-04d multiply it with an
+ * SGEMM of our own (sgemm.cuh and a file per step); steps.c is the chapter's registry.
  *
  * Run:
  *   ./build/conv run 04x --layer resnet50/res2_3x3      (also times the im2col phase alone)
- *   ./build/conv check 04x                              (against the reference on awkward shapes)
  */
 #include <stdint.h>
 #include <stdio.h>
-
-#include <cublas_v2.h>
 
 #include "check.h"
 #include "conv.h"
@@ -82,48 +79,4 @@ extern "C" void im2col_phase(const conv_problem *prob, void *x, void *w, void *y
     im2col_kernel<<<(threads + IM2COL_THREADS - 1) / IM2COL_THREADS, IM2COL_THREADS>>>(
         *prob, (const float *)x, (float *)workspace, cols, ld, threads);
     CUDA_CHECK_LAUNCH();
-}
-
-/* ---- 04x: the same buffer, cuBLAS's SGEMM ---------------------------------------------------------- */
-
-/* Created on first use and kept: creating a handle costs far more than the GEMM. Pedantic math pins
- * SGEMM to true fp32 whatever the environment asks for (no TF32), so 04x is fp32 against fp32. */
-static cublasHandle_t cublas_handle(void)
-{
-    static cublasHandle_t handle;
-    if (!handle) {
-        CUBLAS_CHECK(cublasCreate(&handle));
-        CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
-    }
-    return handle;
-}
-
-/* cuBLAS is column-major, and a row-major matrix is its transpose in column-major, so Y = W x A is asked
- * for as Y^T = A^T x W^T with the operands swapped and nothing transposed in memory. One GEMM per
- * (image n, group g): A_{n,g} is the P*Q columns of image n in A_g (leading dimension: the buffer's row
- * pitch), and its product lands in y[n][g*Kg .. (g+1)*Kg) directly, P*Q floats per row. The (n, g)
- * pairs are a strided batch along whichever of images and groups is longer, and a loop along the other.
- * Batch strides, in floats: */
-typedef struct {
-    int64_t a, w, y;
-} batch_strides;
-
-extern "C" void launch_04x(const conv_problem *prob, void *x, void *w, void *y, void *workspace)
-{
-    im2col_phase(prob, x, w, y, workspace);
-
-    const int pq = prob->p * prob->q, ld = (int)im2col_ld(prob);
-    const int kg = prob->k / prob->groups, depth = prob->c / prob->groups * prob->r * prob->s;
-    const batch_strides per_image = {pq, 0, (int64_t)prob->k * pq}; /* every image: the same filters */
-    const batch_strides per_group = {(int64_t)depth * ld, (int64_t)kg * depth, (int64_t)kg * pq};
-    const bool batch_images = prob->n >= prob->groups;
-    const batch_strides batch = batch_images ? per_image : per_group, step = batch_images ? per_group : per_image;
-    const int batch_count = batch_images ? prob->n : prob->groups;
-    const int loops = batch_images ? prob->groups : prob->n;
-    const float one = 1.0f, zero = 0.0f;
-    for (int i = 0; i < loops; i++)
-        CUBLAS_CHECK(cublasSgemmStridedBatched(
-            cublas_handle(), CUBLAS_OP_N, CUBLAS_OP_N, pq, kg, depth, &one, (const float *)workspace + i * step.a,
-            ld, batch.a, (const float *)w + i * step.w, depth, batch.w, &zero, (float *)y + i * step.y, pq,
-            batch.y, batch_count));
 }

@@ -82,7 +82,7 @@ IM2COL_FN int im2col_y_column(int col, int pq, int k_pq)
 
 #undef IM2COL_FN
 
-/* Exported by im2col.cu, for the registry in sgemm.cu. */
+/* Exported by im2col.cu, for the steps and the registry (steps.c). */
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -96,9 +96,6 @@ bool im2col_supports(const conv_problem *prob, char *why, size_t why_len);
 
 /* Writes A for x into the workspace: the "im2col" phase the runner times on its own. */
 void im2col_phase(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-
-/* 04x: im2col, then cuBLAS SGEMM on the same buffer. */
-void launch_04x(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
 
 #ifdef __cplusplus
 }
