@@ -3,7 +3,8 @@
  * nvcc turns `kernel<<<grid, block, smem>>>(args)` into host code that calls a few entry points of
  * libcudart (see `nm -u` of any object nvcc built): at start-up __cudaRegisterFatBinary,
  * __cudaRegisterFunction and __cudaRegisterVar tell the runtime which kernels exist (by mangled name)
- * and which __device__ and __constant__ variables (cudaMemcpyToSymbol fills them), and each launch
+ * and which __device__ and __constant__ variables (cudaMemcpyToSymbol and cudaMemcpyFromSymbol reach
+ * them), and each launch
  * calls __cudaPushCallConfiguration, __cudaPopCallConfiguration and __cudaLaunchKernel. This file
  * defines those and the cuda* calls the harness makes, so a program built against libcudart.so runs
  * unchanged with this library loaded in its place (`conv --emulate` does that with LD_PRELOAD, the
@@ -907,6 +908,21 @@ EXPORT cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, enu
     return cudaMemcpy(dst, src, bytes, kind);
 }
 
+/* The variable behind `symbol` and its bytes [offset, offset + count), or NULL with the error set:
+ * cudaMemcpyToSymbol's and cudaMemcpyFromSymbol's common checks. */
+static uint8_t *symbol_bytes(const char *call, const void *symbol, size_t count, size_t offset)
+{
+    const ptx_var *var = variable_of(symbol);
+    if (!var)
+        return NULL;
+    if (offset > var->size || count > var->size - offset) {
+        fail(cudaErrorInvalidValue, "%s: %zu bytes at offset %zu of %s, which has %" PRIu64 " bytes", call, count,
+             offset, var->name, var->size);
+        return NULL;
+    }
+    return (uint8_t *)var->storage + offset;
+}
+
 /* CUDA Runtime API, cudaMemcpyToSymbol: count bytes from src to offset bytes into the variable, from
  * the host or from device memory (kind cudaMemcpyHostToDevice, cudaMemcpyDeviceToDevice or
  * cudaMemcpyDefault, which the unified address space resolves by where src lies). */
@@ -917,19 +933,38 @@ EXPORT cudaError_t cudaMemcpyToSymbol(const void *symbol, const void *src, size_
     if (kind != cudaMemcpyHostToDevice && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
         return fail(cudaErrorInvalidMemcpyDirection, "cudaMemcpyToSymbol: kind %d is not host-to-device, "
                     "device-to-device or default", (int)kind);
-    const ptx_var *var = variable_of(symbol);
-    if (!var)
+    uint8_t *bytes = symbol_bytes("cudaMemcpyToSymbol", symbol, count, offset);
+    if (!bytes)
         return detail_code;
-    if (offset > var->size || count > var->size - offset)
-        return fail(cudaErrorInvalidValue, "cudaMemcpyToSymbol: %zu bytes at offset %zu of %s, which has %" PRIu64
-                    " bytes", count, offset, var->name, var->size);
     cudaError_t err = kind == cudaMemcpyDeviceToDevice ? check_device_range(src, count, "cudaMemcpyToSymbol source",
                                                                             false)
                                                        : cudaSuccess;
     if (err != cudaSuccess)
         return err;
     if (count)
-        memmove((uint8_t *)var->storage + offset, src, count);
+        memmove(bytes, src, count);
+    return cudaSuccess;
+}
+
+/* CUDA Runtime API, cudaMemcpyFromSymbol: count bytes from offset bytes into the variable to dst, on the
+ * host or in device memory (kind cudaMemcpyDeviceToHost, cudaMemcpyDeviceToDevice or cudaMemcpyDefault). */
+EXPORT cudaError_t cudaMemcpyFromSymbol(void *dst, const void *symbol, size_t count, size_t offset,
+                                        enum cudaMemcpyKind kind)
+{
+    STICKY();
+    if (kind != cudaMemcpyDeviceToHost && kind != cudaMemcpyDeviceToDevice && kind != cudaMemcpyDefault)
+        return fail(cudaErrorInvalidMemcpyDirection, "cudaMemcpyFromSymbol: kind %d is not device-to-host, "
+                    "device-to-device or default", (int)kind);
+    const uint8_t *bytes = symbol_bytes("cudaMemcpyFromSymbol", symbol, count, offset);
+    if (!bytes)
+        return detail_code;
+    cudaError_t err = kind == cudaMemcpyDeviceToDevice
+                          ? check_device_range(dst, count, "cudaMemcpyFromSymbol destination", true)
+                          : cudaSuccess;
+    if (err != cudaSuccess)
+        return err;
+    if (count)
+        memmove(dst, bytes, count);
     return cudaSuccess;
 }
 

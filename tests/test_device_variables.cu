@@ -1,8 +1,8 @@
 /* gpu suite: __constant__ and __device__ variables filled with cudaMemcpyToSymbol (as 02c fills its
- * filter), on a GPU or, without one, on the emulator: from the host and from device memory, at an
- * offset, each read back by a kernel; and the errors the CUDA Runtime API documents for it (a copy past
- * the variable's end, an address that is no variable, a direction other than to the device), each
- * returned without touching the variable. Exits 77 (skip) when no device answers. */
+ * filter) and read with cudaMemcpyFromSymbol, on a GPU or, without one, on the emulator: from the host
+ * and from device memory, at an offset, each read back by a kernel; and the errors the CUDA Runtime API
+ * documents for both (a copy past the variable's end, an address that is no variable, the wrong
+ * direction), each returned without touching the variable. Exits 77 (skip) when no device answers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +101,25 @@ int main(int argc, char **argv)
     EXPECT(memcmp(constant_now, want, sizeof want) == 0, "a refused copy changed the variable: [0] = %g, want %g",
            constant_now[0], want[0]);
 
+    /* Read back with cudaMemcpyFromSymbol: to the host at an offset, and to device memory. */
+    float eight_back[8];
+    CUDA_CHECK(cudaMemcpyFromSymbol(eight_back, constant_table, sizeof eight_back, 10 * sizeof(float)));
+    EXPECT(memcmp(eight_back, eight, sizeof eight) == 0, "constant to host at offset 40: [0] = %g, want %g",
+           eight_back[0], eight[0]);
+    int *ints_on_device, ints_back[DEVICE_INTS];
+    CUDA_CHECK(cudaMalloc((void **)&ints_on_device, sizeof ints_back));
+    CUDA_CHECK(cudaMemcpyFromSymbol(ints_on_device, device_table, sizeof ints_back, 0, cudaMemcpyDeviceToDevice));
+    CUDA_CHECK(cudaMemcpy(ints_back, ints_on_device, sizeof ints_back, cudaMemcpyDeviceToHost));
+    EXPECT(memcmp(ints_back, host_ints, sizeof ints_back) == 0, "__device__ to device memory: [3] = %d, want %d",
+           ints_back[3], host_ints[3]);
+    expect_error(cudaMemcpyFromSymbol(eight_back, constant_table, sizeof eight_back, (CONSTANT_FLOATS - 4) * sizeof(float)),
+                 cudaErrorInvalidValue, "reading eight floats at the fourth-last float's offset");
+    expect_error(cudaMemcpyFromSymbol(eight_back, &not_a_variable, sizeof(int)), cudaErrorInvalidSymbol,
+                 "reading a host address that is no device variable");
+    expect_error(cudaMemcpyFromSymbol(eight_back, constant_table, sizeof(float), 0, cudaMemcpyHostToDevice),
+                 cudaErrorInvalidMemcpyDirection, "reading host to device");
+
+    CUDA_CHECK(cudaFree(ints_on_device));
     CUDA_CHECK(cudaFree(on_device));
     return test_summary("test_device_variables");
 }
