@@ -7,8 +7,7 @@
 
 void launch_02a(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
 void launch_02b(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-bool supports_02c(const conv_problem *prob, char *why, size_t why_len);
-void launch_02c(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+CONV_STEP(02c)
 
 #define DIR "chapters/02_naive_cuda/"
 #define FPROP_F32_NCHW .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU

@@ -4,12 +4,8 @@
  */
 #include "conv.h"
 
-#define STEP(id)                                                                                   \
-    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
-    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-STEP(03a)
-STEP(03b)
-#undef STEP
+CONV_STEP(03a)
+CONV_STEP(03b)
 
 #define DIR "chapters/03_smem_tiling/"
 #define FPROP_F32_NCHW .pass = PASS_FPROP, .dtype = DTYPE_F32, .layout = LAYOUT_NCHW, .device = ON_GPU

@@ -6,14 +6,10 @@
 #include "conv.h"
 #include "im2col.h"
 
-#define STEP(id)                                                                                   \
-    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
-    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-STEP(04a)
-STEP(04b)
-STEP(04c)
-STEP(04d)
-#undef STEP
+CONV_STEP(04a)
+CONV_STEP(04b)
+CONV_STEP(04c)
+CONV_STEP(04d)
 void launch_04x(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
 
 #define DIR "chapters/04_im2col_gemm/"

@@ -5,28 +5,24 @@
 #include "epilogue.h"
 #include "pad_channels.h"
 
-#define STEP(id)                                                                                   \
-    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
-    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
 #define FUSED(id)                                                                                  \
     void launch_fused_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace,   \
                            const conv_epilogue *ep);
-STEP(05a)
-STEP(05b)
-STEP(05c)
-STEP(05d)
-STEP(05e)
-STEP(05f)
-STEP(05g)
-STEP(05h)
-STEP(05i)
-STEP(05j)
-STEP(05k)
+CONV_STEP(05a)
+CONV_STEP(05b)
+CONV_STEP(05c)
+CONV_STEP(05d)
+CONV_STEP(05e)
+CONV_STEP(05f)
+CONV_STEP(05g)
+CONV_STEP(05h)
+CONV_STEP(05i)
+CONV_STEP(05j)
+CONV_STEP(05k)
 FUSED(05i)
 FUSED(05j)
 FUSED(05k)
 FUSED(05l)
-#undef STEP
 #undef FUSED
 
 #define DIR "chapters/05_implicit_gemm_tc/"

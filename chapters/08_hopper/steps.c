@@ -4,12 +4,8 @@
 #include "conv.h"
 #include "pad_channels.h"
 
-#define STEP(id)                                                                                   \
-    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
-    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-STEP(08a)
-STEP(08b)
-#undef STEP
+CONV_STEP(08a)
+CONV_STEP(08b)
 
 #define DIR "chapters/08_hopper/"
 #define FPROP_F16_NHWC .pass = PASS_FPROP, .dtype = DTYPE_F16, .layout = LAYOUT_NHWC, .device = ON_GPU

@@ -4,12 +4,8 @@
  */
 #include "conv.h"
 
-#define STEP(id)                                                                                   \
-    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
-    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
-STEP(09a)
-STEP(09b)
-#undef STEP
+CONV_STEP(09a)
+CONV_STEP(09b)
 /* 09b's launch paths: its four specializations and the general kernel (09b_tiled.cu) */
 extern const char *const branches_09b[];
 int branch_09b(const conv_problem *prob);

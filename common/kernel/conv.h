@@ -141,6 +141,12 @@ typedef struct {
  * convolution (14x14, 256 -> 256 channels), where every dense kernel runs. */
 #define CONV_REFERENCE_LAYER "resnet50/res4_3x3"
 
+/* A step's supports() and launch, declared for its chapter's registry list (steps.c); the step's own
+ * file defines them (extern "C"), and the registry row names them. */
+#define CONV_STEP(id)                                                                              \
+    bool supports_##id(const conv_problem *prob, char *why, size_t why_len);                       \
+    void launch_##id(const conv_problem *prob, void *x, void *w, void *y, void *workspace);
+
 #ifdef __cplusplus
 }
 #endif
