@@ -144,7 +144,7 @@ def threads_launched(argv):
 
 def allowed(argv, spec):
     """Commands that are slow by design (a valid launch of more than 2^20 threads: --grid 2147483647
-    is a legal launch the emulator would run for hours, with its progress line), and paths out of the
+    is a legal launch the emulator would run for many minutes, with its progress line), and paths out of the
     scratch folder, are not run."""
     if any(a in spec["never"] for a in argv) or threads_launched(argv) > 1 << 20:
         return False
