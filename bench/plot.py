@@ -139,7 +139,7 @@ def draw_ladder_panel(ax, results, prow, layer_color):
             ax.axvline(x - (1 + GROUP_GAP) / 2, color="#999999", lw=0.6, ls=":")
         x_first = x
         for k in kernels:
-            vals = [(lk, r["tflops"]) for (kid, lk), r in measured.items() if kid == k["kernel"]]
+            vals = [(r["layer"], r["tflops"]) for (kid, _), r in measured.items() if kid == k["kernel"]]
             mean = geomean(v for _, v in vals)
             ax.bar(x, mean, width=0.8, color=BAR_COLOR, edgecolor="#5a7894", zorder=2)
             for lk, v in vals:  # one dot per layer, spread across the bar in layer order
@@ -149,7 +149,7 @@ def draw_ladder_panel(ax, results, prow, layer_color):
             values += [v for _, v in vals]
             bars.append((x, mean))
             ticks.append(x)
-            ticklabels.append(short(kernel_label(k)))
+            ticklabels.append(k["kernel"])
             x += 1
         span = (x_first - 0.45, x - 1 + 0.45)
         peak = results.peak_tflops(dtype)
@@ -164,7 +164,7 @@ def draw_ladder_panel(ax, results, prow, layer_color):
                             bbox=dict(fc="white", ec="none", alpha=0.7, pad=0.5))
                 values.append(value)
         x += GROUP_GAP
-    ax.set_xticks(ticks, ticklabels, rotation=35, ha="right", rotation_mode="anchor")
+    ax.set_xticks(ticks, ticklabels, rotation=90)
     ax.set_xlim(-0.7, x - GROUP_GAP - 0.3)
     ax.grid(axis="y", which="major", color="#e4e4e4", zorder=0)
     return values, bars
@@ -173,8 +173,10 @@ def draw_ladder_panel(ax, results, prow, layer_color):
 def plot_ladder(results, path):
     rows = results.passed()
     passes = [p for p in PASSES if any(r["pass"] == p for r in rows)]
-    labels = layer_labels(results.rows)
-    layers = list(dict.fromkeys(layer_key(r) for r in rows))
+    # one colour per layer name: the CPU loop's rows (the same layers at N=1) share their layer's
+    layers = list(dict.fromkeys(r["layer"] for r in rows))
+    suites = {layer.partition("/")[0] for layer in layers}
+    labels = {layer: layer.partition("/")[2] if len(suites) == 1 else layer for layer in layers}
     cmap = plt.get_cmap("tab10" if len(layers) <= 10 else "tab20")
     layer_color = {k: cmap(i % cmap.N) for i, k in enumerate(layers)}
 
@@ -295,8 +297,10 @@ def heat_cell(row, norm, cmap):
 def plot_pct_cudnn(results, path):
     rows = results.rows  # fail / unsupported cells are shown too, greyed
     passes = [p for p in PASSES if any(r["pass"] == p and r["status"] == "pass" for r in rows)]
-    labels = layer_labels(rows)
-    layer_order = list(dict.fromkeys(layer_key(r) for r in rows if r["pass"] in passes))
+    # a row per layer name: the CPU loop's cells (the same layers at N=1) sit in their layer's row
+    layer_order = list(dict.fromkeys(r["layer"] for r in rows if r["pass"] in passes))
+    suites = {layer.partition("/")[0] for layer in layer_order}
+    labels = {layer: layer.partition("/")[2] if len(suites) == 1 else layer for layer in layer_order}
     # 1% (red) .. 10% (yellow) .. 100% (green); beyond either end the end colour
     norm = LogNorm(vmin=1, vmax=100)
     cmap = plt.get_cmap("RdYlGn")
@@ -307,7 +311,7 @@ def plot_pct_cudnn(results, path):
     for ax, p in zip(axes[0], passes):
         prow = [r for r in rows if r["pass"] == p]
         kernels = kernels_of(prow)
-        cells = latest(prow)
+        cells = {(r["kernel"], r["layer"]): r for r in prow}
         for i, k in enumerate(kernels):
             for j, lk in enumerate(layer_order):
                 face, text, ink = heat_cell(cells.get((k["kernel"], lk)), norm, cmap)
@@ -316,8 +320,7 @@ def plot_pct_cudnn(results, path):
                 ax.text(i, j, text, ha="center", va="center", fontsize=7.5, color=ink)
         ax.set_xlim(-0.5, len(kernels) - 0.5)
         ax.set_ylim(len(layer_order) - 0.5, -0.5)
-        ax.set_xticks(range(len(kernels)), [short(kernel_label(k)) for k in kernels],
-                      rotation=35, ha="right", rotation_mode="anchor")
+        ax.set_xticks(range(len(kernels)), [k["kernel"] for k in kernels], rotation=90)
         ax.set_yticks(range(len(layer_order)), [short(labels[k], 30) for k in layer_order])
         ax.tick_params(length=0)
         for side in ax.spines.values():

@@ -31,7 +31,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_csv  # noqa: E402
 import prose_numbers  # noqa: E402
-from results_csv import CsvError, kernel_key, kernel_label, layer_key, layer_labels, load  # noqa: E402
+from results_csv import DTYPE_LABEL, CsvError, kernel_key, kernel_label, layer_key, layer_labels, load  # noqa: E402
 
 DASH = "–"
 
@@ -58,23 +58,69 @@ def select(results, chapter=None, pass_=None):
     return sorted(rows, key=lambda r: (kernel_key(r), r["pass"], order[layer_key(r)]))
 
 
+def epilogue_of(row):
+    """'bias+relu' for a fused-epilogue row such as 05i+bias+relu; '' for a plain kernel."""
+    return row["kernel"].partition("+")[2]
+
+
 def markdown(results, rows):
-    """The GPU line, a blank line and the table, as one string."""
-    show_pass = len({r["pass"] for r in rows}) > 1
-    labels = layer_labels(results.rows)
-    head = ["kernel"] + (["pass"] if show_pass else []) + [
-        "layer", "ms", "TFLOP/s", "GB/s", "% cuDNN", "% roofline", "status", "rel err"]
-    align = ["---"] * (len(head) - 7) + ["---:"] * 5 + ["---", "---:"]
-    lines = [f"Measured on **{results.gpu()}** ({results.versions()}), {results.date()};"
-             f" source `{results.path}`.", "",
-             "| " + " | ".join(head) + " |", "| " + " | ".join(align) + " |"]
-    for r in rows:
-        rel = DASH if r["rel_err"] is None else f"{r['rel_err']:.1e}"
-        cells = [kernel_label(r)] + ([r["pass"]] if show_pass else []) + [
-            labels[layer_key(r)], fmt(r["time_ms"]), fmt(r["tflops"]), fmt(r["gbps"]),
-            fmt(r["pct_cudnn"]), fmt(r["pct_roofline"]), r["status"], rel]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    """The GPU line, a blank line and one table per epilogue: a row per kernel, a column per layer,
+    each cell the median time in ms (the fastest of ours in bold), and a last row for cuDNN's fastest
+    algorithm on the same problem (its fused call for the epilogue rows)."""
+    labels = {}
+    for r in rows:  # a column per layer name; the CPU loop runs its layers at N=1 (marked)
+        labels.setdefault(r["layer"], layer_labels(results.rows)[layer_key(r)])
+    batch = {layer: max(r["n"] for r in rows if r["layer"] == layer) for layer in labels}
+    reps = sorted({int(r["reps"]) for r in rows if r["status"] == "pass" and r["reps"].isdigit()})
+    kernels = list(dict.fromkeys(r["kernel"] for r in rows))
+    shown = [k for k in kernels if any(r["kernel"] == k and r["status"] != "unsupported" for r in rows)]
+    hidden = [k for k in kernels if k not in shown]
+    runs = " or ".join(str(n) for n in reps) if reps else "no"
+    lines = [f"Measured on **{results.gpu()}** ({results.versions()}), {results.date()}: the median of "
+             f"{runs} timed runs, in ms (source `{results.path}`, which also gives TFLOP/s, GB/s, % of "
+             "cuDNN and the verification error of every row). Every row passed verification unless marked."]
+    if hidden:
+        lines += ["", f"Not shown: {', '.join(hidden)} (unsupported on every layer measured)."]
+    if any(r["n"] != batch[r["layer"]] for r in rows):
+        lines += ["", "\\* at N=1: the CPU loop runs one image of the layer."]
+    # a table per pass, data type and epilogue: cuDNN's row is only comparable within one
+    groups = list(dict.fromkeys((r["pass"], r["dtype"], epilogue_of(r)) for r in rows if r["kernel"] in shown))
+    for pass_, dtype, epilogue in groups:
+        group = [r for r in rows if (r["pass"], r["dtype"], epilogue_of(r)) == (pass_, dtype, epilogue)
+                 and r["kernel"] in shown]
+        if len({(p, d) for p, d, _ in groups}) > 1:
+            lines += ["", f"{pass_}, {DTYPE_LABEL.get(dtype, dtype)}" + (f", with {epilogue}" if epilogue else "") + ":"]
+        cell = {(r["kernel"], r["layer"]): r for r in group}
+        fastest = {layer: min((r["time_ms"] for r in group if r["layer"] == layer and r["status"] == "pass"
+                               and r["n"] == batch[layer]), default=None) for layer in labels}
+        lines += ["", "| kernel | " + " | ".join(labels.values()) + " |",
+                  "| --- |" + " ---: |" * len(labels)]
+        for kernel in dict.fromkeys(r["kernel"] for r in group):
+            cells = []
+            for layer in labels:
+                r = cell.get((kernel, layer))
+                if r is None or r["status"] == "unsupported":
+                    cells.append(DASH)
+                elif r["status"] == "fail":
+                    cells.append("FAIL")
+                else:
+                    text = fmt(r["time_ms"]) + ("\\*" if r["n"] != batch[layer] else "")
+                    cells.append(f"**{text}**" if r["time_ms"] == fastest[layer] else text)
+            lines.append(f"| {kernel} | " + " | ".join(cells) + " |")
+        cudnn = [next((r["cudnn_ms"] for r in group if r["layer"] == layer and r["cudnn_ms"]), None)
+                 for layer in labels]
+        if any(cudnn):
+            name = f"cuDNN, fused {epilogue}" if epilogue else "cuDNN"
+            lines.append(f"| {name} | " + " | ".join(fmt(v) for v in cudnn) + " |")
     return "\n".join(lines)
+
+
+def not_measured(unsupported=()):
+    """What a chapter's results section says while no GPU has timed its kernels."""
+    why = (f" The GPU runs so far had no layer that {', '.join(unsupported)} support." if unsupported else "")
+    return (f"Not yet measured on a GPU.{why} On a machine with one, `bash bench/gpu_session.sh` runs the\n"
+            "benchmark and generates this table from its CSV (`python3 bench/tables.py bench/results/<gpu>.csv\n"
+            "--readmes . --marker results`).")
 
 
 def counters_markdown(rows, h100):
@@ -225,11 +271,48 @@ def refresh_chapter_readmes(root, marker, content_of, check, tool):
     return stale
 
 
+def results_readmes(args):
+    """CSV ... --readmes ROOT --marker NAME: every chapter README's NAME section, from the GPU CSVs
+    (one table per GPU), or the not-yet-measured text for a chapter they have no rows for."""
+    if not args.marker:
+        print("tables: --readmes with results CSVs needs --marker (e.g. results)", file=sys.stderr)
+        return 1
+    loaded = []
+    for path in args.csv:
+        try:
+            loaded.append(load(path))
+        except CsvError as e:
+            print(f"tables: {path}: {e}", file=sys.stderr)
+            return 1
+        loaded[-1].path = os.path.relpath(os.path.abspath(path), os.path.abspath(args.readmes))
+
+    def content_of(readme, text):
+        chapter = os.path.basename(os.path.dirname(readme))[:2]
+        tables, unsupported = [], []
+        for results in loaded:
+            rows = select(results, chapter)
+            if any(r["status"] != "unsupported" for r in rows):
+                tables.append(markdown(results, rows))
+            unsupported += [r["kernel"] for r in rows]
+        return "\n\n".join(tables) if tables else not_measured(list(dict.fromkeys(unsupported)))
+
+    try:
+        stale = refresh_chapter_readmes(args.readmes, args.marker, content_of, args.check, "tables")
+    except ValueError as e:
+        print(f"tables: {e}", file=sys.stderr)
+        return 1
+    for readme in stale:
+        print(f"tables: {readme}: the {args.marker} table differs from {', '.join(args.csv)}; run "
+              f"python3 bench/tables.py {' '.join(args.csv)} --readmes . --marker {args.marker}", file=sys.stderr)
+    return 1 if stale else 0
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("csv", nargs="*", help="results CSVs, e.g. bench/results/h100.csv")
     ap.add_argument("--counters", metavar="CSV", help="the emulator's counts, bench/results/emulator.csv")
-    ap.add_argument("--readmes", metavar="ROOT", help="with --counters: every chapter README under ROOT")
+    ap.add_argument("--readmes", metavar="ROOT", help="every chapter README under ROOT (with --counters, or "
+                    "with results CSVs and --marker)")
     ap.add_argument("--check", action="store_true", help="with --readmes: compare, write nothing")
     ap.add_argument("--chapter", help="only this chapter, e.g. 02")
     ap.add_argument("--pass", dest="pass_", choices=("fprop", "dgrad", "wgrad"),
@@ -239,10 +322,12 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.counters:
         return counters_main(args)
-    if args.readmes or args.check:
-        ap.error("--readmes and --check go with --counters")
     if not args.csv:
         ap.error("a results CSV, or --counters CSV")
+    if args.readmes:
+        return results_readmes(args)
+    if args.check:
+        ap.error("--check goes with --readmes")
     if bool(args.readme) != bool(args.marker):
         ap.error("--readme and --marker go together")
     chapter = args.chapter.zfill(2) if args.chapter and args.chapter.isdigit() else args.chapter

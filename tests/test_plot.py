@@ -6,12 +6,15 @@ Runs the two scripts as a reader would (subprocesses) on a scratch folder made
 under BUILD_TMP_DIR: the three PNGs of the fixture exist at the expected pixel
 size; malformed CSVs (missing column, bad number, empty file, header only) exit
 1 with exactly one line on stderr and no traceback; an empty results folder
-prints the "no results" line and exits 0; tables.py prints every fixture row
-and fills/refuses README markers. Exit 0 if all checks pass, 1 otherwise.
+prints the "no results" line and exits 0; tables.py shows every fixture row's
+median (or FAIL, or a dash) in its kernel's row and layer's column, one table per
+pass and data type with cuDNN's row, fills/refuses README markers, and with
+--readmes --check fails when one number in a chapter's table is typed over. Exit 0 if all checks pass, 1 otherwise.
 No GPU and no pytest needed.
 """
 
 import csv
+import math
 import os
 import shutil
 import struct
@@ -142,24 +145,68 @@ def test_no_results(tmp):
           f"empty results folder: exit 0 and the 'no results' line (got {rc}, {stdout!r})")
 
 
+def pivot(stdout):
+    """Every table in tables.py's output as {kernel: {layer: cell}}, cells as printed."""
+    tables, header = [], None
+    for line in stdout.splitlines():
+        if not line.startswith("| ") or line.startswith("| ---"):
+            header = None if not line.startswith("| ") else header
+            continue
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if cells[0] == "kernel":
+            header = cells[1:]
+            tables.append({})
+        elif header:
+            tables[-1][cells[0]] = dict(zip(header, cells[1:]))
+    return tables
+
+
+def expected_cell(row):
+    """What the table must show for a fixture row: its median to 3 figures, FAIL or a dash."""
+    if row["status"] == "unsupported":
+        return "–"
+    if row["status"] == "fail":
+        return "FAIL"
+    value = float(row["time_ms"])
+    return f"{value:.{max(0, 2 - math.floor(math.log10(value)))}f}"
+
+
 def test_tables(tmp):
     rows = fixture_rows()
     rc, stdout, stderr = run(TABLES, FIXTURE)
-    table = table_lines(stdout)
+    tables = pivot(stdout)
     check(rc == 0, f"tables.py on the fixture exits 0 ({stderr.strip()[:200]})")
-    check(len(table) == len(rows) + 1, f"table has a header and {len(rows)} rows (got {len(table) - 1})")
     check("FIXTURE (synthetic" in stdout and "CUDA 13.0" in stdout and "2026-11-22" in stdout,
           "tables.py names the GPU, CUDA and date")
-    check(all(f"| {r['kernel']} " in stdout for r in rows), "every kernel appears")
-    check("| fail |" in stdout and "| unsupported |" in stdout, "fail and unsupported rows shown")
+    check(len(tables) == 4, f"a table per pass and data type: fp32 fprop, fp16 fprop, dgrad, wgrad (got {len(tables)})")
+    cells = {k: v for t in tables for k, v in t.items()}
+    wrong = [f"{r['kernel']} {r['layer']}: {cells.get(r['kernel'], {}).get(r['layer'].split('/')[1])!r}"
+             for r in rows
+             if cells.get(r["kernel"], {}).get(r["layer"].split("/")[1], "").strip("*") != expected_cell(r)]
+    check(not wrong, f"every row's cell is its median, FAIL or a dash ({', '.join(wrong)[:200]})")
+    fastest = [t[k][layer] for t in tables for k in t for layer in t[k] if t[k][layer].startswith("**")]
+    bold = ["**0.627**", "**0.831**", "**1.24**", "**0.0406**", "**0.0525**", "**0.0474**", "**0.0763**",
+            "**0.0627**", "**0.0711**"]
+    check(sorted(fastest) == sorted(bold), f"the fastest passing kernel per layer in bold ({fastest})")
+    check(cells.get("cuDNN", {}).get("res2_3x3") and tables[0]["cuDNN"]["res2_3x3"] == "0.235"
+          and tables[2]["cuDNN"]["res2_3x3"] == "0.0199", "each table's cuDNN row is its own pass's")
 
     rc, stdout, _ = run(TABLES, FIXTURE, "--chapter", "2", "--pass", "fprop")
-    body = table_lines(stdout)[1:]
-    expected = sum(r["chapter"] == "02" for r in rows)
-    check(rc == 0 and len(body) == expected and all(line.startswith("| 02") for line in body),
-          f"--chapter 2 --pass fprop gives just the {expected} chapter-02 rows")
+    tables = pivot(stdout)
+    check(rc == 0 and len(tables) == 1 and list(tables[0]) == ["02a", "02b", "cuDNN"],
+          f"--chapter 2 --pass fprop gives just the chapter-02 kernels and cuDNN ({[list(t) for t in tables]})")
     rc, _, stderr = run(TABLES, FIXTURE, "--chapter", "09")
     check(rc == 1 and len(stderr.strip().splitlines()) == 1, "--chapter with no rows exits 1")
+
+    # a kernel unsupported on every layer is named under the table, not given a row of dashes
+    only_unsupported = os.path.join(tmp, "unsupported.csv")
+    with open(FIXTURE, newline="") as f:
+        header = next(csv.reader(f))
+    write_csv(only_unsupported, header, [dict(r, status="unsupported", time_ms="", cudnn_ms="") if r["kernel"] == "02a"
+                                         else r for r in rows])
+    rc, stdout, _ = run(TABLES, only_unsupported, "--chapter", "02")
+    check(rc == 0 and "Not shown: 02a" in stdout and "02a" not in pivot(stdout)[0],
+          "a kernel unsupported everywhere is named, not tabled")
 
     # one CSV per GPU: a table for each that has the chapter's rows, each under its own GPU line
     other = os.path.join(tmp, "other_gpu.csv")
@@ -168,9 +215,8 @@ def test_tables(tmp):
     with open(other, "w") as f:
         f.write(text.replace("FIXTURE (synthetic", "SECOND FIXTURE (synthetic"))
     rc, stdout, stderr = run(TABLES, FIXTURE, other, "--chapter", "02")
-    check(rc == 0 and stdout.count("Measured on **") == 2 and "SECOND FIXTURE" in stdout
-          and len(table_lines(stdout)) == 2 * (expected + 1),
-          f"two CSVs give two tables of {expected} rows ({stderr.strip()[:200]})")
+    check(rc == 0 and stdout.count("Measured on **") == 2 and "SECOND FIXTURE" in stdout and len(pivot(stdout)) == 2,
+          f"two CSVs give two tables ({stderr.strip()[:200]})")
 
     readme = os.path.join(tmp, "README.md")
     with open(readme, "w") as f:
@@ -179,7 +225,7 @@ def test_tables(tmp):
     rc, _, stderr = run(TABLES, FIXTURE, "--chapter", "02", "--readme", readme, "--marker", "results")
     with open(readme) as f:
         text = f.read()
-    check(rc == 0 and "stale table" not in text and "| 02a naive" in text,
+    check(rc == 0 and "stale table" not in text and "| 02a |" in text,
           f"--readme replaces the text between the markers ({stderr.strip()[:200]})")
     check(text.startswith("# Chapter 2\n\nbefore\n<!-- results:begin -->\n")
           and text.endswith("<!-- results:end -->\nafter\n"), "text outside the markers kept")
@@ -192,6 +238,25 @@ def test_tables(tmp):
           and "Traceback" not in stderr, f"missing marker: exit 1, one line ({stderr.strip()!r})")
     with open(readme) as f:
         check(f.read() == text, "missing marker leaves the file untouched")
+
+    # --readmes ROOT: every chapter README's section, and --check fails on a table typed over
+    root = os.path.join(tmp, "tree")
+    for chapter in ("02_naive", "09_depthwise"):
+        os.makedirs(os.path.join(root, "chapters", chapter))
+        with open(os.path.join(root, "chapters", chapter, "README.md"), "w") as f:
+            f.write("# x\n<!-- results:begin -->\nold\n<!-- results:end -->\n")
+    rc, _, stderr = run(TABLES, FIXTURE, "--readmes", root, "--marker", "results", "--check")
+    check(rc == 1 and "02_naive/README.md" in stderr, "--check names a README whose table is stale")
+    rc, _, stderr = run(TABLES, FIXTURE, "--readmes", root, "--marker", "results")
+    ch02, ch09 = (open(os.path.join(root, "chapters", c, "README.md")).read() for c in ("02_naive", "09_depthwise"))
+    check(rc == 0 and "| 02a |" in ch02 and "Not yet measured on a GPU" in ch09,
+          f"--readmes writes each chapter's table, or says it is not yet measured ({stderr.strip()[:200]})")
+    rc, _, _ = run(TABLES, FIXTURE, "--readmes", root, "--marker", "results", "--check")
+    check(rc == 0, "--check passes once written")
+    with open(os.path.join(root, "chapters", "02_naive", "README.md"), "w") as f:
+        f.write(ch02.replace("| 02a | 2.55 |", "| 02a | 2.50 |"))
+    rc, _, stderr = run(TABLES, FIXTURE, "--readmes", root, "--marker", "results", "--check")
+    check(rc == 1 and "02_naive/README.md" in stderr, "--check fails on one number typed over")
 
 
 def main():

@@ -1,0 +1,138 @@
+"""The chapters' measured results: their tables are the GPU CSVs', and what their text says of them holds.
+
+    python3 tests/test_measured_claims.py SOURCE_ROOT [--print]
+
+1. Every chapter README's Results table is what `bench/tables.py` generates from the GPU results CSVs
+   (bench/results/<gpu>.csv, every one but the emulator's counts): a number typed over, or a CSV
+   re-measured without regenerating the tables, fails.
+2. Each sentence below that the chapters write about their measurements (which step is faster than
+   which, on how many layers, by how much) is rendered from the CSV and must appear, word for word, in
+   its README: a sentence edited by hand, or a new measurement that changes the verdict, fails, and the
+   sentence has to be rewritten from what the CSV now says. `--print` prints each rendered sentence.
+
+Times are the CSV's medians; "faster" compares medians. A claim names its GPU's CSV.
+"""
+
+import csv
+import glob
+import os
+import subprocess
+import sys
+
+RESNET50 = ("conv1", "res2_1x1_reduce", "res2_3x3", "res3_3x3_s2", "res3_proj", "res4_3x3", "res4_1x1_expand",
+            "res5_3x3", "res5_1x1_reduce", "big_3x3")
+
+# (README, CSV, kernel a, kernel b or "cuDNN" (the cuDNN time in a's rows), the layers (None: every layer both
+# ran), the sentence). In the sentence: {faster} and {slower} are how many layers a is faster / slower on
+# ("all 10", "none of the 10", "7 of the 10"); {up} is b's time over a's as a range ("1.05 to 2.03"), {down} a's
+# over b's; {faster_on} and {slower_on} name the layers.
+CLAIMS = [
+    ("chapters/02_naive_cuda/README.md", "h200", "02c", "02b", None,
+     "02c was faster than 02b on {faster_on} and slower on {slower_on}"),
+    ("chapters/03_smem_tiling/README.md", "h200", "03a", "02b", None,
+     "03a was slower than chapter 02's 02b on {slower} layers"),
+    ("chapters/03_smem_tiling/README.md", "h200", "03b", "03a", None,
+     "03b was faster than 03a on {faster} layers, {up} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05a", "04d", None,
+     "05a was slower than chapter 04's fp32 04d on {slower} layers, taking {down} times as long"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05b", "05a", None,
+     "05b was slower than 05a on {slower} layers"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05c", "05b", None,
+     "05c was faster than 05b on {faster} layers, by {up} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05d", "05c", None,
+     "05d was faster than 05c on {faster} layers, {up} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05e", "05d", None,
+     "05e was faster than 05d only on {faster_on}"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05f", "05e", None,
+     "05f was faster than 05e on {faster} layers, {up} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05g", "05f", None,
+     "05g was faster than 05f on {faster} layers"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05h", "05g", None,
+     "05h was faster than 05g on {faster} layers, {up} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05h", "cuDNN", ("res3_proj", "res4_1x1_expand", "big_3x3"),
+     "05h was faster than cuDNN on {faster_on} and slower on {slower_on}"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05i+bias+relu", "05l+bias+relu", None,
+     "the fused 05i was slower than the unfused 05l on {slower} layers with bias and ReLU"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05i+bn+residual+relu", "05l+bn+residual+relu", None,
+     "on {slower} layers with BN, the residual and ReLU, taking {down} times as long"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05j", "05i", None,
+     "05j was faster than 05i on {faster_on}"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h200", "05k", "05i", None,
+     "05k was faster than 05i on {faster_on}"),
+    ("chapters/07_wgrad/README.md", "h200", "07b", "07a", None,
+     "07b was faster than 07a on {faster} layers, {up} times"),
+    ("chapters/08_hopper/README.md", "h200", "08a", "05h", None,
+     "08a was faster than chapter 05's 05h on {faster_on}"),
+    ("chapters/08_hopper/README.md", "h200", "08a", "cuDNN", None,
+     "08a was faster than cuDNN on {faster_on}, and slower on {slower_on}"),
+    ("chapters/08_hopper/README.md", "h200", "08b", "08a", None,
+     "08b was slower than 08a on {slower} layers, taking {down} times as long"),
+]
+
+
+def load(root, gpu):
+    """(kernel, short layer name) -> row, for the rows that passed."""
+    with open(os.path.join(root, "bench", "results", f"{gpu}.csv"), newline="") as f:
+        return {(r["kernel"], r["layer"].split("/")[-1]): r for r in csv.DictReader(f) if r["status"] == "pass"}
+
+
+def how_many(count, total):
+    return f"all {total}" if count == total else f"none of the {total}" if count == 0 else f"{count} of the {total}"
+
+
+def names(layers):
+    quoted = [f"`{layer}`" for layer in layers]
+    return quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " and " + quoted[-1] if quoted else "no layer"
+
+
+def render(rows, a, b, layers, sentence):
+    """The sentence with the CSV's values, or a one-line error."""
+    times = []
+    for layer in layers or RESNET50:
+        ra = rows.get((a, layer))
+        tb = (float(ra["cudnn_ms"]) if ra and ra["cudnn_ms"] else None) if b == "cuDNN" else (
+            float(rows[(b, layer)]["time_ms"]) if (b, layer) in rows else None)
+        if ra and tb:
+            times.append((layer, float(ra["time_ms"]), tb))
+        elif layers:
+            raise ValueError(f"{a} or {b} has no time on {layer}")
+    if not times:
+        raise ValueError(f"{a} and {b} share no layer")
+    faster = [layer for layer, ta, tb in times if ta < tb]
+    slower = [layer for layer, ta, tb in times if ta > tb]
+    up = [tb / ta for _, ta, tb in times]
+    return sentence.format(faster=how_many(len(faster), len(times)), slower=how_many(len(slower), len(times)),
+                           faster_on=names(faster), slower_on=names(slower),
+                           up=f"{min(up):.2f} to {max(up):.2f}", down=f"{1 / max(up):.2f} to {1 / min(up):.2f}")
+
+
+def main():
+    root, show = sys.argv[1], "--print" in sys.argv
+    failures = []
+    gpu_csvs = sorted(p for p in glob.glob(os.path.join(root, "bench", "results", "*.csv"))
+                      if os.path.basename(p) != "emulator.csv")
+    if gpu_csvs:
+        check = subprocess.run([sys.executable, os.path.join(root, "bench", "tables.py"), *gpu_csvs,
+                                "--readmes", root, "--marker", "results", "--check"],
+                               capture_output=True, text=True)
+        if check.returncode != 0:
+            failures.append(f"results tables: {check.stderr.strip()}")
+    for readme, gpu, a, b, layers, sentence in CLAIMS:
+        try:
+            text = render(load(root, gpu), a, b, layers, sentence)
+        except (OSError, ValueError) as e:
+            failures.append(f"{readme}: {a} against {b}: {e}")
+            continue
+        if show:
+            print(text)
+        with open(os.path.join(root, readme), encoding="utf-8") as f:
+            if " ".join(text.split()) not in " ".join(f.read().split()):
+                failures.append(f"{readme}: the CSV now says \"{text}\", which the text does not")
+    for line in failures:
+        print(f"FAIL {line}")
+    print(f"measured_claims: {len(CLAIMS)} claims, {len(failures)} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
