@@ -109,68 +109,31 @@ static options parse_options(int argc, char **argv)
         cli_error("unknown command '%s'", opts.command);
     }
 
-    struct { const char *flag; int *a, *b; int min; } int_flags[] = {
-        {"--n", &opts.overrides.n, NULL, 1}, {"--c", &opts.overrides.c, NULL, 1},
-        {"--h", &opts.overrides.h, NULL, 1}, {"--w", &opts.overrides.w, NULL, 1},
-        {"--k", &opts.overrides.k, NULL, 1}, {"--r", &opts.overrides.r, NULL, 1},
-        {"--s", &opts.overrides.s, NULL, 1},
-        {"--pad", &opts.overrides.pad_h, &opts.overrides.pad_w, 0},
-        {"--pad-h", &opts.overrides.pad_h, NULL, 0}, {"--pad-w", &opts.overrides.pad_w, NULL, 0},
-        {"--stride", &opts.overrides.stride_h, &opts.overrides.stride_w, 1},
-        {"--stride-h", &opts.overrides.stride_h, NULL, 1}, {"--stride-w", &opts.overrides.stride_w, NULL, 1},
-        {"--dil", &opts.overrides.dil_h, &opts.overrides.dil_w, 1},
-        {"--dil-h", &opts.overrides.dil_h, NULL, 1}, {"--dil-w", &opts.overrides.dil_w, NULL, 1},
-        {"--groups", &opts.overrides.groups, NULL, 1},
-        {"--reps", &opts.reps, NULL, 1}, {"--warmup", &opts.warmup, NULL, 0}, {"--sample", &opts.sample, NULL, 0},
-        {"--random", &opts.random_count, NULL, 0}};
-    struct { const char *flag; const char **value; } string_flags[] = {
-        {"--layer", &opts.layer}, {"--save-npy", &opts.save_dir}, {"--load-npy", &opts.load_dir},
-        {"--suite", &opts.suite}, {"--kernels", &opts.kernels}, {"--csv", &opts.csv},
-        {"--epilogue", &opts.epilogue_text}};
-    struct { const char *flag; bool *value; bool set; } bool_flags[] = {
-        {"--no-verify", &opts.verify, false}, {"--no-cudnn", &opts.cudnn, false}, {"--quick", &opts.quick, true},
-        {"--emulate", &opts.emulate, true}, {"--gpu", &opts.gpu, true}, {"--counters", &opts.counters, true},
-        {"--json", &opts.json, true}};
-
-    for (; at < argc; at++) {
-        const char *flag = argv[at];
-        bool known = false;
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
-            fputs(usage, stdout);
-            exit(0);
-        }
-        for (size_t i = 0; !known && i < sizeof bool_flags / sizeof bool_flags[0]; i++)
-            if (strcmp(flag, bool_flags[i].flag) == 0)
-                *bool_flags[i].value = bool_flags[i].set, known = true;
-        if (known)
-            continue;
-        if (at + 1 >= argc) {
-            bool takes_value = strcmp(flag, "--seed") == 0;
-            for (size_t i = 0; i < sizeof int_flags / sizeof int_flags[0]; i++)
-                takes_value |= strcmp(flag, int_flags[i].flag) == 0;
-            for (size_t i = 0; i < sizeof string_flags / sizeof string_flags[0]; i++)
-                takes_value |= strcmp(flag, string_flags[i].flag) == 0;
-            cli_error(takes_value ? "%s needs a value" : "unknown option '%s'", flag);
-        }
-        const char *value = argv[at + 1];
-        if (strcmp(flag, "--seed") == 0) {
-            opts.seed = cli_seed(flag, value);
-            known = true;
-        }
-        for (size_t i = 0; !known && i < sizeof int_flags / sizeof int_flags[0]; i++)
-            if (strcmp(flag, int_flags[i].flag) == 0) {
-                *int_flags[i].a = cli_int(flag, value, int_flags[i].min, INT_MAX);
-                if (int_flags[i].b)
-                    *int_flags[i].b = *int_flags[i].a;
-                known = true;
-            }
-        for (size_t i = 0; !known && i < sizeof string_flags / sizeof string_flags[0]; i++)
-            if (strcmp(flag, string_flags[i].flag) == 0)
-                *string_flags[i].value = value, known = true;
-        if (!known)
-            cli_error("unknown option '%s'", flag);
-        at++;
-    }
+    conv_problem *given = &opts.overrides;
+    const cli_option options[] = {
+        {CLI_INTEGER("--n", &given->n, 1, INT_MAX)}, {CLI_INTEGER("--c", &given->c, 1, INT_MAX)},
+        {CLI_INTEGER("--h", &given->h, 1, INT_MAX)}, {CLI_INTEGER("--w", &given->w, 1, INT_MAX)},
+        {CLI_INTEGER("--k", &given->k, 1, INT_MAX)}, {CLI_INTEGER("--r", &given->r, 1, INT_MAX)},
+        {CLI_INTEGER("--s", &given->s, 1, INT_MAX)},
+        {CLI_INTEGER("--pad", &given->pad_h, 0, INT_MAX), .also = &given->pad_w},
+        {CLI_INTEGER("--pad-h", &given->pad_h, 0, INT_MAX)}, {CLI_INTEGER("--pad-w", &given->pad_w, 0, INT_MAX)},
+        {CLI_INTEGER("--stride", &given->stride_h, 1, INT_MAX), .also = &given->stride_w},
+        {CLI_INTEGER("--stride-h", &given->stride_h, 1, INT_MAX)},
+        {CLI_INTEGER("--stride-w", &given->stride_w, 1, INT_MAX)},
+        {CLI_INTEGER("--dil", &given->dil_h, 1, INT_MAX), .also = &given->dil_w},
+        {CLI_INTEGER("--dil-h", &given->dil_h, 1, INT_MAX)}, {CLI_INTEGER("--dil-w", &given->dil_w, 1, INT_MAX)},
+        {CLI_INTEGER("--groups", &given->groups, 1, INT_MAX)}, {CLI_INTEGER("--reps", &opts.reps, 1, INT_MAX)},
+        {CLI_INTEGER("--warmup", &opts.warmup, 0, INT_MAX)}, {CLI_INTEGER("--sample", &opts.sample, 0, INT_MAX)},
+        {CLI_INTEGER("--random", &opts.random_count, 0, INT_MAX)}, {CLI_SEED_INTO("--seed", &opts.seed)},
+        {CLI_STRING("--layer", &opts.layer)}, {CLI_STRING("--save-npy", &opts.save_dir)},
+        {CLI_STRING("--load-npy", &opts.load_dir)}, {CLI_STRING("--suite", &opts.suite)},
+        {CLI_STRING("--kernels", &opts.kernels)}, {CLI_STRING("--csv", &opts.csv)},
+        {CLI_STRING("--epilogue", &opts.epilogue_text)}, {CLI_SETS("--no-verify", &opts.verify, false)},
+        {CLI_SETS("--no-cudnn", &opts.cudnn, false)}, {CLI_SETS("--quick", &opts.quick, true)},
+        {CLI_SETS("--emulate", &opts.emulate, true)}, {CLI_SETS("--gpu", &opts.gpu, true)},
+        {CLI_SETS("--counters", &opts.counters, true)}, {CLI_SETS("--json", &opts.json, true)}};
+    /* which command reads which option is checked where it is read (the commands share most of them) */
+    cli_parse(argc, argv, at, options, (int)(sizeof options / sizeof options[0]), NULL, usage);
     char why[256];
     if (opts.epilogue_text && !epilogue_parse(opts.epilogue_text, &opts.epilogue, why, sizeof why))
         cli_error("%s", why);

@@ -77,6 +77,11 @@ if result.returncode != 0 or "resnet50/res2_3x3" not in result.stdout or "tutori
 result = run("run", "01", *small, "--pad", "1", "--seed", "7", "--reps", "3")
 if result.returncode != 0 or " pass" not in result.stdout or "seed 7" not in result.stdout or "ms" not in result.stdout:
     failures.append(f"run 01: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+# --pad, --stride and --dil set both directions; --pad-h and the like one (the problem line says which)
+result = run("run", "01", *small, "--pad", "2", "--stride", "2", "--dil", "2", "--pad-w", "1", "--reps", "1")
+if result.returncode != 0 or " s2 p2x1 d2 " not in result.stdout:
+    failures.append(f"run 01 --pad 2 --stride 2 --dil 2 --pad-w 1: the problem line should read s2 p2x1 d2: "
+                    f"{result.stdout!r} {result.stderr!r}")
 result = run("run", "01", "--layer", "tutorial/first_graph", "--n", "1", "--no-verify", "--reps", "3")
 if result.returncode != 0 or "not verified" not in result.stdout:
     failures.append(f"run 01 --no-verify: {result.stdout!r}")

@@ -196,46 +196,16 @@ static options parse_options(int argc, char **argv)
     if (!bench && strcmp(opts.command, "check") != 0)
         cli_error("unknown command '%s'", opts.command);
 
-    static const struct { const char *flag; bool bench_only, check_only, takes_value; } flags[] = {
-        {"--kernel", false, false, true}, {"--seed", false, false, true}, {"--random", false, true, true},
-        {"--n", true, false, true}, {"--blocks", true, false, true}, {"--csv", true, false, true},
-        {"--quick", true, false, false}, {"--emulate", false, true, false}, {"--gpu", false, false, false}};
-    for (int at = 2; at < argc; at++) {
-        const char *flag = argv[at];
-        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
-            fputs(usage, stdout);
-            exit(0);
-        }
-        int which = -1;
-        for (int i = 0; i < (int)(sizeof flags / sizeof flags[0]); i++)
-            if (strcmp(flag, flags[i].flag) == 0)
-                which = i;
-        if (which < 0)
-            cli_error("unknown option '%s'", flag);
-        if ((flags[which].bench_only && !bench) || (flags[which].check_only && bench)) {
-            cli_fail(2, "%s is an option of '%s', not of '%s'", flag, bench ? "check" : "bench", opts.command);
-        }
-        if (!flags[which].takes_value) {
-            opts.quick |= strcmp(flag, "--quick") == 0; /* --emulate, --gpu: the device, chosen in main() */
-            continue;
-        }
-        if (at + 1 >= argc)
-            cli_error("%s needs a value", flag);
-        const char *value = argv[++at];
-        if (strcmp(flag, "--kernel") == 0) {
-            opts.kernel_id = value;
-        } else if (strcmp(flag, "--seed") == 0) {
-            opts.seed = cli_seed(flag, value);
-        } else if (strcmp(flag, "--random") == 0) {
-            opts.random_count = cli_int(flag, value, 0, INT_MAX);
-        } else if (strcmp(flag, "--n") == 0) {
-            opts.n = cli_int(flag, value, 1, INT_MAX);
-        } else if (strcmp(flag, "--blocks") == 0) {
-            opts.blocks = value;
-        } else {
-            opts.csv = value;
-        }
-    }
+    const cli_option options[] = {
+        {CLI_STRING("--kernel", &opts.kernel_id)}, {CLI_SEED_INTO("--seed", &opts.seed)},
+        {CLI_INTEGER("--random", &opts.random_count, 0, INT_MAX), .commands = "check"},
+        {CLI_INTEGER("--n", &opts.n, 1, INT_MAX), .commands = "bench"},
+        {CLI_STRING("--blocks", &opts.blocks), .commands = "bench"},
+        {CLI_STRING("--csv", &opts.csv), .commands = "bench"},
+        {CLI_SETS("--quick", &opts.quick, true), .commands = "bench"},
+        {CLI_READ_ELSEWHERE("--emulate"), .commands = "check"}, /* the device: chosen in main() */
+        {CLI_READ_ELSEWHERE("--gpu")}};
+    cli_parse(argc, argv, 2, options, (int)(sizeof options / sizeof options[0]), opts.command, usage);
     kernel_or_exit(opts.kernel_id);
     if (bench) {
         select_blocks(&opts);

@@ -59,9 +59,13 @@
 
 #define TEST_SEED_OFFSET 0x7E57ull /* the test stream: another seed, so test images are never trained on */
 
+/* Who computes the convolutions: our kernels, cuDNN (both on the GPU), or the fp64 references on the CPU. */
+typedef enum { OURS, CUDNN, CPU, NO_BACKEND } backend_kind;
+static const char *const backend_name[] = {"ours", "cudnn", "cpu"};
+
 typedef struct {
-    const char *backend;
-    const char *partner;     /* with --compare: the backend ours is compared with (cudnn, or cpu) */
+    backend_kind backend;
+    backend_kind partner;    /* with --compare: the backend ours is compared with (cudnn, or cpu) */
     bool compare, emulate_fp16;
     int steps, batch, size, log_every, test;
     float lr, loss_scale, target;
@@ -69,16 +73,17 @@ typedef struct {
     const char *log_path;
 } options;
 
-static void usage(FILE *out)
-{
-    fprintf(out,
+#define TEXT_OF(x) #x
+#define NUMBER_TEXT(x) TEXT_OF(x) /* COMPARE_TOLERANCE's value as written, in the usage text */
+
+static const char usage_text[] =
             "usage: train_cnn [--backend ours|cudnn|cpu | --compare] [options]\n"
             "Trains conv3x3(1->16,s2)+ReLU, conv3x3(16->32)+ReLU, conv3x3(32->64,s2)+ReLU, global average pool,\n"
             "linear(64->4), softmax cross-entropy, with plain SGD, on synthetic bar orientations (4 classes).\n"
             "  --backend B       ours (default): fprop 05h, dgrad 06a/06b, wgrad 07b, fp16 NHWC\n"
             "                    cudnn: the same convolutions through cuDNN; cpu: the fp64 references\n"
             "  --compare         train ours and cudnn side by side; fail if their losses differ by more\n"
-            "                    than %.3g at any logged step\n"
+            "                    than " NUMBER_TEXT(COMPARE_TOLERANCE) " at any logged step\n"
             "  --compare-with B  the same, ours against B: cudnn, or cpu (fp16 storage emulated), which\n"
             "                    needs no cuDNN and so also runs on the PTX emulator (--emulate)\n"
             "  --emulate         run our kernels on the PTX emulator (emu/) instead of a GPU: not timed;\n"
@@ -94,90 +99,48 @@ static void usage(FILE *out)
             "  --target X        test accuracy to reach, 0..1 (default 0.9); below it the exit status is 1\n"
             "  --seed N          data and initial weights (default 1)\n"
             "  --emulate-fp16    cpu backend: round to fp16 what the GPU backends store in fp16\n"
-            "  --help            this text\n",
-            COMPARE_TOLERANCE);
-}
+            "  --help            this text\n";
 
-/* A finite number in (min, max], or [min, max] with min_included. */
-static float parse_float(const char *flag, const char *text, double min, bool min_included, double max)
+static backend_kind backend_named(const char *name)
 {
-    char *end;
-    errno = 0;
-    const double value = strtod(text, &end);
-    if (errno || end == text || *end || !isfinite(value))
-        cli_error("%s needs a number, got '%s'", flag, text);
-    if (value < min || (value == min && !min_included) || value > max)
-        cli_error("%s must be in %c%g, %g], got %s", flag, min_included ? '[' : '(', min, max, text);
-    return (float)value;
+    for (int kind = OURS; kind < NO_BACKEND; kind++)
+        if (strcmp(name, backend_name[kind]) == 0)
+            return (backend_kind)kind;
+    return NO_BACKEND;
 }
 
 static options parse_options(int argc, char **argv)
 {
-    options o = {"ours", "cudnn", false, false, 300, 32, 32, 10, 512, 0.05f, 1024.0f, 0.9f, 1, NULL};
-    bool backend_given = false;
-    for (int i = 1; i < argc; i++) {
-        const char *flag = argv[i];
-        if (!strcmp(flag, "--help") || !strcmp(flag, "-h")) {
-            usage(stdout);
-            exit(0);
-        }
-        if (!strcmp(flag, "--compare")) {
-            o.compare = true;
-            continue;
-        }
-        if (!strcmp(flag, "--emulate-fp16")) {
-            o.emulate_fp16 = true;
-            continue;
-        }
-        if (is_device_flag(flag)) /* --emulate, --gpu: the device, chosen in main() */
-            continue;
-        static const char *const valued[] = {"--backend", "--compare-with", "--steps", "--batch", "--size", "--lr", "--loss-scale",
-                                             "--log-every", "--log", "--test", "--target", "--seed"};
-        bool known = false;
-        for (size_t j = 0; j < sizeof valued / sizeof valued[0]; j++)
-            known |= !strcmp(flag, valued[j]);
-        if (!known)
-            cli_error("unknown option '%s'", flag);
-        if (i + 1 >= argc)
-            cli_error("%s needs a value", flag);
-        const char *value = argv[++i];
-        if (!strcmp(flag, "--compare-with")) {
-            if (strcmp(value, "cudnn") && strcmp(value, "cpu"))
-                cli_error("--compare-with takes cudnn or cpu, not '%s'", value);
-            o.partner = value;
-            o.compare = true;
-        } else if (!strcmp(flag, "--backend")) {
-            if (strcmp(value, "ours") && strcmp(value, "cudnn") && strcmp(value, "cpu"))
-                cli_error("unknown backend '%s' (ours, cudnn or cpu)", value);
-            o.backend = value;
-            backend_given = true;
-        } else if (!strcmp(flag, "--steps")) {
-            o.steps = cli_int(flag, value, 1, 1000000);
-        } else if (!strcmp(flag, "--batch")) {
-            o.batch = cli_int(flag, value, 1, 4096);
-        } else if (!strcmp(flag, "--size")) {
-            o.size = cli_int(flag, value, 8, 256);
-        } else if (!strcmp(flag, "--lr")) {
-            o.lr = parse_float(flag, value, 0.0, false, 100.0);
-        } else if (!strcmp(flag, "--loss-scale")) {
-            o.loss_scale = parse_float(flag, value, 0.0, false, 65536.0);
-        } else if (!strcmp(flag, "--log-every")) {
-            o.log_every = cli_int(flag, value, 1, 1000000);
-        } else if (!strcmp(flag, "--log")) {
-            if (!*value)
-                cli_error("--log needs a file name");
-            o.log_path = value;
-        } else if (!strcmp(flag, "--test")) {
-            o.test = cli_int(flag, value, 1, 1000000);
-        } else if (!strcmp(flag, "--target")) {
-            o.target = parse_float(flag, value, 0.0, true, 1.0);
-        } else {
-            o.seed = cli_seed(flag, value);
-        }
+    options o = {OURS, CUDNN, false, false, 300, 32, 32, 10, 512, 0.05f, 1024.0f, 0.9f, 1, NULL};
+    const char *backend = NULL, *partner = NULL;
+    const cli_option table[] = {
+        {CLI_SETS("--compare", &o.compare, true)},
+        {CLI_SETS("--emulate-fp16", &o.emulate_fp16, true)},
+        {CLI_READ_ELSEWHERE("--emulate")}, {CLI_READ_ELSEWHERE("--gpu")}, /* the device: chosen in main() */
+        {CLI_STRING("--backend", &backend)}, {CLI_STRING("--compare-with", &partner)},
+        {CLI_INTEGER("--steps", &o.steps, 1, 1000000)}, {CLI_INTEGER("--batch", &o.batch, 1, 4096)},
+        {CLI_INTEGER("--size", &o.size, 8, 256)}, {CLI_NUMBER("--lr", &o.lr, 0.0, 100.0), .min_excluded = true},
+        {CLI_NUMBER("--loss-scale", &o.loss_scale, 0.0, 65536.0), .min_excluded = true},
+        {CLI_INTEGER("--log-every", &o.log_every, 1, 1000000)}, {CLI_STRING("--log", &o.log_path)},
+        {CLI_INTEGER("--test", &o.test, 1, 1000000)}, {CLI_NUMBER("--target", &o.target, 0.0, 1.0)},
+        {CLI_SEED_INTO("--seed", &o.seed)}};
+    cli_parse(argc, argv, 1, table, (int)(sizeof table / sizeof table[0]), NULL, usage_text);
+    if (partner) {
+        o.partner = backend_named(partner);
+        if (o.partner != CUDNN && o.partner != CPU)
+            cli_error("--compare-with takes cudnn or cpu, not '%s'", partner);
+        o.compare = true;
     }
-    if (o.compare && backend_given)
-        cli_error("--compare trains both GPU backends; it takes no --backend");
-    if (o.emulate_fp16 && (o.compare || strcmp(o.backend, "cpu")))
+    if (backend) {
+        o.backend = backend_named(backend);
+        if (o.backend == NO_BACKEND)
+            cli_error("unknown backend '%s' (ours, cudnn or cpu)", backend);
+        if (o.compare)
+            cli_error("--compare trains both GPU backends; it takes no --backend");
+    }
+    if (o.log_path && !*o.log_path)
+        cli_error("--log needs a file name");
+    if (o.emulate_fp16 && (o.compare || o.backend != CPU))
         cli_error("--emulate-fp16 is for --backend cpu (the GPU backends store fp16 already; --compare-with cpu "
                   "emulates it)");
     return o;
@@ -512,13 +475,13 @@ int main(int argc, char **argv)
         cli_fail(2, "%s", why);
     }
 
-    const bool want_gpu = o.compare || strcmp(o.backend, "cpu");
+    const bool want_gpu = o.compare || o.backend != CPU;
     emulate_if_asked(argc, argv, want_gpu);
     if (want_gpu && !gpu_available(why, sizeof why)) {
         printf("skip: %s\n", why);
         return 77;
     }
-    const bool with_cudnn = o.compare && !strcmp(o.partner, "cudnn");
+    const bool with_cudnn = o.compare && o.partner == CUDNN;
     if (with_cudnn && strcmp(cudnn_version_string(), "n/a") == 0) {
         printf("skip: --compare needs cuDNN, and this build has none\n");
         return 77;
@@ -537,14 +500,15 @@ int main(int argc, char **argv)
     memset(be, 0, sizeof be);
     const int count = o.compare ? 2 : 1;
     for (int n = 0; n < count; n++) {
-        be[n].name = o.compare ? (n == 0 ? "ours" : o.partner) : o.backend;
-        be[n].on_gpu = strcmp(be[n].name, "cpu") != 0;
+        const backend_kind kind = o.compare ? (n == 0 ? OURS : o.partner) : o.backend;
+        be[n].name = backend_name[kind];
+        be[n].on_gpu = kind != CPU;
         be[n].timed = !be[n].on_gpu || !on_emulator();
         be[n].step_ms = xmalloc((size_t)o.steps * sizeof(double));
         be[n].scratch = xmalloc((size_t)shape.batch * shape.fc.out * sizeof(float));
         if (!be[n].on_gpu)
             net_cpu_init(&be[n].cpu, &shape, &initial, o.loss_scale, o.emulate_fp16 || o.compare);
-        else if (!gpu_net_init(&be[n].gpu, be[n].name, !strcmp(be[n].name, "cudnn"), &shape, &initial, o.loss_scale,
+        else if (!gpu_net_init(&be[n].gpu, be[n].name, kind == CUDNN, &shape, &initial, o.loss_scale,
                                why, sizeof why))
             fail("%s", why); /* a comparison cuDNN cannot run is a failure, not a skip */
     }
@@ -592,7 +556,7 @@ int main(int argc, char **argv)
                 worst_gap = gap;
                 worst_step = step;
             }
-            printf("step %5d  loss ours %.4f  %s %.4f  |diff| %.2e%s\n", step, loss[0], o.partner, loss[1], gap,
+            printf("step %5d  loss ours %.4f  %s %.4f  |diff| %.2e%s\n", step, loss[0], backend_name[o.partner], loss[1], gap,
                    gap > COMPARE_TOLERANCE ? "  > tolerance" : "");
         } else {
             printf("step %5d  loss %.4f\n", step, loss[0]);
@@ -623,7 +587,7 @@ int main(int argc, char **argv)
     if (o.compare) {
         const bool agree = worst_gap <= COMPARE_TOLERANCE;
         ok &= agree;
-        printf("compare: largest |loss_ours - loss_%s| %.3e at step %d, tolerance %.3g: %s\n", o.partner, worst_gap,
+        printf("compare: largest |loss_ours - loss_%s| %.3e at step %d, tolerance %.3g: %s\n", backend_name[o.partner], worst_gap,
                worst_step, COMPARE_TOLERANCE, agree ? "agree" : "DISAGREE");
     }
     free(images);

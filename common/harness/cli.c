@@ -1,6 +1,7 @@
-/* cli.c: bad command-line input, one line and exit 2 (cli.h). */
+/* cli.c: the options tables' parser, and bad command-line input as one line and exit 2 (cli.h). */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,4 +85,75 @@ uint64_t cli_seed(const char *flag, const char *text)
     if (errno || end == text || *end != '\0' || text[0] == '-' || text[0] == '+')
         cli_error("%s needs a non-negative integer, got '%s'", flag, text);
     return (uint64_t)value;
+}
+
+static float cli_float(const cli_option *option, const char *text)
+{
+    char *end;
+    errno = 0;
+    const double value = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(value))
+        cli_error("%s needs a number, got '%s'", option->flag, text);
+    if (value < option->min || (value == option->min && option->min_excluded) || value > option->max)
+        cli_error("%s must be in %c%g, %g], got %s", option->flag, option->min_excluded ? '(' : '[', option->min,
+                  option->max, text);
+    return (float)value;
+}
+
+/* Whether name is one of the comma-separated commands. */
+static bool listed(const char *commands, const char *name)
+{
+    const size_t length = strlen(name);
+    for (const char *at = commands; at; at = strchr(at, ','), at = at ? at + 1 : NULL)
+        if (strncmp(at, name, length) == 0 && (at[length] == ',' || at[length] == '\0'))
+            return true;
+    return false;
+}
+
+void cli_parse(int argc, char **argv, int first, const cli_option *options, int count, const char *command,
+               const char *usage)
+{
+    for (int at = first; at < argc; at++) {
+        const char *flag = argv[at];
+        if (strcmp(flag, "--help") == 0 || strcmp(flag, "-h") == 0) {
+            fputs(usage, stdout);
+            exit(0);
+        }
+        const cli_option *option = NULL;
+        for (int i = 0; i < count && !option; i++)
+            if (strcmp(flag, options[i].flag) == 0)
+                option = &options[i];
+        if (!option)
+            cli_error("unknown option '%s'", flag);
+        if (command && option->commands && !listed(option->commands, command)) {
+            char owners[128] = "'"; /* "run,check" -> 'run' or 'check' */
+            for (const char *c = option->commands; *c && strlen(owners) + 8 < sizeof owners; c++)
+                strcat(owners, *c == ',' ? "' or '" : (char[]){*c, '\0'});
+            cli_error("%s is an option of %s', not of '%s'", flag, owners, command);
+        }
+        if (option->kind == CLI_SWITCH) {
+            if (option->value)
+                *(bool *)option->value = option->set_to;
+            continue;
+        }
+        if (at + 1 >= argc)
+            cli_error("%s needs a value", flag);
+        const char *text = argv[++at];
+        switch (option->kind) {
+        case CLI_INT:
+            *(int *)option->value = cli_int(flag, text, (int)option->min, (int)option->max);
+            if (option->also)
+                *option->also = *(int *)option->value;
+            break;
+        case CLI_SEED:
+            *(uint64_t *)option->value = cli_seed(flag, text);
+            break;
+        case CLI_FLOAT:
+            *(float *)option->value = cli_float(option, text);
+            break;
+        default:
+            *(const char **)option->value = text;
+            break;
+        }
+    }
 }
