@@ -75,4 +75,23 @@ static void pad_operands(const conv_problem *prob, const float *x, const float *
             (*w_padded)[t * cgp + c] = w[t * cg + c];
 }
 
+/* The shapes aimed at an implicit GEMM's edges, which both emulations run: a reduction shorter than
+ * one k tile, one that ends a chunk into a tile, C/groups below, at and above BK, more k tiles than
+ * stages, K not a multiple of 8 and above 128 (two column tiles), rows that end mid-tile (N*P*Q = 162:
+ * two row tiles of 128), several groups with few channels each, and conv1's C = 3 (padded to 8) with
+ * its 7x7 stride-2 filter. */
+#define EDGE_SHAPE(n_, c_, h_, w_, k_, r_, s_, pad_h_, pad_w_, stride_h_, stride_w_, dil_h_, dil_w_, groups_)    \
+    {.n = n_, .c = c_, .h = h_, .w = w_, .k = k_, .r = r_, .s = s_, .pad_h = pad_h_, .pad_w = pad_w_,           \
+     .stride_h = stride_h_, .stride_w = stride_w_, .dil_h = dil_h_, .dil_w = dil_w_, .groups = groups_}
+static const conv_problem igemm_edge_shapes[] = {
+    /*         n   c   h   w    k  r  s  pad   stride  dil   groups */
+    EDGE_SHAPE(1,  8,  3,  3,   8, 1, 1, 0, 0, 1, 1, 1, 1, 1),
+    EDGE_SHAPE(2, 40,  9,  9,  20, 1, 1, 0, 0, 1, 1, 1, 1, 1),
+    EDGE_SHAPE(1, 64, 12, 12, 136, 3, 3, 1, 1, 1, 1, 1, 1, 1),
+    EDGE_SHAPE(1, 16, 11, 13,  24, 3, 2, 2, 0, 2, 1, 1, 3, 2),
+    EDGE_SHAPE(3, 24,  8,  8,   9, 5, 5, 2, 2, 1, 1, 1, 1, 3),
+    EDGE_SHAPE(1,  3, 30, 30,  64, 7, 7, 3, 3, 2, 2, 1, 1, 1),
+};
+#define IGEMM_EDGE_SHAPES ((int)(sizeof igemm_edge_shapes / sizeof igemm_edge_shapes[0]))
+
 #endif

@@ -654,23 +654,13 @@ static void check_problem(const conv_problem *prob, uint64_t seed, double emulat
     fixture_free(&f);
 }
 
-/* A few shapes aimed at the kernels' edges: a reduction shorter than one k tile, one that ends a chunk
- * into a tile, C/groups below, at and above BK, more k tiles than stages, K not a multiple of 8, rows
- * that end mid-tile, and several groups with few channels each. */
+/* igemm_fixture.h's edge shapes. */
 static void check_edge_shapes(void)
 {
-    const conv_problem shapes[] = {
-        {.n = 1, .c = 8, .h = 3, .w = 3, .k = 8, .r = 1, .s = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1},
-        {.n = 2, .c = 40, .h = 9, .w = 7, .k = 20, .r = 1, .s = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1},
-        {.n = 1, .c = 64, .h = 12, .w = 12, .k = 136, .r = 3, .s = 3, .pad_h = 1, .pad_w = 1, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 1},
-        {.n = 1, .c = 16, .h = 11, .w = 13, .k = 24, .r = 3, .s = 2, .pad_h = 2, .pad_w = 0, .stride_h = 2, .stride_w = 1, .dil_h = 1, .dil_w = 3, .groups = 2},
-        {.n = 3, .c = 24, .h = 8, .w = 8, .k = 9, .r = 5, .s = 5, .pad_h = 2, .pad_w = 2, .stride_h = 1, .stride_w = 1, .dil_h = 1, .dil_w = 1, .groups = 3},
-        {.n = 1, .c = 3, .h = 30, .w = 30, .k = 64, .r = 7, .s = 7, .pad_h = 3, .pad_w = 3, .stride_h = 2, .stride_w = 2, .dil_h = 1, .dil_w = 1, .groups = 1},
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        conv_problem prob = shapes[i];
+    for (int i = 0; i < IGEMM_EDGE_SHAPES; i++) {
+        conv_problem prob = igemm_edge_shapes[i];
         char why[256];
-        EXPECT(problem_validate(&prob, why, sizeof why), "edge shape %zu: %s", i, why);
+        EXPECT(problem_validate(&prob, why, sizeof why), "edge shape %d: %s", i, why);
         check_problem(&prob, 7000 + 2 * (uint64_t)i, 1e12);
     }
 }

@@ -25,70 +25,18 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ptxrun_cases  # noqa: E402
+from ptxrun_cases import Fail  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 HOP_DIR = os.path.join(HERE, 'emu_hopper')
-RUN_TIMEOUT = 120
 DEADLOCK_TIMEOUT = 60
 
 
-class Fail(Exception):
-    pass
-
-
-class Runner:
+class Runner(ptxrun_cases.Runner):
     def __init__(self, ptxrun, work):
-        self.ptxrun = ptxrun
-        self.work = os.path.join(work, 'emu_hopper')
-        os.makedirs(self.work, exist_ok=True)
-        self.n = 0
-        self.fails = 0
-        self.passes = 0
-
-    def report(self, status, name, detail):
-        if status == 'FAIL':
-            self.fails += 1
-        elif status == 'PASS':
-            self.passes += 1
-        print('%s %s: %s' % (status, name, detail), flush=True)
-
-    def case(self, name, fn):
-        try:
-            detail = fn()
-            self.report('PASS', name, detail or 'ok')
-        except Fail as e:
-            self.report('FAIL', name, str(e))
-        except subprocess.TimeoutExpired as e:
-            self.report('FAIL', name, 'timed out after %ss (hang)' % e.timeout)
-        except Exception as e:  # a bug in the test itself must not hide the other cases
-            self.report('FAIL', name, 'test error: %r' % (e,))
-
-    def path(self, tag):
-        self.n += 1
-        return os.path.join(self.work, '%04d_%s.npy' % (self.n, tag))
-
-    def inp(self, arr):
-        arr = np.ascontiguousarray(arr)
-        assert arr.dtype in (np.float16, np.float32, np.float64, np.uint32, np.int32, np.uint64, np.int64), arr.dtype
-        p = self.path('in')
-        np.save(p, arr)
-        return 'in:' + p
-
-    def out(self, dtype, count):
-        p = self.path('out')
-        return 'out:%s:%s:%d' % (p, dtype, count), p
-
-    def launch(self, ptx, kernel, grid, block, args, smem=None, timeout=RUN_TIMEOUT):
-        cmd = [self.ptxrun, os.path.join(HOP_DIR, ptx), kernel, '--grid', str(grid), '--block', str(block)]
-        if smem is not None:
-            cmd += ['--smem', str(smem)]
-        cmd += args
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-
-    def run(self, ptx, kernel, grid, block, args, smem=None):
-        p = self.launch(ptx, kernel, grid, block, args, smem)
-        if p.returncode != 0:
-            msg = (p.stdout + p.stderr).strip().splitlines()
-            raise Fail('ptxrun exited %d: %s' % (p.returncode, ' | '.join(msg[-3:])))
+        super().__init__(ptxrun, os.path.join(work, 'emu_hopper'), HOP_DIR)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -588,8 +536,7 @@ def main():
     deadlock_cases(R)
     misc_cases(R)
     tma_cases(R)
-    print('%s: %d passed, %d failed' % ('PASS' if R.fails == 0 else 'FAIL', R.passes, R.fails))
-    return 0 if R.fails == 0 else 1
+    return R.summary('emu_hopper')
 
 
 if __name__ == '__main__':

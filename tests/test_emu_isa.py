@@ -12,11 +12,13 @@ a source of expectations. Prints one line per case and a summary; exits 0 only i
 import math
 from fractions import Fraction
 import os
-import subprocess
 import sys
-import traceback
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ptxrun_cases  # noqa: E402
+from ptxrun_cases import Fail  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EMU_DIR = os.path.join(HERE, 'emu')
@@ -24,49 +26,9 @@ M32 = 0xFFFFFFFF
 M64 = 0xFFFFFFFFFFFFFFFF
 
 
-class Fail(Exception):
-    pass
-
-
-class Runner:
+class Runner(ptxrun_cases.Runner):
     def __init__(self, ptxrun, work):
-        self.ptxrun = ptxrun
-        self.work = os.path.join(work, 'emu_isa')
-        os.makedirs(self.work, exist_ok=True)
-        self.n = 0
-        self.results = []
-
-    def path(self, tag):
-        self.n += 1
-        return os.path.join(self.work, '%04d_%s.npy' % (self.n, tag))
-
-    def inp(self, arr):
-        """in: argument for a numpy array (uint16 data travels as float16, the bits unchanged)."""
-        arr = np.ascontiguousarray(arr)
-        if arr.dtype == np.uint16:
-            arr = arr.view(np.float16)
-        assert arr.dtype in (np.float16, np.float32, np.float64, np.uint32, np.int32, np.uint64, np.int64), arr.dtype
-        p = self.path('in')
-        np.save(p, arr)
-        return 'in:' + p
-
-    def inout(self, arr):
-        arr = np.ascontiguousarray(arr)
-        p = self.path('io')
-        q = self.path('io_out')
-        np.save(p, arr)
-        return 'inout:%s:%s' % (p, q), q
-
-    def out(self, dtype, count):
-        p = self.path('out')
-        return 'out:%s:%s:%d' % (p, dtype, count), p
-
-    def launch(self, ptx, kernel, grid, block, args):
-        cmd = [self.ptxrun, os.path.join(EMU_DIR, ptx), kernel, '--grid', str(grid), '--block', str(block)] + args
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-        if p.returncode != 0:
-            msg = (p.stdout + p.stderr).strip().splitlines()
-            raise Fail('ptxrun exited %d: %s' % (p.returncode, ' | '.join(msg[-3:])))
+        super().__init__(ptxrun, os.path.join(work, 'emu_isa'), EMU_DIR)
 
     def elem(self, ptx, kernel, ins, outs):
         """Elementwise kernel: ins are numpy arrays (uint16/uint32/uint64), outs a list of 'u16'/'u32'/'u64'.
@@ -79,26 +41,12 @@ class Runner:
             args.append(a)
             paths.append((p, o))
         args.append('u32:%d' % n)
-        self.launch(ptx, kernel, (n + 127) // 128, 128, args)
+        self.run(ptx, kernel, (n + 127) // 128, 128, args)
         res = []
         for p, o in paths:
             r = np.load(p)
             res.append(r.view({'u16': np.uint16, 'u32': np.uint32, 'u64': np.uint64}[o]).copy())
         return res
-
-    def case(self, name, fn):
-        try:
-            fn()
-            self.results.append((name, True, ''))
-            print('PASS  %s' % name)
-        except Fail as e:
-            self.results.append((name, False, str(e)))
-            print('FAIL  %s: %s' % (name, e))
-        except Exception:
-            msg = traceback.format_exc().strip().splitlines()[-1]
-            self.results.append((name, False, msg))
-            print('FAIL  %s: (test error) %s' % (name, msg))
-        sys.stdout.flush()
 
 
 def hx(v, bits=32):
@@ -270,7 +218,7 @@ def tests_mma(R, rng):
     def f32acc():
         A, B, C, afr, bfr, cfr = mma_problem(rng, 2, False)
         ao, ap = R.out('u32', 64 * 4)
-        R.launch('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
+        R.run('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
         d = np.load(ap).view(np.uint32).reshape(64, 4)
 
         def D_of(w):
@@ -284,7 +232,7 @@ def tests_mma(R, rng):
     def f16acc():
         A, B, C, afr, bfr, cfr = mma_problem(rng, 2, True)
         ao, ap = R.out('u32', 64 * 2)
-        R.launch('mma.ptx', 'mma_f16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel()), ao])
+        R.run('mma.ptx', 'mma_f16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel()), ao])
         d = np.load(ap).view(np.uint32).reshape(64, 2)
 
         def D_of(w):
@@ -303,7 +251,7 @@ def tests_mma(R, rng):
         B = rng.uniform(-2, 2, (1, 16, 8)).astype(np.float16)
         C = rng.uniform(-4, 4, (1, 16, 8)).astype(np.float32)
         ao, ap = R.out('f32', 128)
-        R.launch('mma.ptx', 'mma_f32_rowmajor', 1, 32, [R.inp(A[0].ravel()), R.inp(np.ascontiguousarray(B[0].T).ravel()),
+        R.run('mma.ptx', 'mma_f32_rowmajor', 1, 32, [R.inp(A[0].ravel()), R.inp(np.ascontiguousarray(B[0].T).ravel()),
                                                          R.inp(C[0].ravel()), ao])
         D = np.load(ap).astype(np.float64).reshape(16, 8)
         mma_check(A, B, C, lambda w: D, 2.0 ** -20, 'mma f32 (index math in PTX)')
@@ -323,7 +271,7 @@ def tests_mma(R, rng):
                 bfr[tid] = [b[0] | b[1] << 16, b[2] | b[3] << 16]
                 cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
         ao, ap = R.out('u32', 256)
-        R.launch('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
+        R.run('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
         d = np.load(ap).view(np.uint32).reshape(64, 4)
 
         def D_of(w):
@@ -353,7 +301,7 @@ def tests_ldmatrix(R, rng):
                     slots = rng.permutation(64)[:32]
                     off = (slots * 16).astype(np.uint32)
                     ao, ap = R.out('u32', 128)
-                    R.launch('ldmatrix.ptx', kern, 1, 32, [R.inp(src32), R.inp(off), ao])
+                    R.run('ldmatrix.ptx', kern, 1, 32, [R.inp(src32), R.inp(off), ao])
                     got = np.load(ap).view(np.uint32).reshape(32, 4)
 
                     def M(k, row, c):
@@ -384,7 +332,7 @@ def tests_cp_async(R, rng):
         src = rng.integers(0, 1 << 32, 32 * 24, dtype=np.uint64).astype(np.uint32)
         sb = src.view(np.uint8)
         ao, ap = R.out('u32', 32 * 24)
-        R.launch('cp_async.ptx', 'cpa_sizes', 1, 32, [R.inp(src), ao])
+        R.run('cp_async.ptx', 'cpa_sizes', 1, 32, [R.inp(src), ao])
         got = np.load(ap).view(np.uint32).view(np.uint8)
         # (offset, cp-size, src-size)
         ops = [(0, 4, 4), (8, 8, 8), (16, 16, 16), (32, 16, 16), (48, 16, 5), (64, 16, 0), (80, 8, 3), (88, 4, 1)]
@@ -408,7 +356,7 @@ def tests_cp_async(R, rng):
     def groups():
         src = rng.integers(0, 1 << 32, 32 * 16, dtype=np.uint64).astype(np.uint32)
         ao, ap = R.out('u32', 32 * 20)
-        R.launch('cp_async.ptx', 'cpa_groups', 1, 32, [R.inp(src), ao])
+        R.run('cp_async.ptx', 'cpa_groups', 1, 32, [R.inp(src), ao])
         got = np.load(ap).view(np.uint32).reshape(32, 20)
         what = ['after wait_group 2 (2nd committed group)', 'after wait_group 1', 'after wait_group 0',
                 'after wait_all (uncommitted)', 'neighbour thread after bar.sync']
@@ -476,7 +424,7 @@ def tests_shfl(R, rng):
             a = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
             do, dp = R.out('u32', 32)
             po, pp = R.out('u32', 32)
-            R.launch('shfl.ptx', 'shfl_' + mode, 1, 32, [R.inp(a), R.inp(np.array(b, np.uint32)), do, po, 'u32:%d' % c])
+            R.run('shfl.ptx', 'shfl_' + mode, 1, 32, [R.inp(a), R.inp(np.array(b, np.uint32)), do, po, 'u32:%d' % c])
             d, p = np.load(dp).view(np.uint32), np.load(pp).view(np.uint32)
             ed, ep = shfl_expected(mode, a, b, c)
             bad = [l for l in range(32) if int(d[l]) != ed[l] or int(p[l]) != ep[l]]
@@ -493,7 +441,7 @@ def tests_shfl(R, rng):
         a = rng.integers(0, 1 << 32, 32, dtype=np.uint64).astype(np.uint32)
         do, dp = R.out('u32', 32)
         po, pp = R.out('u32', 32)
-        R.launch('shfl.ptx', 'shfl_bfly_imm', 1, 32, [R.inp(a), R.inp(a), do, po, 'u32:0'])
+        R.run('shfl.ptx', 'shfl_bfly_imm', 1, 32, [R.inp(a), R.inp(a), do, po, 'u32:0'])
         compare(np.load(dp).view(np.uint32), [int(a[l ^ 16]) for l in range(32)], [(a, 32)])
     R.case('shfl.sync.bfly immediate b=16 c=0x1f', imm)
 
@@ -1034,7 +982,7 @@ def tests_vote(R, rng):
         def run(kind=kind):
             x, v, m = data(kind)
             o, p = R.out('u32', 32 * 16)
-            R.launch(S, 'vote_warp', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
+            R.run(S, 'vote_warp', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
             got = np.load(p).view(np.uint32).reshape(32, 16)
             pr = [int(t) != 0 for t in x]
             vals = [int(t) for t in v]
@@ -1068,7 +1016,7 @@ def tests_vote(R, rng):
         def mall(kind=kind):
             m = rng.integers(1, 5, 32).astype(np.uint32) if kind == 'different' else np.full(32, 9, np.uint32)
             o, p = R.out('u32', 32 * 4)
-            R.launch('match_all.ptx', 'match_all', 1, 32, [R.inp(m), o])
+            R.run('match_all.ptx', 'match_all', 1, 32, [R.inp(m), o])
             got = np.load(p).view(np.uint32).reshape(32, 4)
             same = len(set(m.tolist())) == 1
             exp = [M32 if same else 0, int(same), M32, 1]
@@ -1084,7 +1032,7 @@ def tests_vote(R, rng):
         x[20] = 0                 # an exited lane with a false predicate must not matter
         x[3] = 1
         o, p = R.out('u32', 32 * 8)
-        R.launch(S, 'vote_exited', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
+        R.run(S, 'vote_exited', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
         got = np.load(p).view(np.uint32).reshape(32, 8)
         act = range(16)
         pr = [int(x[l]) != 0 for l in act]
@@ -1103,7 +1051,7 @@ def tests_vote(R, rng):
     def split():
         x, v, m = data('random')
         o, p = R.out('u32', 32 * 4)
-        R.launch(S, 'vote_split', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
+        R.run(S, 'vote_split', 1, 32, [R.inp(x), R.inp(v), R.inp(m), o])
         got = np.load(p).view(np.uint32).reshape(32, 4)
         errs = []
         for l in range(32):
@@ -1128,7 +1076,7 @@ def tests_bar_atom(R, rng):
         ab = np.array([a, b], dtype=np.uint32)
         g, g_out = R.inout(np.array([b], dtype=np.uint32))
         o, p = R.out('u32', 3)
-        R.launch(S, 'atom_add_f32_subnormal', 1, 1, [R.inp(ab), g, o])
+        R.run(S, 'atom_add_f32_subnormal', 1, 1, [R.inp(ab), g, o])
         got = list(np.load(p).view(np.uint32)) + list(np.load(g_out).view(np.uint32))
         # global: inputs and result flushed (+0); shared: the exact subnormal sum; the old value as it was
         compare(np.array(got[:3], dtype=np.uint32), [0x00000000, f32b(2.0 ** -128), b], [(ab, 32)])
@@ -1138,7 +1086,7 @@ def tests_bar_atom(R, rng):
         buf = np.array([0xAAAA, 0xBBBB, 0x1234], dtype=np.uint16)
         g, g_out = R.inout(buf.view(np.float16))
         o, p = R.out('f16', 2)
-        R.launch(S, 'atom_cas_b16', 1, 1, [g, o])
+        R.run(S, 'atom_cas_b16', 1, 1, [g, o])
         got = list(np.load(p).view(np.uint16)) + list(np.load(g_out).view(np.uint16))
         compare(np.array(got, dtype=np.uint32), [0x1234, 0xBEEF, 0xAAAA, 0xBBBB, 0xBEEF], [(np.arange(5), 16)])
     R.case('atom.cas.b16 on the last halfword of a buffer: swaps when equal, returns the old 16 bits', cas_b16)
@@ -1146,7 +1094,7 @@ def tests_bar_atom(R, rng):
     def rotate():
         a = rng.integers(0, 1 << 30, 128).astype(np.uint32)
         o, p = R.out('u32', 256)
-        R.launch(S, 'bar_rotate', 1, 128, [R.inp(a), o])
+        R.run(S, 'bar_rotate', 1, 128, [R.inp(a), o])
         got = np.load(p).view(np.uint32)
         x = [int(a[(t + 37) % 128]) for t in range(128)]
         exp = x + [(3 * x[127 - t] + (127 - t)) & M32 for t in range(128)]
@@ -1156,14 +1104,14 @@ def tests_bar_atom(R, rng):
     def reduce_():
         a = rng.integers(0, 1 << 32, 256, dtype=np.uint64).astype(np.uint32)
         o, p = R.out('u32', 1)
-        R.launch(S, 'bar_reduce', 1, 256, [R.inp(a), o])
+        R.run(S, 'bar_reduce', 1, 256, [R.inp(a), o])
         compare(np.load(p).view(np.uint32), [int(a.astype(np.uint64).sum()) & M32], [(np.zeros(1), 32)])
     R.case('bar.sync in a loop: tree reduction over 8 warps', reduce_)
 
     def named():
         a = rng.integers(0, 1 << 32, 128, dtype=np.uint64).astype(np.uint32)
         o, p = R.out('u32', 128)
-        R.launch(S, 'bar_named', 1, 128, [R.inp(a), o])
+        R.run(S, 'bar_named', 1, 128, [R.inp(a), o])
         exp = []
         for t in range(128):
             base = 0 if t < 64 else 64
@@ -1174,7 +1122,7 @@ def tests_bar_atom(R, rng):
     def arrive():
         a = rng.integers(0, 1 << 30, 32).astype(np.uint32)
         o, p = R.out('u32', 32)
-        R.launch(S, 'bar_arrive', 1, 64, [R.inp(a), o])
+        R.run(S, 'bar_arrive', 1, 64, [R.inp(a), o])
         compare(np.load(p).view(np.uint32), [(2 * int(a[31 - l]) + 1) & M32 for l in range(32)], [(np.arange(32), 32)])
     R.case('bar.arrive 3, 64 (producer warp) / bar.sync 3, 64 (consumer warp)', arrive)
 
@@ -1182,7 +1130,7 @@ def tests_bar_atom(R, rng):
         def red(kind=kind):
             a = (rng.integers(0, 4, 96) if kind == 'random' else np.ones(96)).astype(np.uint32)
             o, p = R.out('u32', 96 * 3)
-            R.launch(S, 'bar_red', 1, 96, [R.inp(a), o])
+            R.run(S, 'bar_red', 1, 96, [R.inp(a), o])
             pr = [int(v) & 1 for v in a]
             exp = [sum(pr), int(all(pr)), int(any(pr))] * 96
             compare(np.load(p).view(np.uint32), exp, [(np.arange(288), 32)])
@@ -1198,7 +1146,7 @@ def tests_bar_atom(R, rng):
         ca, cp = R.inout(c0)
         da, dp = R.inout(d0)
         oa, op = R.out('u32', 2 * n)
-        R.launch(S, 'atom_global', grid, block, [ca, da, R.inp(v), R.inp(fv), oa])
+        R.run(S, 'atom_global', grid, block, [ca, da, R.inp(v), R.inp(fv), oa])
         c = np.load(cp).view(np.uint32)
         d = np.load(dp).view(np.uint64)
         old = np.load(op).view(np.uint32).reshape(n, 2)
@@ -1221,7 +1169,7 @@ def tests_bar_atom(R, rng):
 
     def shared():
         o, p = R.out('u32', 2 + 200)
-        R.launch(S, 'atom_shared', 1, 200, [o])
+        R.run(S, 'atom_shared', 1, 200, [o])
         got = np.load(p).view(np.uint32)
         errs = []
         if int(got[0]) != 200:
@@ -1412,7 +1360,7 @@ def tests_half(R, rng):
 def tests_sreg(R, rng):
     def clock():
         o, p = R.out('u64', 64)
-        R.launch('sreg.ptx', 'clock_advances', 1, 32, [o])
+        R.run('sreg.ptx', 'clock_advances', 1, 32, [o])
         got = np.load(p).view(np.uint64)
         if not all(0 < int(d) < 1000 for d in got[:32]):
             raise Fail('%%clock64 read around ten adds moved by %s (want more than 0)' % list(got[:4]))
@@ -1425,17 +1373,14 @@ def tests_progress(R, rng):
     def handoff():
         flag, flag_out = R.inout(np.zeros(1, dtype=np.uint32))
         o, p = R.out('u32', 1)
-        R.launch('progress.ptx', 'lane_handoff', 1, 32, [flag, o])
+        R.run('progress.ptx', 'lane_handoff', 1, 32, [flag, o])
         compare(np.load(p).view(np.uint32), [7], [(np.zeros(1), 32)])
     R.case('lane 0 spins on a flag lane 1 of its warp sets (at a higher pc): both make progress', handoff)
 
     def livelock():
         flag, _ = R.inout(np.zeros(1, dtype=np.uint32))
         o, _ = R.out('u32', 1)
-        cmd = [R.ptxrun, os.path.join(EMU_DIR, 'progress.ptx'), 'everyone_spins', '--grid', '1', '--block', '64',
-               flag, o]
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
-                           env=dict(os.environ, EMU_LIVELOCK='200000'))
+        p = R.launch('progress.ptx', 'everyone_spins', 1, 64, [flag, o], env={'EMU_LIVELOCK': '200000'})
         lines = p.stderr.strip().splitlines()
         if p.returncode != 1 or len(lines) != 1 or 'livelock' not in lines[0] or 'warp 1 at PTX line' not in lines[0]:
             raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
@@ -1444,7 +1389,7 @@ def tests_progress(R, rng):
     def two_sites():
         x = rng.integers(0, 1 << 30, 32).astype(np.uint32)
         o, p = R.out('u32', 32)
-        R.launch('progress.ptx', 'warp_sync_two_sites', 1, 32, [R.inp(x), o])
+        R.run('progress.ptx', 'warp_sync_two_sites', 1, 32, [R.inp(x), o])
         compare(np.load(p).view(np.uint32), [int(x[l ^ 1]) for l in range(32)], [(x, 32)])
     R.case('bar.warp.sync reached from two call sites by even and odd lanes: one barrier, then a swap', two_sites)
 
@@ -1454,12 +1399,10 @@ def tests_progress(R, rng):
             outs = {}
             for seed in [None] + list(range(1, 17)):
                 o, p = R.out('u32', 16 if kernel == 'lanes_unsynced' else block)
-                cmd = [R.ptxrun, os.path.join(EMU_DIR, 'progress.ptx'), kernel, '--grid', '1', '--block', str(block),
-                       R.inp(x), o]
-                env = dict(os.environ, EMU_RACECHECK='0', EMU_INITCHECK='0')
+                env = {'EMU_RACECHECK': '0', 'EMU_INITCHECK': '0'}
                 if seed is not None:
                     env['EMU_INTERLEAVE'] = str(seed)
-                q = subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
+                q = R.launch('progress.ptx', kernel, 1, block, [R.inp(x), o], timeout=60, env=env)
                 if q.returncode != 0:
                     raise Fail('seed %s: exit %d: %s' % (seed, q.returncode, q.stderr.strip()[:200]))
                 outs[seed] = np.load(p).view(np.uint32)
@@ -1480,7 +1423,7 @@ def tests_tiles(R, rng):
     def tiles():
         x = rng.integers(0, 1 << 20, 32).astype(np.uint32)
         o, p = R.out('u32', 96)
-        R.launch('vote.ptx', 'tile_collectives', 1, 32, [R.inp(x), o])
+        R.run('vote.ptx', 'tile_collectives', 1, 32, [R.inp(x), o])
         exp = []
         for lane in range(32):
             exp.append(int(x[lane ^ 1]))
@@ -1503,11 +1446,7 @@ def main():
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
                 tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles):
         fam(R, rng)
-    bad = [r for r in R.results if not r[1]]
-    print('\n%d cases: %d passed, %d failed' % (len(R.results), len(R.results) - len(bad), len(bad)))
-    for name, _, msg in bad:
-        print('  FAILED  %s' % name)
-    return 0 if not bad else 1
+    return R.summary('emu_isa')
 
 
 if __name__ == '__main__':

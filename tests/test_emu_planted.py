@@ -16,6 +16,9 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ptxrun_cases  # noqa: E402
+
 RUN_TIMEOUT = 60  # seconds for one ptxrun; a hang is a failure, not a pass
 
 # "ptxrun: kernel K, PTX line N (file.cu:L), block (x,y,z) thread (x,y,z): <what> ..."
@@ -35,40 +38,30 @@ def marker_lines(cu_path):
     return lines
 
 
-class Runner:
+class Runner(ptxrun_cases.Runner):
+    """The shared runner (ptxrun_cases.py), judging a run as a planted bug's check does."""
+
     def __init__(self, ptxrun, ptx, work):
-        self.ptxrun, self.ptx, self.work = ptxrun, ptx, work
-        self.failures = 0
-        self.checks = 0
+        super().__init__(ptxrun, work, os.path.dirname(ptx))
+        self.ptx = os.path.basename(ptx)
         self.env = None  # extra environment for ptxrun (the emulator's options), or None
 
-    def report(self, ok, name, detail):
-        self.checks += 1
-        if not ok:
-            self.failures += 1
-        print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}", flush=True)
+    def verdict(self, ok, name, detail):
+        self.report("PASS" if ok else "FAIL", name, detail)
 
-    def run(self, kernel, grid, block, inputs, outputs, scalars=()):
+    def run_kernel(self, kernel, grid, block, inputs, outputs, scalars=()):
         """inputs: list of arrays; outputs: list of (dtype, count); scalars: list of 'u32:V' etc.
-        Returns (rc, stderr text, list of output arrays or None, command)."""
-        args = []
-        for i, a in enumerate(inputs):
-            path = os.path.join(self.work, f"{kernel}_in{i}.npy")
-            np.save(path, a)
-            args.append(f"in:{path}")
+        Returns (rc, stderr text, list of output arrays or None, command); rc None: it hung."""
+        args = [self.inp(a) for a in inputs]
         out_paths = []
-        for i, (dtype, count) in enumerate(outputs):
-            path = os.path.join(self.work, f"{kernel}_out{i}.npy")
-            if os.path.exists(path):
-                os.remove(path)
+        for dtype, count in outputs:
+            arg, path = self.out(dtype, count)
+            args.append(arg)
             out_paths.append(path)
-            args.append(f"out:{path}:{dtype}:{count}")
         args += list(scalars)
-        cmd = [self.ptxrun, self.ptx, kernel, "--grid", ",".join(map(str, grid)),
-               "--block", ",".join(map(str, block))] + args
+        cmd = [self.ptxrun, self.ptx, kernel, "--grid", ptxrun_cases.dims(grid), "--block", ptxrun_cases.dims(block)]
         try:
-            env = dict(os.environ, **self.env) if self.env else None
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env)
+            p = self.launch(self.ptx, kernel, grid, block, args, timeout=RUN_TIMEOUT, env=self.env)
         except subprocess.TimeoutExpired:
             return None, f"timed out after {RUN_TIMEOUT} s", None, cmd
         results = None
@@ -84,53 +77,53 @@ class Runner:
         return " ".join(cmd)
 
     def expect_correct(self, name, kernel, grid, block, inputs, outputs, expected, scalars=()):
-        rc, err, results, cmd = self.run(kernel, grid, block, inputs, outputs, scalars)
+        rc, err, results, cmd = self.run_kernel(kernel, grid, block, inputs, outputs, scalars)
         if rc != 0:
-            self.report(False, name, f"{kernel} should run cleanly but rc={rc}: {err.strip()} [{self.cmdline(cmd)}]")
+            self.verdict(False, name, f"{kernel} should run cleanly but rc={rc}: {err.strip()} [{self.cmdline(cmd)}]")
             return
         got = results[0].reshape(expected.shape)
         if got.dtype != expected.dtype or not np.array_equal(got, expected):
             bad = np.argwhere(~(got == expected))
             first = tuple(bad[0]) if len(bad) else None
-            self.report(False, name, f"{kernel} gives a wrong answer: {len(bad)} of {expected.size} elements differ, "
+            self.verdict(False, name, f"{kernel} gives a wrong answer: {len(bad)} of {expected.size} elements differ, "
                         f"first at {first}: got {got[first] if first is not None else '?'} want "
                         f"{expected[first] if first is not None else '?'} [{self.cmdline(cmd)}]")
             return
-        self.report(True, name, f"{kernel} exit 0, all {expected.size} elements right")
+        self.verdict(True, name, f"{kernel} exit 0, all {expected.size} elements right")
 
     def expect_wrong(self, name, kernel, grid, block, inputs, outputs, expected, scalars=()):
         """A data-corrupting bug: caught if the answer differs from the right one (or the emulator
         stops the kernel with an error line)."""
-        rc, err, results, cmd = self.run(kernel, grid, block, inputs, outputs, scalars)
+        rc, err, results, cmd = self.run_kernel(kernel, grid, block, inputs, outputs, scalars)
         if rc is None:
-            self.report(False, name, f"{kernel}: {err} [{self.cmdline(cmd)}]")
+            self.verdict(False, name, f"{kernel}: {err} [{self.cmdline(cmd)}]")
             return
         if rc != 0:
             m = ERROR_RE.search(err)
             if rc == 1 and m and m.group("kernel") == kernel:
-                self.report(True, name, f"{kernel} caught by an error line: {m.group(0).strip()}")
+                self.verdict(True, name, f"{kernel} caught by an error line: {m.group(0).strip()}")
             else:
-                self.report(False, name, f"{kernel} rc={rc} without a proper error line: {err.strip()} "
+                self.verdict(False, name, f"{kernel} rc={rc} without a proper error line: {err.strip()} "
                             f"[{self.cmdline(cmd)}]")
             return
         got = results[0].reshape(expected.shape)
         differ = int(np.count_nonzero(~(got == expected)))
         if differ == 0:
-            self.report(False, name, f"{kernel} NOT caught: exit 0 and the right answer [{self.cmdline(cmd)}]")
+            self.verdict(False, name, f"{kernel} NOT caught: exit 0 and the right answer [{self.cmdline(cmd)}]")
             return
         nan = int(np.count_nonzero(np.isnan(got))) if got.dtype.kind == "f" else 0
-        self.report(True, name, f"{kernel} caught as a wrong answer: {differ} of {expected.size} elements differ"
+        self.verdict(True, name, f"{kernel} caught as a wrong answer: {differ} of {expected.size} elements differ"
                     + (f" ({nan} NaN, i.e. poison)" if nan else ""))
 
     def expect_error(self, name, kernel, grid, block, inputs, outputs, words, line=None, where=None, scalars=()):
         """Caught if ptxrun exits 1 with an error line for this kernel containing `words`, naming
         planted.cu:`line` (when given) and block/thread `where` (when given)."""
-        rc, err, _, cmd = self.run(kernel, grid, block, inputs, outputs, scalars)
+        rc, err, _, cmd = self.run_kernel(kernel, grid, block, inputs, outputs, scalars)
         if rc is None:
-            self.report(False, name, f"{kernel}: {err} [{self.cmdline(cmd)}]")
+            self.verdict(False, name, f"{kernel}: {err} [{self.cmdline(cmd)}]")
             return
         if rc == 0:
-            self.report(False, name, f"{kernel} NOT caught: exit 0 [{self.cmdline(cmd)}]")
+            self.verdict(False, name, f"{kernel} NOT caught: exit 0 [{self.cmdline(cmd)}]")
             return
         m = ERROR_RE.search(err)
         problems = []
@@ -159,9 +152,9 @@ class Runner:
                 if m.group("thread") is None or m.group("thread").replace(" ", "") != thr:
                     problems.append(f"names thread ({m.group('thread')}), want ({thr})")
         if problems:
-            self.report(False, name, f"{kernel}: {'; '.join(problems)}: {err.strip()} [{self.cmdline(cmd)}]")
+            self.verdict(False, name, f"{kernel}: {'; '.join(problems)}: {err.strip()} [{self.cmdline(cmd)}]")
         else:
-            self.report(True, name, f"{kernel} caught: {m.group(0).strip()}")
+            self.verdict(True, name, f"{kernel} caught: {m.group(0).strip()}")
 
 
 def main():
@@ -297,8 +290,7 @@ def main():
                    [("u32", 160)], "not converged", line=bug_line["not_reconverged"])
     r.env = None
 
-    print(f"{r.checks - r.failures} of {r.checks} checks passed")
-    return 1 if r.failures else 0
+    return r.summary("emu_planted")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,108 @@
+"""The emulator tests' one way to run a PTX kernel and report a case (tests/test_emu_*.py import it).
+
+    R = Runner(ptxrun, work_dir, ptx_dir)     # ptx files are named relative to ptx_dir
+    R.case("add.s32", check)                  # check() raises Fail (or returns a detail): one PASS/FAIL line
+    arg, path = R.out("u32", n)               # ptxrun's argument for an output buffer, and its .npy file
+    R.run("int.ptx", "add", grid, block, [R.inp(a), arg, "u32:%d" % n])   # Fail if ptxrun fails
+    return R.summary("emu_isa")               # the counts, the failed cases again; 0 or 1 for sys.exit
+
+An input array is written to a numbered .npy file (uint16 data travels as float16, its bits unchanged: ptxrun
+reads f16, not u16); grid and block are an int or a tuple of up to three; a case that hangs past its timeout,
+or whose check itself breaks, is a FAIL like any other, so that one case cannot hide the rest.
+"""
+import os
+import subprocess
+import sys
+import traceback
+
+import numpy as np
+
+RUN_TIMEOUT = 120  # seconds for one ptxrun
+INPUT_DTYPES = (np.float16, np.float32, np.float64, np.uint32, np.int32, np.uint64, np.int64)
+
+
+class Fail(Exception):
+    """A case's expectation not met; str() says how."""
+
+
+def dims(value):
+    """ptxrun's --grid/--block text for an int or a tuple."""
+    return ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
+class Runner:
+    def __init__(self, ptxrun, work, ptx_dir):
+        self.ptxrun, self.ptx_dir = ptxrun, ptx_dir
+        self.work = work
+        os.makedirs(work, exist_ok=True)
+        self.files = 0
+        self.passed, self.failed = [], []
+
+    # ---- reporting
+    def report(self, status, name, detail=""):
+        """One line: PASS, FAIL, SKIP or INFO, the case and what it found."""
+        if status == "PASS":
+            self.passed.append(name)
+        elif status == "FAIL":
+            self.failed.append(name)
+        print(f"{status:5} {name}{': ' + detail if detail else ''}", flush=True)
+
+    def case(self, name, check):
+        try:
+            detail = check()
+            self.report("PASS", name, detail if isinstance(detail, str) else "")
+        except Fail as e:
+            self.report("FAIL", name, str(e))
+        except subprocess.TimeoutExpired as e:
+            self.report("FAIL", name, f"timed out after {e.timeout} s (a hang)")
+        except Exception:  # a bug in the check itself must not hide the other cases
+            self.report("FAIL", name, "(test error) " + traceback.format_exc().strip().splitlines()[-1])
+
+    def summary(self, title):
+        print(f"\n{title}: {len(self.passed)} passed, {len(self.failed)} failed")
+        for name in self.failed:
+            print(f"  FAILED  {name}")
+        return 1 if self.failed else 0
+
+    # ---- buffers
+    def path(self, tag):
+        self.files += 1
+        return os.path.join(self.work, f"{self.files:04d}_{tag}.npy")
+
+    def inp(self, array):
+        """ptxrun's argument for an input array."""
+        array = np.ascontiguousarray(array)
+        if array.dtype == np.uint16:
+            array = array.view(np.float16)
+        assert array.dtype in INPUT_DTYPES, array.dtype
+        path = self.path("in")
+        np.save(path, array)
+        return "in:" + path
+
+    def inout(self, array):
+        """ptxrun's argument for a buffer read and written, and the .npy file it is written back to."""
+        path, written = self.path("io"), self.path("io_out")
+        np.save(path, np.ascontiguousarray(array))
+        return f"inout:{path}:{written}", written
+
+    def out(self, dtype, count):
+        """ptxrun's argument for an output buffer of count elements, and its .npy file."""
+        path = self.path("out")
+        return f"out:{path}:{dtype}:{count}", path
+
+    # ---- launches
+    def launch(self, ptx, kernel, grid, block, args, smem=None, timeout=RUN_TIMEOUT, env=None):
+        """ptxrun as it ran (the caller judges its exit status and output)."""
+        command = [self.ptxrun, os.path.join(self.ptx_dir, ptx), kernel, "--grid", dims(grid), "--block", dims(block)]
+        if smem is not None:
+            command += ["--smem", str(smem)]
+        return subprocess.run(command + list(args), capture_output=True, text=True, timeout=timeout,
+                              env=dict(os.environ, **env) if env else None)
+
+    def run(self, ptx, kernel, grid, block, args, smem=None, timeout=RUN_TIMEOUT, env=None):
+        """ptxrun that must succeed: Fail with its last lines otherwise."""
+        result = self.launch(ptx, kernel, grid, block, args, smem, timeout, env)
+        if result.returncode != 0:
+            lines = (result.stdout + result.stderr).strip().splitlines()
+            raise Fail(f"ptxrun exited {result.returncode}: {' | '.join(lines[-3:])}")
+        return result
