@@ -1624,6 +1624,45 @@ static step exec_warp_collectives(block *b, warp *w, const insn *in, uint64_t (*
 }
 
 /* One instruction for the lanes in `active` (all at the same pc). `exec` is active & the guard. */
+/* PTX ISA, "Extended-Precision Integer Arithmetic Instructions": add.cc, addc, sub.cc, subc, mad.cc and
+ * madc. Each thread has one condition-code bit, CC.CF: a .cc form writes the carry out of its addition
+ * (for sub, the borrow out of its subtraction) to it, and the c forms add it in (subc subtracts it).
+ * Signed and unsigned forms compute the same bits. mad's addend is t<hi> or t<lo> of the product a * b,
+ * signed for .s types. Nothing gives CC.CF a value before the thread's first .cc instruction: reading it
+ * then is an error here. */
+static step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    const int bits = ptx_type_bits((ptx_type)in->type);
+    const uint64_t mask = width_mask(bits);
+    const bool carry_in = in->op == OP_ADDC || in->op == OP_SUBC || in->op == OP_MADC;
+    const bool subtract = in->op == OP_SUB || in->op == OP_SUBC;
+    const bool multiply = in->op == OP_MAD || in->op == OP_MADC;
+    if (carry_in)
+        FOR_LANES(m, l) if (w->carry[l] == CARRY_UNSET) {
+            fault(b, in, l, w, EMU_ERR_INVALID, "%s reads CC.CF, which no .cc instruction of this thread has written "
+                  "(PTX ISA, \"Extended-Precision Integer Arithmetic Instructions\")", ptx_op_name((ptx_op)in->op));
+            return STEP_FAULT;
+        }
+    uint64_t *d = D(0);
+    const uint64_t *first = S(0), *second = S(1), *third = multiply ? S(2) : NULL;
+    FOR_LANES(m, l) {
+        const unsigned __int128 cf = carry_in ? w->carry[l] : 0;
+        unsigned __int128 x = first[l] & mask, y = second[l] & mask; /* add, sub: d = x +- y (+- CC.CF) */
+        if (multiply) { /* mad: d = t<hi or lo> + c (+ CC.CF), t = a * b */
+            const __int128 t = is_signed(in->type)
+                                   ? (__int128)sign_extend(first[l], bits) * sign_extend(second[l], bits)
+                                   : (__int128)(x * y);
+            x = (unsigned __int128)((in->flags & F_HI) ? t >> bits : t) & mask;
+            y = third[l] & mask;
+        }
+        const unsigned __int128 v = subtract ? x - y - cf : x + y + cf;
+        if (in->flags & F_CC) /* the borrow: y and the borrow in exceed x; the carry: bit `bits` of the sum */
+            w->carry[l] = (uint8_t)(subtract ? y + cf > x : (v >> bits) & 1);
+        d[l] = (uint64_t)v & mask;
+    }
+    return STEP_NEXT;
+}
+
 static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t exec)
 {
     uint64_t (*r)[LANES] = w->r;
@@ -1665,8 +1704,10 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
                 fault(b, in, 0, w, EMU_ERR_INVALID, "%s on an integer type", ptx_op_name((ptx_op)in->op));
                 return STEP_FAULT;
             }
-            return exec_int_alu(in, r, o, m);
+            return (in->flags & F_CC) ? exec_carry(b, w, in, r, o, m) : exec_int_alu(in, r, o, m);
         }
+    case OP_ADDC: case OP_SUBC: case OP_MADC:
+        return exec_carry(b, w, in, r, o, m);
     case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_CNOT: case OP_SHL: case OP_SHR: case OP_SHF:
     case OP_LOP3: case OP_POPC: case OP_CLZ: case OP_BREV: case OP_BFE: case OP_BFI: case OP_PRMT:
         return exec_logic(in, r, o, m);
@@ -2120,6 +2161,7 @@ static void run_block(block *b)
         warp *w = &b->warps[i];
         memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
         memset(w->local, 0xff, (size_t)LANES * k->local_bytes); /* .local starts as poison too, per thread */
+        memset(w->carry, CARRY_UNSET, sizeof w->carry);
         memset(w->local_written, 0, (size_t)LANES * k->local_bytes);
         unsigned first = i * LANES, n = b->n_threads - first < LANES ? b->n_threads - first : LANES;
         w->live = n == LANES ? FULL_MASK : (1u << n) - 1;

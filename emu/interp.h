@@ -58,6 +58,8 @@ typedef struct {
     uint64_t dst;
 } bulk_store;
 
+#define CARRY_UNSET 2
+
 typedef struct {
     uint64_t (*r)[LANES];      /* registers: r[slot][lane] */
     int32_t pc[LANES];
@@ -76,6 +78,7 @@ typedef struct {
     async_copy *copies;        /* cp.async in flight */
     int n_copies, cap_copies;
     uint32_t committed[LANES]; /* cp.async groups committed per lane */
+    uint8_t carry[LANES];      /* each thread's CC.CF: 0, 1, or CARRY_UNSET before any .cc instruction */
     uint8_t *local;            /* .local memory, local_bytes per lane */
     uint8_t *local_written;    /* initcheck: a byte per byte of it, set once the thread wrote it */
     /* Hopper */

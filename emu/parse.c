@@ -234,6 +234,7 @@ static const char *const op_names[OP_COUNT] = {
     [OP_SHR] = "shr", [OP_SHF] = "shf", [OP_LOP3] = "lop3", [OP_POPC] = "popc", [OP_CLZ] = "clz",
     [OP_BREV] = "brev", [OP_BFE] = "bfe", [OP_BFI] = "bfi", [OP_PRMT] = "prmt", [OP_SAD] = "sad",
     [OP_MUL24] = "mul24", [OP_MAD24] = "mad24", [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp",
+    [OP_ADDC] = "addc", [OP_SUBC] = "subc", [OP_MADC] = "madc",
     [OP_RCP] = "rcp", [OP_SQRT] = "sqrt", [OP_RSQRT] = "rsqrt", [OP_EX2] = "ex2", [OP_LG2] = "lg2",
     [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SETP] = "setp", [OP_SET] = "set",
     [OP_SELP] = "selp", [OP_SLCT] = "slct", [OP_CVT] = "cvt", [OP_CVTA] = "cvta", [OP_ISSPACEP] = "isspacep",
@@ -1162,6 +1163,7 @@ static bool decode(decoder *d)
         {"max", OP_MAX, 2}, {"and", OP_AND, 2}, {"or", OP_OR, 2}, {"xor", OP_XOR, 2}, {"not", OP_NOT, 1},
         {"cnot", OP_CNOT, 1}, {"popc", OP_POPC, 1}, {"clz", OP_CLZ, 1}, {"brev", OP_BREV, 1},
         {"sad", OP_SAD, 3}, {"mul24", OP_MUL24, 2}, {"mad24", OP_MAD24, 3}, {"copysign", OP_COPYSIGN, 2},
+        {"addc", OP_ADDC, 2}, {"subc", OP_SUBC, 2}, {"madc", OP_MADC, 3},
         {"rcp", OP_RCP, 1}, {"sqrt", OP_SQRT, 1}, {"rsqrt", OP_RSQRT, 1}, {"ex2", OP_EX2, 1}, {"lg2", OP_LG2, 1},
         {"sin", OP_SIN, 1}, {"cos", OP_COS, 1}, {"tanh", OP_TANH, 1}};
     for (size_t i = 0; i < sizeof alu / sizeof alu[0]; i++) {
@@ -1185,8 +1187,19 @@ static bool decode(decoder *d)
             return failf(d->b->lx, in->ptx_line, "%s has no type", d->shown);
         if (!finish_modifiers(d, &m))
             return false;
-        if (in->flags & F_CC)
-            return unsupported(d); /* carry chains: not generated for this project's kernels */
+        /* PTX ISA, "Extended-Precision Integer Arithmetic Instructions": .cc on add, sub, mad and their
+         * carry-in forms, 32- and 64-bit integers only; mad's forms take .hi or .lo */
+        const bool extended = in->op == OP_ADDC || in->op == OP_SUBC || in->op == OP_MADC;
+        if (extended || (in->flags & F_CC)) {
+            const bool mad_form = in->op == OP_MAD || in->op == OP_MADC;
+            if (!extended && in->op != OP_ADD && in->op != OP_SUB && !mad_form)
+                return failf(d->b->lx, in->ptx_line, "%s: .cc is for add, sub and mad", d->shown);
+            if (in->type != T_U32 && in->type != T_S32 && in->type != T_U64 && in->type != T_S64)
+                return failf(d->b->lx, in->ptx_line, "%s: carry arithmetic takes .u32, .s32, .u64 or .s64", d->shown);
+            if (in->flags & (F_SAT | F_WIDE) || (mad_form && !(in->flags & (F_HI | F_LO))))
+                return failf(d->b->lx, in->ptx_line, "%s: carry arithmetic takes no .sat or .wide; mad takes .hi or .lo",
+                             d->shown);
+        }
         ptx_type src = (ptx_type)in->type;
         if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & F_WIDE)) {
             in->stype = (uint8_t)src;

@@ -859,6 +859,120 @@ def fcmp(op, x, y):
     return (not n) and FCMP[op](x, y)
 
 
+def tests_carry(R, rng):
+    """PTX ISA 9.0, "Extended-Precision Integer Arithmetic Instructions": add.cc / addc / sub.cc / subc / mad.cc /
+    madc. CC.CF is one bit per thread: the .cc forms write the carry out (for sub, the borrow out), the c forms add
+    it in (subc subtracts it). Chained over words they are multi-word arithmetic, which is what is checked: each
+    kernel in carry.ptx computes a 128- or 64-bit result word by word, then reads the last CC.CF back."""
+    S = 'carry.ptx'
+    n = 256
+
+    def edge_words(bits):
+        top = (1 << bits) - 1
+        return [0, 1, top, top - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1]
+
+    def operands(bits):
+        """n pairs of 128-bit numbers as words of `bits`, the first ones made of edge words (all ones, carries that
+        ripple through every word, borrows likewise), the rest random."""
+        per = 128 // bits
+        edge = edge_words(bits)
+        a = [[edge[(i + j) % len(edge)] for j in range(per)] for i in range(36)]
+        b = [[edge[(i // 6 + j) % len(edge)] for j in range(per)] for i in range(36)]
+        # a carry (a borrow) that enters words whose sum is all ones (whose difference is zero) and so must
+        # leave them again: 0x..ff + 1 and 0x..00 - 1 across every word
+        top = (1 << bits) - 1
+        a += [[top] * per, [0] * per, [0] + [7] * (per - 1), [top] + [0] * (per - 1)]
+        b += [[1] + [0] * (per - 1), [1] + [0] * (per - 1), [1] + [7] * (per - 1), [1] + [top] * (per - 1)]
+        a += [[int(x) for x in rng.integers(0, 1 << bits, per, dtype=np.uint64)] for _ in range(n - len(a))]
+        b += [[int(x) for x in rng.integers(0, 1 << bits, per, dtype=np.uint64)] for _ in range(n - len(b))]
+        return a, b
+
+    def number(words, bits):
+        return sum(w << (bits * j) for j, w in enumerate(words))
+
+    def launch(kernel, a, b, bits):
+        dtype = np.uint64 if bits == 64 else np.uint32
+        out, path = R.out('u64' if bits == 64 else 'u32', n * (256 // bits))
+        R.run(S, kernel, (n + 127) // 128, 128, [R.inp(np.array(a, dtype).ravel()), R.inp(np.array(b, dtype).ravel()),
+                                                 out, 'u32:%d' % n])
+        return np.load(path).view(dtype).reshape(n, 256 // bits)
+
+    def check(got, want, what):
+        bad = [i for i in range(n) if [int(x) for x in got[i][:len(want[i])]] != want[i]]
+        if bad:
+            i = bad[0]
+            raise Fail('%d of %d wrong; %s: got %s, expected %s' % (len(bad), n, what(i), [hex(int(x)) for x in got[i][:len(want[i])]],
+                                                                   [hex(x) for x in want[i]]))
+
+    def add128(kernel, bits):
+        def run():
+            a, b = operands(bits)
+            got = launch(kernel, a, b, bits)
+            per = 128 // bits
+            want = []
+            for x, y in zip(a, b):
+                total = number(x, bits) + number(y, bits)
+                want.append([(total >> (bits * j)) & ((1 << bits) - 1) for j in range(per)] + [total >> 128])
+            check(got, want, lambda i: 'a %s + b %s' % (hex(number(a[i], bits)), hex(number(b[i], bits))))
+        return run
+    R.case('add.cc, addc.cc, addc: 128-bit sums of u32 words, the carry rippling through all four', add128('add128_u32', 32))
+    R.case('add.cc.u64, addc.cc.u64, addc.u64: 128-bit sums of u64 words', add128('add128_u64', 64))
+
+    def sub128():
+        a, b = operands(32)
+        got = launch('sub128_s32', a, b, 32)
+        want = []
+        for x, y in zip(a, b):
+            difference = (number(x, 32) - number(y, 32)) % (1 << 128)
+            borrow = number(x, 32) < number(y, 32)
+            want.append([(difference >> (32 * j)) & M32 for j in range(4)] + [M32 if borrow else 0])
+        check(got, want, lambda i: 'a %s - b %s' % (hex(number(a[i], 32)), hex(number(b[i], 32))))
+    R.case('sub.cc.s32, subc.cc.s32, subc.s32: 128-bit differences, the borrow out as 0 - CC.CF', sub128)
+
+    def mad_wide(kernel, signed):
+        def run():
+            a, b = operands(32)  # A's words are the product's a and b and the addend's two words; B is unused
+            got = launch(kernel, a, b, 32)
+            want = []
+            for a_, b_, c0, c1 in a:
+                product = (s32(a_) * s32(b_) if signed else a_ * b_) % (1 << 64)
+                low = (product & M32) + c0                      # mad.lo.cc: t<31..0> + c0, the carry out
+                high = (product >> 32) + c1 + (low >> 32)       # madc.hi.cc: t<63..32> + c1 + CC.CF
+                want.append([low & M32, high & M32, 0, 0, high >> 32])
+            check(got, want, lambda i: 'a, b, c0, c1 = %s' % [hex(x) for x in a[i]])
+        return run
+    R.case('mad.lo.cc.u32, madc.hi.cc.u32: a * b + c in 64 bits, and its carry out', mad_wide('mad_wide_u32', False))
+    R.case('mad.lo.cc.s32, madc.hi.cc.s32: the signed product\'s words', mad_wide('mad_wide_s32', True))
+
+    def before_cc():
+        a, b = operands(32)
+        out, _ = R.out('u32', n * 8)
+        p = R.launch(S, 'addc_before_cc', 1, 32, [R.inp(np.array(a, np.uint32).ravel()),
+                                                  R.inp(np.array(b, np.uint32).ravel()), out, 'u32:32'])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or 'addc reads CC.CF' not in lines[0] or 'addc_before_cc' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('addc before any .cc instruction: CC.CF has no value, an error in one line', before_cc)
+
+    def refused(line, words):
+        def run():
+            path = R.path('refused').replace('.npy', '.ptx')
+            with open(path, 'w') as f:
+                f.write('.version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n'
+                        '  .reg .b32 %r<4>;\n  .reg .b16 %h<4>;\n  mov.u32 %r1, 1;\n  mov.u16 %h1, 1;\n'
+                        '  ' + line + '\n  ret;\n}\n')
+            p = R.launch(path, 'k', 1, 1, [])
+            lines = p.stderr.strip().splitlines()
+            if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or '.ptx:10:' not in lines[0]:
+                raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        return run
+    # "add.cc.type / mad{.hi,.lo}.cc.type: .type = { .u32, .s32, .u64, .s64 }": anything else fails at load time
+    R.case('mul.cc is refused at load time', refused('mul.lo.cc.u32 %r2, %r1, %r1;', '.cc is for add, sub and mad'))
+    R.case('add.cc.u16 is refused at load time', refused('add.cc.u16 %h2, %h1, %h1;', 'takes .u32, .s32, .u64 or .s64'))
+    R.case('mad.cc without .hi or .lo is refused at load time',
+           refused('mad.cc.u32 %r2, %r1, %r1, %r1;', 'mad takes .hi or .lo'))
+
+
 def tests_setp(R, rng):
     S = 'setp.ptx'
     sp = [f32b(v) for v in [0.0, -0.0, 1.0, -1.0, 2.5, float('inf'), float('-inf')]] + [0x7FC00000, 0xFFC00000, 0x7F800001,
@@ -1444,7 +1558,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles):
+                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry):
         fam(R, rng)
     return R.summary('emu_isa')
 
