@@ -467,6 +467,32 @@ static step exec_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, u
             d[l] = v ? (uint64_t)(__builtin_clzll(v) - (64 - bits)) : (uint64_t)bits;
         }
         break;
+    case OP_BFIND: /* "bfind": the most significant bit that differs from the sign (a signed a < 0 is
+                      complemented first); .shiftamt: the left shift that brings it to the top; none: ~0 */
+        FOR_LANES(m, l) {
+            uint64_t v = a[l] & mask;
+            if (is_signed(in->type) && (v >> (bits - 1) & 1))
+                v = ~v & mask;
+            const uint32_t position = v ? 63 - (uint32_t)__builtin_clzll(v) : 0xffffffffu;
+            d[l] = v && in->mode ? (uint32_t)(bits - 1) - position : position;
+        }
+        break;
+    case OP_DP4A: /* "dp4a": c + the four byte products; "dp2a": c + a's two halves times b's bytes 0, 1
+                     (.lo) or 2, 3 (.hi); each part zero- or sign-extended as its type says */
+    case OP_DP2A:
+        FOR_LANES(m, l) {
+            const bool a_signed = in->type == T_S32, b_signed = in->stype == T_S32, four = in->op == OP_DP4A;
+            const int a_bits = four ? 8 : 16, first_b = four || !(in->flags & F_HI) ? 0 : 2;
+            uint32_t sum = (uint32_t)c[l];
+            for (int i = 0; i < (four ? 4 : 2); i++) {
+                const uint64_t x = a[l] >> (a_bits * i), y = b[l] >> (8 * (first_b + i));
+                const int64_t xv = a_signed ? sign_extend(x, a_bits) : (int64_t)(x & width_mask(a_bits));
+                const int64_t yv = b_signed ? sign_extend(y, 8) : (int64_t)(y & 0xff);
+                sum += (uint32_t)(xv * yv);
+            }
+            d[l] = sum;
+        }
+        break;
     case OP_BREV:
         FOR_LANES(m, l) {
             uint64_t v = 0;
@@ -1709,7 +1735,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
     case OP_ADDC: case OP_SUBC: case OP_MADC:
         return exec_carry(b, w, in, r, o, m);
     case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_CNOT: case OP_SHL: case OP_SHR: case OP_SHF:
-    case OP_LOP3: case OP_POPC: case OP_CLZ: case OP_BREV: case OP_BFE: case OP_BFI: case OP_PRMT:
+    case OP_LOP3: case OP_POPC: case OP_CLZ: case OP_BREV: case OP_BFE: case OP_BFI: case OP_PRMT: case OP_BFIND:
+    case OP_DP4A: case OP_DP2A:
         return exec_logic(in, r, o, m);
     case OP_TESTP:
         FOR_LANES(m, l) {

@@ -234,7 +234,8 @@ static const char *const op_names[OP_COUNT] = {
     [OP_SHR] = "shr", [OP_SHF] = "shf", [OP_LOP3] = "lop3", [OP_POPC] = "popc", [OP_CLZ] = "clz",
     [OP_BREV] = "brev", [OP_BFE] = "bfe", [OP_BFI] = "bfi", [OP_PRMT] = "prmt", [OP_SAD] = "sad",
     [OP_MUL24] = "mul24", [OP_MAD24] = "mad24", [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp",
-    [OP_ADDC] = "addc", [OP_SUBC] = "subc", [OP_MADC] = "madc",
+    [OP_ADDC] = "addc", [OP_SUBC] = "subc", [OP_MADC] = "madc", [OP_BFIND] = "bfind", [OP_DP4A] = "dp4a",
+    [OP_DP2A] = "dp2a",
     [OP_RCP] = "rcp", [OP_SQRT] = "sqrt", [OP_RSQRT] = "rsqrt", [OP_EX2] = "ex2", [OP_LG2] = "lg2",
     [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SETP] = "setp", [OP_SET] = "set",
     [OP_SELP] = "selp", [OP_SLCT] = "slct", [OP_CVT] = "cvt", [OP_CVTA] = "cvta", [OP_ISSPACEP] = "isspacep",
@@ -1245,6 +1246,42 @@ static bool decode(decoder *d)
         else if (!take(&m, "wrap")) return failf(d->b->lx, in->ptx_line, "%s needs .clamp or .wrap", d->shown);
         in->type = (uint8_t)take_type(&m);
         return finish_modifiers(d, &m) && plain(d, 3, T_B32);
+    }
+    if (strcmp(base, "bfind") == 0) { /* "bfind{.shiftamt}.type d, a": .u32/.s32/.u64/.s64 a, .u32 d */
+        in->op = OP_BFIND;
+        in->mode = (uint8_t)take(&m, "shiftamt");
+        in->type = (uint8_t)take_type(&m);
+        if (!finish_modifiers(d, &m))
+            return false;
+        if (in->type != T_U32 && in->type != T_S32 && in->type != T_U64 && in->type != T_S64)
+            return failf(d->b->lx, in->ptx_line, "%s: bfind takes .u32, .s32, .u64 or .s64", d->shown);
+        if (!need_operands(d, 2) || add_value(d, &ops->op[0], T_U32) != 1 || add_value(d, &ops->op[1], in->type) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 1;
+        return true;
+    }
+    if (strcmp(base, "dp4a") == 0 || strcmp(base, "dp2a") == 0) {
+        /* "dp4a.atype.btype d, a, b, c" and "dp2a.mode.atype.btype": .u32 or .s32 each; c and d are .u32
+         * when both are .u32, else .s32 (the same 32 bits either way) */
+        in->op = base[2] == '4' ? OP_DP4A : OP_DP2A;
+        if (in->op == OP_DP2A) {
+            if (take(&m, "hi")) in->flags |= F_HI;
+            else if (take(&m, "lo")) in->flags |= F_LO;
+            else return failf(d->b->lx, in->ptx_line, "%s needs .lo or .hi", d->shown);
+        }
+        in->type = (uint8_t)take_type(&m);  /* a's */
+        in->stype = (uint8_t)take_type(&m); /* b's */
+        if (!finish_modifiers(d, &m))
+            return false;
+        if ((in->type != T_U32 && in->type != T_S32) || (in->stype != T_U32 && in->stype != T_S32))
+            return failf(d->b->lx, in->ptx_line, "%s: a and b are each .u32 or .s32", d->shown);
+        if (!need_operands(d, 4))
+            return false;
+        for (int i = 0; i < 4; i++)
+            if (add_value(d, &ops->op[i], T_B32) != 1)
+                return false;
+        in->n_dst = 1, in->n_src = 3;
+        return true;
     }
     if (strcmp(base, "lop3") == 0) {
         in->op = OP_LOP3;

@@ -828,6 +828,43 @@ def tests_int(R, rng):
     un('popc_b64', l1, 64, 32, lambda x: bin(x).count('1'), 'popc.b64')
     un('brev_b32', u1, 32, 32, lambda x: int('{:032b}'.format(x)[::-1], 2), 'brev.b32')
     un('brev_b64', l1, 64, 64, lambda x: int('{:064b}'.format(x)[::-1], 2), 'brev.b64')
+
+    # "Integer Arithmetic Instructions: bfind": the position of the most significant non-sign bit (a negative
+    # signed input is complemented first: its most significant 0), 0xffffffff when there is none; .shiftamt gives
+    # msb - position instead (still 0xffffffff for none)
+    def bfind(x, bits, signed, shiftamt):
+        if signed and x >> (bits - 1) & 1:
+            x = ~x & ((1 << bits) - 1)
+        if x == 0:
+            return M32
+        return (bits - 1) - (x.bit_length() - 1) if shiftamt else x.bit_length() - 1
+    n1 = np.array([(-(1 << k)) & M32 for k in range(32)] + [((1 << k) - 1) ^ M32 for k in range(32)], np.uint32)
+    n2 = np.array([(-(1 << k)) & M64 for k in range(64)] + [((1 << k) - 1) ^ M64 for k in range(64)], np.uint64)
+    for bits, src in ((32, np.concatenate([u1, n1])), (64, np.concatenate([l1, n2]))):
+        for signed in (False, True):
+            for shiftamt in (False, True):
+                kern = 'bfind%s_%s%d' % ('_shiftamt' if shiftamt else '', 's' if signed else 'u', bits)
+                un(kern, src, bits, 32, lambda x, b=bits, sg=signed, sa=shiftamt: bfind(x, b, sg, sa),
+                   kern.replace('_', '.').replace('bfind.shiftamt', 'bfind.shiftamt') + ' (none found: 0xffffffff)')
+
+    # "Integer Arithmetic Instructions: dp4a / dp2a": c plus the products of a's bytes (dp2a: a's two 16-bit halves)
+    # and b's bytes (dp2a: bytes 0, 1 for .lo, 2, 3 for .hi), each zero- or sign-extended as its type says, in 32 bits
+    def parts(x, width, count, signed, first=0):
+        vals = [(x >> (width * (first + i))) & ((1 << width) - 1) for i in range(count)]
+        return [sx(v, width) if signed else v for v in vals]
+    da = [x for x in edge32 for _ in range(3)] + r32(300)
+    db = [edge32[(i * 5) % len(edge32)] for i in range(3 * len(edge32))] + r32(300)
+    dc = [edge32[(i * 3) % len(edge32)] for i in range(3 * len(edge32))] + r32(300)
+    for at in ('u32', 's32'):
+        for bt in ('u32', 's32'):
+            def dp4a(x, y, z, at=at, bt=bt):
+                return (z + sum(p * q for p, q in zip(parts(x, 8, 4, at == 's32'), parts(y, 8, 4, bt == 's32')))) & M32
+            binop('dp4a_%s_%s' % (at, bt), da, db, dp4a, 32, 'dp4a.%s.%s' % (at, bt), c=dc)
+            for mode in ('lo', 'hi'):
+                def dp2a(x, y, z, at=at, bt=bt, mode=mode):
+                    return (z + sum(p * q for p, q in zip(parts(x, 16, 2, at == 's32'),
+                                                          parts(y, 8, 2, bt == 's32', 0 if mode == 'lo' else 2)))) & M32
+                binop('dp2a_%s_%s_%s' % (mode, at, bt), da, db, dp2a, 32, 'dp2a.%s.%s.%s' % (mode, at, bt), c=dc)
     # "Logic and Shift Instructions: lop3": d[i] = immLut bit number (a[i] << 2 | b[i] << 1 | c[i])
     la, lb, lc = r32(200), r32(200), r32(200)
     for lut in (0x96, 0xE8, 0xF0, 0xCC, 0xAA, 0x01, 0x80, 0xFE, 0x6A, 0x1B):
