@@ -339,6 +339,15 @@ static step exec_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
  * enough for one correct rounding). */
 static const uint16_t canonical_nan16 = 0x7fff; /* the canonical f16 and bf16 NaN (CUDART_NAN_FP16/BF16) */
 
+/* .relu (fma, cvt to f16 and bf16): "clamps the result to 0 if negative", and a NaN result becomes the
+ * canonical NaN. -0 is taken to 0 too (a choice: the ISA does not say whether it counts as negative). */
+static uint16_t relu16(uint16_t v, int h)
+{
+    if (isnan(half_in(v, h)))
+        return canonical_nan16;
+    return (v & 0x8000) ? 0 : v;
+}
+
 /* .ftz: "flushes subnormal inputs and results to sign-preserving zero" (f16 forms; bf16 has no .ftz). */
 static inline float ftz16(float f, int h)
 {
@@ -413,6 +422,8 @@ static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
                 v = half_out(sat32(half_in(v, h)), h);
             if (ftz && h == T_F16 && in->op != OP_NEG && in->op != OP_ABS)
                 v = ftz16_bits(v);
+            if (in->flags & F_RELU)
+                v = relu16((uint16_t)v, h);
             out |= (v & 0xffff) << shift;
         }
         d[l] = out;
@@ -638,8 +649,12 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
     const bool sat = in->flags & F_SAT, ftz = in->flags & F_FTZ;
     if (dt == T_F16X2 || dt == T_BF16X2) { /* "a goes to the upper half of d, b to the lower half" */
         uint16_t (*to16)(double, emu_rounding) = dt == T_F16X2 ? emu_to_f16 : emu_to_bf16;
+        const int h = dt == T_F16X2 ? T_F16 : T_BF16;
         emu_rounding mode = rounding_of(in->rounding);
-        return (uint64_t)to16(f32_of(a), mode) << 16 | to16(f32_of(b_for_pair), mode);
+        uint16_t high = to16(f32_of(a), mode), low = to16(f32_of(b_for_pair), mode);
+        if (in->flags & F_RELU)
+            high = relu16(high, h), low = relu16(low, h);
+        return (uint64_t)high << 16 | low;
     }
     if (!is_float(dt) && !is_float(st)) { /* integer <-> integer: extend by the source, chop to the dest */
         int64_t v = is_signed(st) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
@@ -675,7 +690,8 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
             x = round_integral(x, in->rounding);
         if (dt == T_F16 || dt == T_BF16) { /* rounded once from the exact source value, in the mode asked */
             uint16_t (*to16)(double, emu_rounding) = dt == T_F16 ? emu_to_f16 : emu_to_bf16;
-            return to16(sat ? sat64(x) : x, rounding_of(in->rounding));
+            const uint16_t v = to16(sat ? sat64(x) : x, rounding_of(in->rounding));
+            return (in->flags & F_RELU) ? relu16(v, dt) : v;
         }
         /* to f32 or f64: the host FPU rounds, in a directed mode only when one is asked for */
         const bool directed = in->rounding == RND_RZ || in->rounding == RND_RM || in->rounding == RND_RP;

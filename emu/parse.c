@@ -1181,6 +1181,7 @@ static bool decode(decoder *d)
         if (take(&m, "wide")) in->flags |= F_WIDE;
         if (take(&m, "cc")) in->flags |= F_CC;
         if (take(&m, "NaN")) in->flags |= F_NAN;
+        if (take(&m, "relu")) in->flags |= F_RELU;
         if (take(&m, "xorsign") || take(&m, "abs")) /* min/max.xorsign.abs: sm_100 and later */
             return unsupported(d);
         in->type = (uint8_t)take_type(&m);
@@ -1188,6 +1189,10 @@ static bool decode(decoder *d)
             return failf(d->b->lx, in->ptx_line, "%s has no type", d->shown);
         if (!finish_modifiers(d, &m))
             return false;
+        /* "Half Precision Floating Point Instructions: fma": .relu on the f16 and bf16 forms alone */
+        if ((in->flags & F_RELU) && (in->op != OP_FMA || (in->type != T_F16 && in->type != T_F16X2 &&
+                                                           in->type != T_BF16 && in->type != T_BF16X2)))
+            return failf(d->b->lx, in->ptx_line, "%s: .relu is for fma on f16, f16x2, bf16 and bf16x2", d->shown);
         /* PTX ISA, "Extended-Precision Integer Arithmetic Instructions": .cc on add, sub, mad and their
          * carry-in forms, 32- and 64-bit integers only; mad's forms take .hi or .lo */
         const bool extended = in->op == OP_ADDC || in->op == OP_SUBC || in->op == OP_MADC;
@@ -1433,12 +1438,15 @@ static bool decode(decoder *d)
         take_rounding(&m, in);
         if (take(&m, "sat")) in->flags |= F_SAT;
         if (take(&m, "ftz")) in->flags |= F_FTZ;
-        if (take(&m, "relu"))
-            return unsupported(d);
+        if (take(&m, "relu")) in->flags |= F_RELU;
         in->type = (uint8_t)take_type(&m);
         in->stype = (uint8_t)take_type(&m);
         if (in->type == T_NONE || in->stype == T_NONE || !finish_modifiers(d, &m))
             return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs two types", d->shown);
+        /* "cvt.frnd2{.relu}.f16.f32" and its f16x2, bf16 and bf16x2 forms: .relu on those alone */
+        if ((in->flags & F_RELU) && (in->stype != T_F32 || (in->type != T_F16 && in->type != T_F16X2 &&
+                                                              in->type != T_BF16 && in->type != T_BF16X2)))
+            return failf(d->b->lx, in->ptx_line, "%s: .relu is for f32 to f16, f16x2, bf16 or bf16x2", d->shown);
         /* cvt.rn.f16x2.f32 d, a, b: two sources (a goes to the upper half) */
         int n_src = (in->type == T_F16X2 || in->type == T_BF16X2) ? 2 : 1;
         return plain(d, n_src, (ptx_type)in->stype);

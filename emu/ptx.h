@@ -78,6 +78,7 @@ enum {
     F_INC = 1 << 25,          /* setmaxnreg.inc (else .dec) */
     F_A_REGS = 1 << 26,       /* wgmma: A from registers, not a descriptor */
     F_TEST_WAIT = 1 << 27,    /* mbarrier.test_wait: never blocks */
+    F_RELU = 1 << 27,         /* fma, cvt .relu (F_TEST_WAIT's bit: the opcodes never meet) */
     F_TO_GLOBAL = 1 << 28,    /* cp.async.bulk from shared to global (a bulk group), not to shared (an mbarrier) */
     F_GUARD_NEG = 1 << 22     /* the guard is @!p */
 };

@@ -533,6 +533,30 @@ def tests_cvt(R, rng):
         exp = [None if is_nan32(int(x)) or is_nan32(int(y)) else bf16_rn(int(x)) << 16 | bf16_rn(int(y)) for x, y in zip(a, b)]
         compare(got, exp, [(a, 32), (b, 32)])
     R.case('cvt.rn.bf16x2.f32 d, a, b (a -> upper half)', bf16x2)
+
+    # ".relu clamps the result to 0 if negative; NaN results are converted to canonical NaN" (cvt.frnd2{.relu});
+    # whether -0 counts as negative the ISA does not say: a -0 result is not checked
+    def relu(h, fmt):
+        exponent, mantissa = (0x7C00, 0x3FF) if fmt == 'f16' else (0x7F80, 0x7F)
+        if h & exponent == exponent and h & mantissa:
+            return 0x7FFF
+        if h == 0x8000:
+            return None
+        return 0 if h & 0x8000 else h
+
+    def relu_f16x2():
+        a = np.array(F, np.uint32)
+        b = np.array(list(reversed(F)), np.uint32)
+        got, = R.elem(S, 'cvt_rn_relu_f16x2_f32', [a, b], ['u32'])
+        exp = []
+        for x, y in zip(a, b):
+            hi = 0x7FFF if is_nan32(int(x)) else relu(f16_rn(int(x)), 'f16')
+            lo = 0x7FFF if is_nan32(int(y)) else relu(f16_rn(int(y)), 'f16')
+            exp.append(None if hi is None or lo is None else hi << 16 | lo)
+        compare(got, exp, [(a, 32), (b, 32)])
+    R.case('cvt.rn.relu.f16x2.f32: negative results 0, NaN the canonical NaN', relu_f16x2)
+    R.case('cvt.rn.relu.bf16.f32: negative results 0, NaN the canonical NaN',
+           unary('cvt_rn_relu_bf16_f32', Fa, lambda b: 0x7FFF if is_nan32(b) else relu(bf16_rn(b), 'bf16'), 32, 16, 'u16'))
     R.case('cvt.f32.bf16 (exact)', unary('cvt_f32_bf16', H,
                                          lambda h: nan_check(0) if (h & 0x7F80) == 0x7F80 and (h & 0x7F) else h << 16, 16, 32, 'u32'))
     for rnd in ('rzi', 'rni', 'rmi', 'rpi'):
@@ -896,6 +920,22 @@ def fcmp(op, x, y):
     return (not n) and FCMP[op](x, y)
 
 
+def refused_at_load(R, line, words):
+    """A case: ptxrun on a kernel holding `line` (PTX line 10) exits 1 with one line naming the line and saying
+    `words`, before anything runs."""
+    def run():
+        path = R.path('refused').replace('.npy', '.ptx')
+        with open(path, 'w') as f:
+            f.write('.version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n'
+                    '  .reg .b32 %r<4>;\n  .reg .b16 %h<4>;\n  mov.u32 %r1, 1;\n  mov.u16 %h1, 1;\n'
+                    '  ' + line + '\n  ret;\n}\n')
+        p = R.launch(path, 'k', 1, 1, [])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or '.ptx:10:' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    return run
+
+
 def tests_carry(R, rng):
     """PTX ISA 9.0, "Extended-Precision Integer Arithmetic Instructions": add.cc / addc / sub.cc / subc / mad.cc /
     madc. CC.CF is one bit per thread: the .cc forms write the carry out (for sub, the borrow out), the c forms add
@@ -991,23 +1031,13 @@ def tests_carry(R, rng):
             raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
     R.case('addc before any .cc instruction: CC.CF has no value, an error in one line', before_cc)
 
-    def refused(line, words):
-        def run():
-            path = R.path('refused').replace('.npy', '.ptx')
-            with open(path, 'w') as f:
-                f.write('.version 9.0\n.target sm_90\n.address_size 64\n.visible .entry k()\n{\n'
-                        '  .reg .b32 %r<4>;\n  .reg .b16 %h<4>;\n  mov.u32 %r1, 1;\n  mov.u16 %h1, 1;\n'
-                        '  ' + line + '\n  ret;\n}\n')
-            p = R.launch(path, 'k', 1, 1, [])
-            lines = p.stderr.strip().splitlines()
-            if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or '.ptx:10:' not in lines[0]:
-                raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
-        return run
     # "add.cc.type / mad{.hi,.lo}.cc.type: .type = { .u32, .s32, .u64, .s64 }": anything else fails at load time
-    R.case('mul.cc is refused at load time', refused('mul.lo.cc.u32 %r2, %r1, %r1;', '.cc is for add, sub and mad'))
-    R.case('add.cc.u16 is refused at load time', refused('add.cc.u16 %h2, %h1, %h1;', 'takes .u32, .s32, .u64 or .s64'))
+    R.case('mul.cc is refused at load time',
+           refused_at_load(R, 'mul.lo.cc.u32 %r2, %r1, %r1;', '.cc is for add, sub and mad'))
+    R.case('add.cc.u16 is refused at load time',
+           refused_at_load(R, 'add.cc.u16 %h2, %h1, %h1;', 'takes .u32, .s32, .u64 or .s64'))
     R.case('mad.cc without .hi or .lo is refused at load time',
-           refused('mad.cc.u32 %r2, %r1, %r1, %r1;', 'mad takes .hi or .lo'))
+           refused_at_load(R, 'mad.cc.u32 %r2, %r1, %r1, %r1;', 'mad takes .hi or .lo'))
 
 
 def tests_setp(R, rng):
@@ -1445,7 +1475,10 @@ def tests_half(R, rng):
                 out.append(x)
         return out
 
-    def fma_case(fmt, ftz, kernel):
+    def fma_case(fmt, ftz, kernel, relu=False):
+        def clamp(h):  # fma.rn.relu: "clamps the result to 0 if negative"; a -0 result is not checked
+            return None if h == 0x8000 else 0 if h & 0x8000 else h
+
         def run():
             n = 192
             a, b, c = finite_halves(fmt, n), finite_halves(fmt, n), finite_halves(fmt, n)
@@ -1459,9 +1492,22 @@ def tests_half(R, rng):
                 for i in range(60, 80):
                     a[i], b[i], c[i] = 0x0C00 | int(rng.integers(0, 0x400)), 0x1000, 0x8000
             A, B, C = pack(a, a[::-1]), pack(b, b[::-1]), pack(c, c[::-1])
+            if relu:  # NaN operands (a quiet one with a payload, a signalling one): the canonical NaN comes out
+                nan = 0x7E01 if fmt == 'f16' else 0x7FC1
+                A[n - 8:n - 4] = (nan << 16) | nan
+                B[n - 4:] = ((nan | 0x8000) << 16) | (nan & ~0x40 if fmt == 'f16' else nan & ~0x40)
             got, = R.elem(S, kernel, [A, B, C], ['u32'])
-            exp = [(fma_expected(a[::-1][i], b[::-1][i], c[::-1][i], fmt, ftz) << 16) |
-                   fma_expected(a[i], b[i], c[i], fmt, ftz) for i in range(n)]
+            exp = []
+            for i in range(n):
+                halves = []
+                for shift in (16, 0):
+                    x, y, z = (int(v[i]) >> shift & 0xFFFF for v in (A, B, C))
+                    if half_value(x, fmt) is None or half_value(y, fmt) is None:
+                        halves.append(0x7FFF if relu else None)
+                    else:
+                        d = fma_expected(x, y, z, fmt, ftz)
+                        halves.append(clamp(d) if relu else d)
+                exp.append(None if None in halves else halves[0] << 16 | halves[1])
             compare(got, exp, [(A, 32), (B, 32), (C, 32)], what=kernel + ': ')
         return run
 
@@ -1471,6 +1517,14 @@ def tests_half(R, rng):
            fma_case('f16', True, 'fma_rn_ftz_f16x2'))
     R.case('fma.rn.bf16x2: one rounding of the exact a*b+c (c 2^-230 of the product)',
            fma_case('bf16', False, 'fma_rn_bf16x2'))
+    R.case('fma.rn.relu.f16x2: negative results 0, NaN operands the canonical NaN',
+           fma_case('f16', False, 'fma_rn_relu_f16x2', relu=True))
+    R.case('fma.rn.relu.bf16x2: negative results 0, NaN operands the canonical NaN',
+           fma_case('bf16', False, 'fma_rn_relu_bf16x2', relu=True))
+    R.case('add.relu.f16 is refused at load time (.relu is fma\'s and cvt\'s)',
+           refused_at_load(R, 'add.rn.relu.f16 %h2, %h1, %h1;', '.relu is for fma on f16'))
+    R.case('cvt.rn.relu.f32.f16 is refused at load time', refused_at_load(R, 'cvt.rn.relu.f32.f16 %r2, %h1;',
+                                                                          '.relu is for f32 to f16'))
 
     def min_max_case(fmt, kernel, is_min, nan_wins):
         def run():
