@@ -4,8 +4,9 @@
  *
  * Each ARG is the kernel's next parameter:
  *   in:PATH.npy                  a device buffer filled from the file
- *   out:PATH.npy:DTYPE:COUNT     a buffer of COUNT elements (DTYPE f16|f32|f64|u32|s32|u64), poisoned
- *                                (all bits set: NaN, or -1) before the launch, written to PATH.npy after
+ *   out:PATH.npy:DTYPE:COUNT     a buffer of COUNT elements (DTYPE f16|f32|f64|u8|s8|u16|s16|u32|s32|u64|s64),
+ *                                poisoned (all bits set: NaN, or -1) before the launch, written to PATH.npy
+ *                                after
  *   inout:PATH.npy:OUTPATH.npy   filled from PATH.npy, written to OUTPATH.npy after
  *   u32:V  s32:V  u64:V  f32:V   a scalar
  * Exit 0 when the kernel ran; otherwise the emulator's one-line error and exit 1 (2 for bad usage).
@@ -27,7 +28,8 @@
     "usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] ARG...\n"     \
     "  ARG, one per kernel parameter:\n"                                                                   \
     "    in:PATH.npy                a buffer filled from the file\n"                                       \
-    "    out:PATH.npy:DTYPE:COUNT   COUNT elements (DTYPE f16 f32 f64 u32 s32 u64 s64), written after\n"   \
+    "    out:PATH.npy:DTYPE:COUNT   COUNT elements (DTYPE f16 f32 f64 u8 s8 u16 s16 u32 s32 u64 s64),\n"   \
+    "                               written after\n"                                                       \
     "    inout:PATH.npy:OUT.npy     filled from PATH.npy, written to OUT.npy after\n"                      \
     "    u32:V  s32:V  u64:V  f32:V a scalar\n"                                                            \
     "limits: a buffer at most 2^36 bytes (64 GiB); --smem at most 232448 (227 KiB); --grid and --block\n"  \
@@ -80,7 +82,7 @@ static bool type_named(const char *name, npy_type *type)
 {
     static const struct { const char *name; npy_type type; } names[] = {
         {"f16", NPY_F16}, {"f32", NPY_F32}, {"f64", NPY_F64}, {"u32", NPY_U32}, {"s32", NPY_S32},
-        {"u64", NPY_U64}, {"s64", NPY_S64}};
+        {"u64", NPY_U64}, {"s64", NPY_S64}, {"u8", NPY_U8}, {"s8", NPY_S8}, {"u16", NPY_U16}, {"s16", NPY_S16}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {
             *type = names[i].type;
@@ -142,7 +144,7 @@ static argument parse_argument(char *text)
             usage_error("out:%s needs DTYPE:COUNT", rest);
         *type_text++ = 0;
         if (!type_named(type_text, &a.type))
-            usage_error("unknown dtype %s (f16, f32, f64, u32, s32, u64, s64)", type_text);
+            usage_error("unknown dtype %s (f16, f32, f64, u8, s8, u16, s16, u32, s32, u64, s64)", type_text);
         /* COUNT elements of the type: their bytes at most NPY_MAX_BYTES, computed without wrapping */
         uint64_t count;
         if (!bounded_u64(count_text, 10, NPY_MAX_BYTES, &count) || count == 0 ||

@@ -6,8 +6,8 @@
     R.run("int.ptx", "add", grid, block, [R.inp(a), arg, "u32:%d" % n])   # Fail if ptxrun fails
     return R.summary("emu_isa")               # the counts, the failed cases again; 0 or 1 for sys.exit
 
-An input array is written to a numbered .npy file (uint16 data travels as float16, its bits unchanged: ptxrun
-reads f16, not u16); grid and block are an int or a tuple of up to three; a case that hangs past its timeout,
+An input array is written to a numbered .npy file (bfloat16 bits travel as uint16: NumPy has no bfloat16); grid
+and block are an int or a tuple of up to three; a case that hangs past its timeout,
 or whose check itself breaks, is a FAIL like any other, so that one case cannot hide the rest.
 """
 import os
@@ -18,7 +18,8 @@ import traceback
 import numpy as np
 
 RUN_TIMEOUT = 120  # seconds for one ptxrun
-INPUT_DTYPES = (np.float16, np.float32, np.float64, np.uint32, np.int32, np.uint64, np.int64)
+INPUT_DTYPES = (np.float16, np.float32, np.float64, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
+                np.uint64, np.int64)
 
 
 class Fail(Exception):
@@ -72,8 +73,6 @@ class Runner:
     def inp(self, array):
         """ptxrun's argument for an input array."""
         array = np.ascontiguousarray(array)
-        if array.dtype == np.uint16:
-            array = array.view(np.float16)
         assert array.dtype in INPUT_DTYPES, array.dtype
         path = self.path("in")
         np.save(path, array)

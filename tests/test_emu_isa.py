@@ -37,7 +37,7 @@ class Runner(ptxrun_cases.Runner):
         args = [self.inp(a) for a in ins]
         paths = []
         for o in outs:
-            a, p = self.out({'u16': 'f16', 'u32': 'u32', 'u64': 'u64'}[o], n)
+            a, p = self.out(o, n)
             args.append(a)
             paths.append((p, o))
         args.append('u32:%d' % n)
@@ -852,6 +852,27 @@ def tests_int(R, rng):
     un('popc_b64', l1, 64, 32, lambda x: bin(x).count('1'), 'popc.b64')
     un('brev_b32', u1, 32, 32, lambda x: int('{:032b}'.format(x)[::-1], 2), 'brev.b32')
     un('brev_b64', l1, 64, 64, lambda x: int('{:064b}'.format(x)[::-1], 2), 'brev.b64')
+
+    # ld/st of 8- and 16-bit integers, and ptxrun's u8, s8 and s16 buffers in and out ("Data Movement and
+    # Conversion Instructions: ld": .u8 zero-extends into the 32-bit register, .s8 and .s16 sign-extend)
+    def widen_small():
+        count = 300
+        x = np.array([0, 1, 127, 128, 255] + [int(v) for v in rng.integers(0, 256, count - 5)], np.uint8)
+        y = np.array([0, -1, 127, -128, 5] + [int(v) for v in rng.integers(-128, 128, count - 5)], np.int8)
+        z = np.array([0, -1, 32767, -32768, 7] + [int(v) for v in rng.integers(-32768, 32768, count - 5)], np.int16)
+        wide, wide_path = R.out('s32', count)
+        low, low_path = R.out('u8', count)
+        R.run(S, 'widen_small', (count + 127) // 128, 128, [R.inp(x), R.inp(y), R.inp(z), wide, low, 'u32:%d' % count])
+        got_wide, got_low = np.load(wide_path), np.load(low_path)
+        want = [int(a) + int(b) + int(c) for a, b, c in zip(x, y, z)]
+        if got_wide.dtype != np.int32 or got_low.dtype != np.uint8:
+            raise Fail('written as %s and %s, not int32 and uint8' % (got_wide.dtype, got_low.dtype))
+        bad = [i for i in range(count) if int(got_wide[i]) != want[i] or int(got_low[i]) != want[i] & 0xFF]
+        if bad:
+            i = bad[0]
+            raise Fail('%d of %d wrong; [%d] %d + %d + %d: got %d and %d' % (len(bad), count, i, x[i], y[i], z[i],
+                                                                           got_wide[i], got_low[i]))
+    R.case('ld.u8, ld.s8, ld.s16, st.u8 through u8, s8, s16 buffers in and u8, s32 out', widen_small)
 
     # "Integer Arithmetic Instructions: bfind": the position of the most significant non-sign bit (a negative
     # signed input is complemented first: its most significant 0), 0xffffffff when there is none; .shiftamt gives

@@ -18,8 +18,9 @@ static const char magic[6] = {'\x93', 'N', 'U', 'M', 'P', 'Y'};
 /* Each npy_type's dtype string and size; the float types come first. */
 static const struct { const char *descr; size_t size; } types[] = {
     [NPY_F16] = {"<f2", 2}, [NPY_F32] = {"<f4", 4}, [NPY_F64] = {"<f8", 8}, [NPY_U32] = {"<u4", 4},
-    [NPY_S32] = {"<i4", 4}, [NPY_U64] = {"<u8", 8}, [NPY_S64] = {"<i8", 8}};
-enum { NPY_FLOAT_TYPES = 3, NPY_TYPES = 7 };
+    [NPY_S32] = {"<i4", 4}, [NPY_U64] = {"<u8", 8}, [NPY_S64] = {"<i8", 8}, [NPY_U8] = {"|u1", 1},
+    [NPY_S8] = {"|i1", 1}, [NPY_U16] = {"<u2", 2}, [NPY_S16] = {"<i2", 2}};
+enum { NPY_FLOAT_TYPES = 3, NPY_TYPES = 11 };
 
 size_t npy_type_size(npy_type type) { return types[type].size; }
 
@@ -116,7 +117,7 @@ static bool read_npy(const char *path, npy_array *out, bool integers, char *why,
             found = t;
     if (found < 0)
         REJECT("unsupported dtype %s (need little-endian float16, float32 or float64%s)", dtype_shown(descr).s,
-               integers ? ", uint32, int32, uint64 or int64" : "");
+               integers ? ", or an integer type of 8, 16, 32 or 64 bits" : "");
     out->type = (npy_type)found;
 
     const char *order = find_value(header, "fortran_order");

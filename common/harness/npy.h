@@ -20,8 +20,9 @@ extern "C" {
  * is larger, or overflows, is refused before anything is allocated. */
 #define NPY_MAX_BYTES (1ull << 36)
 
-/* Element types. The tensors are floats; the integer types are for ptxrun's kernel arguments. */
-typedef enum { NPY_F16, NPY_F32, NPY_F64, NPY_U32, NPY_S32, NPY_U64, NPY_S64 } npy_type;
+/* Element types. The tensors are floats; the integer types are for ptxrun's kernel arguments (bf16 data
+ * travels as uint16: NumPy has no bfloat16). */
+typedef enum { NPY_F16, NPY_F32, NPY_F64, NPY_U32, NPY_S32, NPY_U64, NPY_S64, NPY_U8, NPY_S8, NPY_U16, NPY_S16 } npy_type;
 
 size_t npy_type_size(npy_type type);
 
@@ -38,7 +39,7 @@ int64_t npy_count(const npy_array *array);
  * why = "<path>: <what is wrong>". */
 bool npy_read(const char *path, npy_array *out, char *why, size_t why_len);
 
-/* The same, also accepting little-endian uint32, int32, uint64 and int64. */
+/* The same, also accepting the integer types: (u)int8, little-endian (u)int16, (u)int32 and (u)int64. */
 bool npy_read_numeric(const char *path, npy_array *out, char *why, size_t why_len);
 
 /* Writes data (count = product of shape) to path. On failure returns false with why. */
