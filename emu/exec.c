@@ -1213,7 +1213,7 @@ static emu_class class_of(const insn *in)
     switch (in->op) {
     case OP_MMA: case OP_WMMA_MMA: case OP_WGMMA_MMA: return CLASS_TENSOR;
     case OP_CVT: case OP_CVTA: return CLASS_CONVERSION;
-    case OP_BRA: case OP_RET: case OP_EXIT: case OP_TRAP: return CLASS_CONTROL;
+    case OP_BRA: case OP_BRX: case OP_RET: case OP_EXIT: case OP_TRAP: return CLASS_CONTROL;
     case OP_CP_ASYNC: case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT: case OP_CP_ASYNC_WAIT_ALL: case OP_TMA_LOAD:
     case OP_BULK_COPY: case OP_BULK_COMMIT: case OP_BULK_WAIT: case OP_PREFETCH:
         return CLASS_GLOBAL;
@@ -1705,6 +1705,50 @@ static step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], 
     return STEP_NEXT;
 }
 
+/* brx.idx (PTX ISA, "Control Flow Instructions: brx.idx"): each lane whose guard holds goes to entry
+ * `index` of the .branchtargets list; an index past the list's end is undefined there, an error here.
+ * Lanes sent to different entries diverge, as at a bra whose predicate differs between them. */
+static step exec_brx(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t exec)
+{
+    const int32_t here = (int32_t)(in - b->k->code), *list = b->k->branch_targets + in->target;
+    int32_t to[LANES];
+    FOR_LANES(exec, l) {
+        const uint64_t index = S(0)[l] & 0xffffffffu;
+        if (index >= (uint64_t)in->addr_offset) {
+            fault(b, in, l, w, EMU_ERR_INVALID, "brx.idx index %" PRIu64 " is past the %" PRId64 " labels of its "
+                  ".branchtargets list (undefined: PTX ISA, \"brx.idx\")", index, in->addr_offset);
+            return STEP_FAULT;
+        }
+        to[l] = list[index];
+    }
+    uint32_t same = 0;
+    if (exec)
+        FOR_LANES(exec, l) same |= (uint32_t)(to[l] == to[__builtin_ctz(exec)]) << l;
+    if (w->converged && (exec == 0 || (exec == active && same == exec))) {
+        w->wpc = exec ? to[__builtin_ctz(exec)] : here + 1;
+        return STEP_MOVED;
+    }
+    if (w->converged) {
+        for (int l = 0; l < LANES; l++)
+            w->pc[l] = w->wpc;
+        w->converged = false;
+    }
+    for (uint32_t left = exec; left;) { /* each group of lanes bound for one label leaves the rest */
+        const int32_t target = to[__builtin_ctz(left)];
+        uint32_t group = 0;
+        FOR_LANES(left, l) group |= (uint32_t)(to[l] == target) << l;
+        if (group != active)
+            split(w, active, group);
+        FOR_LANES(group, l) w->pc[l] = target;
+        left &= ~group;
+    }
+    if (exec != active)
+        split(w, active, exec);
+    FOR_LANES(active & ~exec, l) w->pc[l] = here + 1;
+    return STEP_MOVED;
+}
+
 static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t exec)
 {
     uint64_t (*r)[LANES] = w->r;
@@ -1835,6 +1879,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         return STEP_NEXT;
     case OP_BRA:
         return STEP_BRANCH;
+    case OP_BRX:
+        return exec_brx(b, w, in, r, o, active, exec);
     case OP_RET: case OP_EXIT:
         return STEP_EXIT;
     case OP_TRAP:

@@ -240,7 +240,7 @@ static const char *const op_names[OP_COUNT] = {
     [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SETP] = "setp", [OP_SET] = "set",
     [OP_SELP] = "selp", [OP_SLCT] = "slct", [OP_CVT] = "cvt", [OP_CVTA] = "cvta", [OP_ISSPACEP] = "isspacep",
     [OP_LD] = "ld", [OP_ST] = "st", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_PREFETCH] = "prefetch",
-    [OP_BRA] = "bra", [OP_RET] = "ret", [OP_EXIT] = "exit", [OP_TRAP] = "trap", [OP_BAR] = "bar.sync",
+    [OP_BRA] = "bra", [OP_BRX] = "brx.idx", [OP_RET] = "ret", [OP_EXIT] = "exit", [OP_TRAP] = "trap", [OP_BAR] = "bar.sync",
     [OP_BAR_ARRIVE] = "bar.arrive", [OP_BAR_RED] = "bar.red", [OP_BAR_WARP] = "bar.warp.sync",
     [OP_MEMBAR] = "membar", [OP_NOP] = "nop", [OP_CP_ASYNC] = "cp.async",
     [OP_CP_ASYNC_COMMIT] = "cp.async.commit_group", [OP_CP_ASYNC_WAIT] = "cp.async.wait_group",
@@ -511,6 +511,7 @@ typedef struct {
 
 typedef struct { char *name; int32_t index; int line; } label_def;
 typedef struct { char *name; int32_t insn; int line; } label_use;
+typedef struct { char *name; int32_t first, count; } branch_list; /* a .branchtargets list */
 NAMED_KEYS(label_def)
 
 typedef struct {
@@ -526,6 +527,10 @@ typedef struct {
     index_table label_index;
     label_use *uses;
     int n_uses, uses_cap;
+    branch_list *lists;     /* the .branchtargets lists, by name */
+    int n_lists, lists_cap;
+    label_use *entries;     /* their labels, each resolved into k->branch_targets[insn] at the end */
+    int n_entries, entries_cap, branch_targets_cap;
     ptx_var *locals;        /* kernel-scope .shared/.local variables */
     int n_locals, locals_cap;
     index_table local_index;
@@ -1555,6 +1560,30 @@ static bool decode(decoder *d)
         ops->op[0].label = NULL;
         return true;
     }
+    if (strcmp(base, "brx") == 0) { /* "brx.idx{.uni} index, tlist": a .branchtargets list declared before */
+        in->op = OP_BRX;
+        if (!take(&m, "idx"))
+            return failf(d->b->lx, in->ptx_line, "%s: brx needs .idx", d->shown);
+        if (take(&m, "uni"))
+            in->flags |= F_UNI;
+        if (!finish_modifiers(d, &m) || !need_operands(d, 2))
+            return false;
+        if (ops->op[1].kind != O_LABEL)
+            return failf(d->b->lx, in->ptx_line, "%s: the second operand is a .branchtargets list's name", d->shown);
+        const branch_list *list = NULL;
+        for (int i = 0; i < d->b->n_lists && !list; i++)
+            if (strcmp(d->b->lists[i].name, ops->op[1].label) == 0)
+                list = &d->b->lists[i];
+        if (!list)
+            return failf(d->b->lx, in->ptx_line, "%s: no .branchtargets list %s before it", d->shown,
+                         quoted_str(ops->op[1].label).s);
+        in->target = list->first;
+        in->addr_offset = list->count;
+        if (add_value(d, &ops->op[0], T_U32) != 1)
+            return false;
+        in->n_dst = 0, in->n_src = 1;
+        return true;
+    }
     if (strcmp(base, "ret") == 0 || strcmp(base, "exit") == 0 || strcmp(base, "trap") == 0) {
         in->op = base[0] == 'r' ? OP_RET : base[0] == 'e' ? OP_EXIT : OP_TRAP;
         take(&m, "uni");
@@ -2514,6 +2543,57 @@ static int compare_index(const void *x, const void *y)
     return (a > c) - (a < c);
 }
 
+/* Whether the text after a label's colon is a .branchtargets directive. */
+static bool starts_branch_targets(const char *after_colon)
+{
+    while (*after_colon == ' ' || *after_colon == '\t')
+        after_colon++;
+    return strncmp(after_colon, ".branchtargets", 14) == 0 && !isalnum((unsigned char)after_colon[14]) &&
+           after_colon[14] != '_';
+}
+
+/* "NAME: .branchtargets L1, L2, ...;" (PTX ISA, "Control Flow Directives: .branchtargets"): a list brx.idx
+ * names, of labels resolved once the body is read. */
+static bool parse_branch_targets(kbuild *b)
+{
+    lexer *lx = b->lx;
+    const int line = lx->tok.line;
+    for (int i = 0; i < b->n_lists; i++)
+        if ((int)strlen(b->lists[i].name) == lx->tok.len && strncmp(b->lists[i].name, lx->tok.start, lx->tok.len) == 0)
+            return failf(lx, line, ".branchtargets list %s is declared twice", tok_quote(lx).s);
+    branch_list list = {tok_dup(lx), b->k->n_branch_targets, 0};
+    if (!list.name)
+        return false;
+    if (!PUSH(lx, b->lists, b->n_lists, b->lists_cap, list)) {
+        free(list.name);
+        return false;
+    }
+    advance(lx); /* the name */
+    advance(lx); /* ':' */
+    advance(lx); /* .branchtargets */
+    for (;;) {
+        if (lx->tok.kind != TOK_IDENT || lx->tok.start[0] == '.')
+            return failf(lx, lx->tok.line, ".branchtargets needs labels, found %s", tok_quote(lx).s);
+        label_use entry = {tok_dup(lx), b->k->n_branch_targets, lx->tok.line};
+        if (!entry.name)
+            return false;
+        if (!PUSH(lx, b->entries, b->n_entries, b->entries_cap, entry)) {
+            free(entry.name);
+            return false;
+        }
+        if (!PUSH(lx, b->k->branch_targets, b->k->n_branch_targets, b->branch_targets_cap, (int32_t)-1))
+            return false;
+        b->lists[b->n_lists - 1].count++;
+        advance(lx);
+        if (is(lx, ";"))
+            break;
+        if (!expect(lx, ","))
+            return false;
+    }
+    advance(lx);
+    return true;
+}
+
 static bool parse_body(kbuild *b)
 {
     lexer *lx = b->lx;
@@ -2617,7 +2697,12 @@ static bool parse_body(kbuild *b)
         }
         if (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.')
             return failf(lx, lx->tok.line, "unsupported directive %s in a kernel body", tok_quote(lx).s);
-        /* a label? */
+        /* a .branchtargets list ("NAME: .branchtargets L1, L2, ...;"), or a label? */
+        if (lx->tok.kind == TOK_IDENT && lx->p[0] == ':' && starts_branch_targets(lx->p + 1)) {
+            if (!parse_branch_targets(b))
+                return false;
+            continue;
+        }
         if (lx->tok.kind == TOK_IDENT && lx->p[0] == ':') {
             if (!define_label(b))
                 return false;
@@ -2650,6 +2735,15 @@ static bool parse_body(kbuild *b)
             return failf(lx, b->uses[i].line, "branch to undefined label %s", quoted_str(name).s);
         k->code[b->uses[i].insn].target = b->labels[j].index;
     }
+    /* each .branchtargets entry: a label of this kernel */
+    for (int i = 0; i < b->n_entries; i++) {
+        const char *name = b->entries[i].name;
+        int32_t j = table_find(&b->label_index, b->labels, label_def_named, hash_bytes(name, strlen(name)), name,
+                               strlen(name));
+        if (j < 0)
+            return failf(lx, b->entries[i].line, ".branchtargets names undefined label %s", quoted_str(name).s);
+        k->branch_targets[b->entries[i].insn] = b->labels[j].index;
+    }
     /* falling off the end is a return */
     insn ret = {.op = OP_RET, .guard = -1, .addr_base = -1, .target = -1, .ptx_line = lx->tok.line};
     /* a kernel without operands still gets an operand list: the interpreter takes slots_of + operands for
@@ -2666,6 +2760,12 @@ static void kbuild_free(kbuild *b)
         free(b->labels[i].name);
     for (int i = 0; i < b->n_uses; i++)
         free(b->uses[i].name);
+    for (int i = 0; i < b->n_entries; i++)
+        free(b->entries[i].name);
+    for (int i = 0; i < b->n_lists; i++)
+        free(b->lists[i].name);
+    free(b->entries);
+    free(b->lists);
     for (int i = 0; i < b->n_locals; i++)
         free(b->locals[i].name), free(b->locals[i].init);
     free(b->labels);
@@ -2688,6 +2788,7 @@ static void kernel_free(ptx_kernel *k)
     free(k->params);
     free(k->code);
     free(k->slots_of);
+    free(k->branch_targets);
     free(k->const_slot);
     free(k->const_value);
     free(k->sreg_slot);

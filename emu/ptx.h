@@ -39,7 +39,7 @@ typedef enum {
     OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH,
     OP_SETP, OP_SET, OP_SELP, OP_SLCT, OP_CVT, OP_CVTA, OP_ISSPACEP,
     OP_LD, OP_ST, OP_ATOM, OP_RED, OP_PREFETCH,
-    OP_BRA, OP_RET, OP_EXIT, OP_TRAP,
+    OP_BRA, OP_BRX, OP_RET, OP_EXIT, OP_TRAP,
     OP_BAR, OP_BAR_ARRIVE, OP_BAR_RED, OP_BAR_WARP, OP_MEMBAR, OP_NOP,
     OP_CP_ASYNC, OP_CP_ASYNC_COMMIT, OP_CP_ASYNC_WAIT, OP_CP_ASYNC_WAIT_ALL,
     OP_LDMATRIX, OP_MMA, OP_WMMA_LOAD, OP_WMMA_STORE, OP_WMMA_MMA,
@@ -120,10 +120,11 @@ typedef struct {
     int32_t guard;         /* predicate slot guarding the instruction, -1 if none (F_NEG_PRED: @!p) */
     uint32_t operands;     /* index of the first operand slot in kernel->slots_of */
     int32_t addr_base;     /* memory operand: base slot (-1: the constant offset alone) */
-    int64_t addr_offset;   /* memory operand: constant byte offset; cp.async.wait_group: its N */
+    int64_t addr_offset;   /* memory operand: constant byte offset; cp.async.wait_group: its N; brx.idx: the
+                              length of its .branchtargets list */
     int32_t dst_offset;    /* cp.async, cp.async.bulk.tensor: the shared destination's constant offset */
     int32_t mbar_offset;   /* cp.async.bulk.tensor: the mbarrier operand's constant offset */
-    int32_t target;        /* bra: the instruction index jumped to */
+    int32_t target;        /* bra: the instruction index jumped to; brx.idx: its list's first branch_targets entry */
     int32_t ptx_line;      /* where the instruction stands in the PTX text */
     int32_t src_file, src_line; /* the CUDA source line it came from (.loc), 0 if unknown */
 } insn;
@@ -154,6 +155,8 @@ typedef struct {
     insn *code;
     int n_code;
     int32_t *slots_of;     /* operand slot lists, indexed by insn.operands */
+    int32_t *branch_targets; /* the .branchtargets lists, one after another: instruction indexes */
+    int n_branch_targets;
     int n_slots;           /* registers + constants + special registers + symbols */
     /* slots filled when a warp starts: constants (one value for every thread), special registers */
     int32_t *const_slot;

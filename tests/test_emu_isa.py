@@ -957,6 +957,65 @@ def refused_at_load(R, line, words):
     return run
 
 
+def tests_brx(R, rng):
+    """PTX ISA 9.0, "Control Flow Instructions: brx.idx", "Control Flow Directives: .branchtargets": a lane whose
+    guard holds goes to entry `index` of the list (lanes of one warp to different entries diverge, and meet again
+    at the join); an index past the list's end is undefined (an error here); names are resolved at load time."""
+    S = 'brx.ptx'
+
+    def switch():
+        n = 256
+        x = np.array([i % 6 for i in range(64)] + [int(v) for v in rng.integers(0, 6, n - 64)], np.uint32)
+        y = rng.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32)
+        out, path = R.out('u32', n)
+        R.run(S, 'brx_switch', n // 128, 128, [R.inp(x), R.inp(y), out, 'u32:%d' % n])
+        cases = [lambda v: (2 * v) & M32, lambda v: (v + 100) & M32, lambda v: 7, lambda v: v ^ 0xFF]
+        want = [cases[int(i)](int(v)) if i < 4 else 57005 for i, v in zip(x, y)]
+        compare(np.load(path), want, [(x, 32), (y, 32)])
+    R.case('brx.idx: each lane to its list entry (four ways and a false guard in one warp), joined at bar.sync',
+           switch)
+
+    def past_the_end():
+        x = np.array([0, 1] * 8 + [2] + [0] * 15, np.uint32)
+        out, _ = R.out('u32', 32)
+        p = R.launch(S, 'brx_unguarded', 1, 32, [R.inp(x), R.inp(x), out, 'u32:32'])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or 'index 2 is past the 2 labels' not in lines[0] or \
+                'thread (16,0,0)' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('brx.idx with an index past its list: an error naming the thread, not a jump anywhere', past_the_end)
+
+    def in_range():
+        x = np.array([1] * 32, np.uint32)
+        out, path = R.out('u32', 32)
+        R.run(S, 'brx_unguarded', 1, 32, [R.inp(x), R.inp(x), out, 'u32:32'])
+        compare(np.load(path), [2] * 32, [(x, 32)])
+    R.case('brx.idx.uni, every lane to entry 1', in_range)
+    def aligned(x, strict):
+        def run():
+            out, path = R.out('u32', 32)
+            p = R.launch(S, 'brx_aligned', 1, 32, [R.inp(np.array(x, np.uint32)), out],
+                         env={'EMU_CONVERGENCE': 'strict'} if strict else None)
+            if strict and len(set(x)) > 1:
+                if p.returncode != 1 or 'not converged at this .aligned ldmatrix' not in p.stderr:
+                    raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+                return
+            if p.returncode != 0:
+                raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+            # ldmatrix .x1 gives lane l the l-th 32-bit word of the 8x8 tile, which holds l; plus 1 or 2 by entry
+            compare(np.load(path), [lane + 1 + int(x[lane]) for lane in range(32)], [(np.array(x), 32)])
+        return run
+    R.case('brx.idx to two entries, met again by a branch: not converged at an .aligned op (strict)',
+           aligned([i % 2 for i in range(32)], True))
+    R.case('brx.idx to two entries, met again by a branch: the join reconverges it (default)',
+           aligned([i % 2 for i in range(32)], False))
+    R.case('brx.idx with every lane to one entry: still converged at an .aligned op (strict)', aligned([1] * 32, True))
+    R.case('brx.idx naming no .branchtargets list before it is refused at load time',
+           refused_at_load(R, 'brx.idx %r1, $L_nowhere;', 'no .branchtargets list'))
+    R.case('a .branchtargets list naming an undefined label is refused at load time',
+           refused_at_load(R, '$L_t: .branchtargets $L_missing;', 'names undefined label'))
+
+
 def tests_carry(R, rng):
     """PTX ISA 9.0, "Extended-Precision Integer Arithmetic Instructions": add.cc / addc / sub.cc / subc / mad.cc /
     madc. CC.CF is one bit per thread: the .cc forms write the carry out (for sub, the borrow out), the c forms add
@@ -1670,7 +1729,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry):
+                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx):
         fam(R, rng)
     return R.summary('emu_isa')
 
