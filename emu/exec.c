@@ -1213,7 +1213,7 @@ static emu_class class_of(const insn *in)
     switch (in->op) {
     case OP_MMA: case OP_WMMA_MMA: case OP_WGMMA_MMA: return CLASS_TENSOR;
     case OP_CVT: case OP_CVTA: return CLASS_CONVERSION;
-    case OP_BRA: case OP_BRX: case OP_RET: case OP_EXIT: case OP_TRAP: return CLASS_CONTROL;
+    case OP_BRA: case OP_BRX: case OP_CALL: case OP_RET: case OP_EXIT: case OP_TRAP: return CLASS_CONTROL;
     case OP_CP_ASYNC: case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT: case OP_CP_ASYNC_WAIT_ALL: case OP_TMA_LOAD:
     case OP_BULK_COPY: case OP_BULK_COMMIT: case OP_BULK_WAIT: case OP_PREFETCH:
         return CLASS_GLOBAL;
@@ -1881,6 +1881,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         return STEP_BRANCH;
     case OP_BRX:
         return exec_brx(b, w, in, r, o, active, exec);
+    case OP_CALL:
+        return exec_call(b, w, in, r, o, m);
     case OP_RET: case OP_EXIT:
         return STEP_EXIT;
     case OP_TRAP:

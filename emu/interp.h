@@ -199,6 +199,9 @@ void race_release_at(block *b, const warp *w, uint32_t at);  /* st/atom .release
 void race_acquire_at(block *b, const warp *w, uint32_t at);  /* ld/atom .acquire */
 void race_free(block *b);
 
+/* A call of the CUDA runtime's device-side vprintf or __assertfail (device_calls.c). */
+step exec_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+
 /* Hopper's instruction families (hopper.c). */
 /* The instruction touches a register an in-flight wgmma.mma_async owns (false after reporting it). */
 bool wgmma_registers_free(block *b, warp *w, const insn *in);

@@ -240,7 +240,7 @@ static const char *const op_names[OP_COUNT] = {
     [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SETP] = "setp", [OP_SET] = "set",
     [OP_SELP] = "selp", [OP_SLCT] = "slct", [OP_CVT] = "cvt", [OP_CVTA] = "cvta", [OP_ISSPACEP] = "isspacep",
     [OP_LD] = "ld", [OP_ST] = "st", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_PREFETCH] = "prefetch",
-    [OP_BRA] = "bra", [OP_BRX] = "brx.idx", [OP_RET] = "ret", [OP_EXIT] = "exit", [OP_TRAP] = "trap", [OP_BAR] = "bar.sync",
+    [OP_BRA] = "bra", [OP_BRX] = "brx.idx", [OP_CALL] = "call", [OP_RET] = "ret", [OP_EXIT] = "exit", [OP_TRAP] = "trap", [OP_BAR] = "bar.sync",
     [OP_BAR_ARRIVE] = "bar.arrive", [OP_BAR_RED] = "bar.red", [OP_BAR_WARP] = "bar.warp.sync",
     [OP_MEMBAR] = "membar", [OP_NOP] = "nop", [OP_CP_ASYNC] = "cp.async",
     [OP_CP_ASYNC_COMMIT] = "cp.async.commit_group", [OP_CP_ASYNC_WAIT] = "cp.async.wait_group",
@@ -512,6 +512,7 @@ typedef struct {
 typedef struct { char *name; int32_t index; int line; } label_def;
 typedef struct { char *name; int32_t insn; int line; } label_use;
 typedef struct { char *name; int32_t first, count; } branch_list; /* a .branchtargets list */
+typedef struct { ptx_var var; int depth; } call_param;           /* a .param variable and its scope */
 NAMED_KEYS(label_def)
 
 typedef struct {
@@ -527,6 +528,9 @@ typedef struct {
     index_table label_index;
     label_use *uses;
     int n_uses, uses_cap;
+    call_param *call_params; /* .param variables declared in the body (a call's arguments), innermost last;
+                                they live in the thread's local memory, and go when their { } scope closes */
+    int n_call_params, call_params_cap;
     branch_list *lists;     /* the .branchtargets lists, by name */
     int n_lists, lists_cap;
     label_use *entries;     /* their labels, each resolved into k->branch_targets[insn] at the end */
@@ -617,6 +621,11 @@ static int32_t sreg_slot(kbuild *b, const char *name, int len)
 /* A variable visible in the kernel by name: its own .shared/.local first, then the module's. */
 static ptx_var *find_var(kbuild *b, const char *name, int len)
 {
+    for (int i = b->n_call_params - 1; i >= 0; i--) { /* a call's .param variables, innermost scope first */
+        ptx_var *v = &b->call_params[i].var;
+        if ((int)strlen(v->name) == len && strncmp(v->name, name, (size_t)len) == 0)
+            return v;
+    }
     uint32_t hash = hash_bytes(name, (size_t)len);
     int32_t i = table_find(&b->local_index, b->locals, ptx_var_named, hash, name, (size_t)len);
     if (i >= 0)
@@ -985,6 +994,8 @@ static bool set_address(decoder *d, const operand *o)
         d->in->addr_offset = (int64_t)o->bits;
         if (o->sym_space != SPACE_GENERIC && d->in->space == SPACE_GENERIC)
             d->in->space = (uint8_t)o->sym_space; /* [param_name] in a generic ld: that space */
+        if (o->sym_space == SPACE_LOCAL && d->in->space == SPACE_PARAM)
+            d->in->space = SPACE_LOCAL; /* st.param/ld.param of a call's .param variable: in local memory here */
         return true;
     }
     if (o->kind == O_SLOT) { /* some forms take the address as a plain register */
@@ -1558,6 +1569,42 @@ static bool decode(decoder *d)
         if (!PUSH(d->b->lx, d->b->uses, d->b->n_uses, d->b->uses_cap, use))
             return false; /* the label is freed with the operands */
         ops->op[0].label = NULL;
+        return true;
+    }
+    if (strcmp(base, "call") == 0) {
+        /* "call{.uni} (ret), f, (args)": f is vprintf (one .b32 return, the format and the argument buffer)
+         * or __assertfail (message, file, line, function, char size); every operand is a .param variable of
+         * the call's scope, read and written in local memory. A program's own .func is refused at load time. */
+        in->op = OP_CALL;
+        take(&m, "uni");
+        if (!finish_modifiers(d, &m))
+            return false;
+        int callee = -1;
+        for (int i = 0; i < ops->n && callee < 0; i++)
+            if (ops->op[i].kind == O_LABEL)
+                callee = i;
+        if (callee < 0)
+            return failf(d->b->lx, in->ptx_line, "%s names no function", d->shown);
+        const char *name = ops->op[callee].label;
+        const bool printf_call = strcmp(name, "vprintf") == 0, assert_call = strcmp(name, "__assertfail") == 0;
+        if (!printf_call && !assert_call)
+            return failf(d->b->lx, in->ptx_line, "call of %s: .func (device functions the compiler did not inline) "
+                         "is not supported yet", quoted_str(name).s);
+        const int want_returns = printf_call ? 1 : 0, want_args = printf_call ? 2 : 5;
+        if (callee != want_returns || ops->n - callee - 1 != want_args)
+            return failf(d->b->lx, in->ptx_line, "call of %s takes %d return value(s) and %d arguments", name,
+                         want_returns, want_args);
+        in->mode = printf_call ? CALL_VPRINTF : CALL_ASSERTFAIL;
+        for (int i = 0; i < ops->n; i++) {
+            if (i == callee)
+                continue;
+            if (ops->op[i].kind != O_LIT || ops->op[i].sym_space != SPACE_LOCAL)
+                return failf(d->b->lx, in->ptx_line, "%s: operand %d is not a .param variable of the call", d->shown,
+                             i + 1);
+            if (add_value(d, &ops->op[i], T_U64) != 1) /* its offset in the thread's local memory */
+                return false;
+        }
+        in->n_dst = 0, in->n_src = (uint8_t)(ops->n - 1);
         return true;
     }
     if (strcmp(base, "brx") == 0) { /* "brx.idx{.uni} index, tlist": a .branchtargets list declared before */
@@ -2480,7 +2527,14 @@ static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
     if (!ops)
         return out_of_memory(lx);
     bool ok = true;
+    const bool call = strncmp(text, "call", 4) == 0 && (text[4] == '\0' || text[4] == '.');
     while (ok && !is(lx, ";")) {
+        if (call && (is(lx, "(") || is(lx, ")"))) { /* call (ret), f, (args): the lists are read flat */
+            advance(lx);
+            if (is(lx, ","))
+                advance(lx);
+            continue;
+        }
         if (lx->tok.kind == TOK_END) {
             ok = failf(lx, line, "missing ';' after %s", quoted_str(text).s);
         } else if (ops->n == MAX_OPERANDS) {
@@ -2648,6 +2702,8 @@ static bool parse_body(kbuild *b)
             return failf(lx, lx->tok.line, "kernel %s has no closing '}'", quoted_str(k->name).s);
         if (is(lx, "}")) {
             reg_close_scope(&b->regs, --b->depth);
+            while (b->n_call_params > 0 && b->call_params[b->n_call_params - 1].depth > b->depth)
+                free(b->call_params[--b->n_call_params].var.name);
             advance(lx);
             if (b->depth == 0)
                 break;
@@ -2677,6 +2733,26 @@ static bool parse_body(kbuild *b)
             while (!is(lx, ";") && lx->tok.kind != TOK_END)
                 advance(lx);
             advance(lx);
+            continue;
+        }
+        if (is(lx, ".param")) { /* a call's argument or return value: a per-thread variable of its scope */
+            int line = lx->tok.line;
+            advance(lx);
+            ptx_var v;
+            if (!parse_var_decl(lx, SPACE_LOCAL, false, &v))
+                return false;
+            free(v.init), v.init = NULL;
+            if (!bounded_align_up(k->local_bytes, v.align ? v.align : 8, PTX_MAX_LOCAL_BYTES, &v.offset) ||
+                !bounded_add(v.offset, v.size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
+                free(v.name);
+                return failf(lx, line, "kernel %s has more than %d bytes of .local memory per thread",
+                             quoted_str(k->name).s, PTX_MAX_LOCAL_BYTES);
+            }
+            call_param param = {v, b->depth};
+            if (!PUSH(lx, b->call_params, b->n_call_params, b->call_params_cap, param)) {
+                free(v.name);
+                return false;
+            }
             continue;
         }
         if (is(lx, ".local")) { /* per-thread memory: the local depot grows */
@@ -2762,6 +2838,9 @@ static void kbuild_free(kbuild *b)
         free(b->uses[i].name);
     for (int i = 0; i < b->n_entries; i++)
         free(b->entries[i].name);
+    for (int i = 0; i < b->n_call_params; i++)
+        free(b->call_params[i].var.name);
+    free(b->call_params);
     for (int i = 0; i < b->n_lists; i++)
         free(b->lists[i].name);
     free(b->entries);
@@ -2814,6 +2893,28 @@ static bool parse_dims(lexer *lx, const char *what, uint64_t dims[3])
     }
     if (n == 0)
         return failf(lx, line, "%s needs a number, found %s", what, tok_quote(lx).s);
+    return true;
+}
+
+/* ".extern .func (.param .b32 r) vprintf (.param .b64 a, .param .b64 b);" and "__assertfail": the CUDA
+ * runtime's device-side printf and assert, which the emulator provides. Skips the declaration and returns
+ * true for those two; for any other name leaves the lexer as it was and returns false. */
+static bool extern_runtime_func(lexer *lx)
+{
+    lexer look = *lx;
+    advance(&look); /* .func */
+    if (is(&look, "(")) /* the return value's declaration */
+        while (!is(&look, ")") && look.tok.kind != TOK_END)
+            advance(&look);
+    if (is(&look, ")"))
+        advance(&look);
+    if (look.tok.kind != TOK_IDENT || (!(look.tok.len == 7 && strncmp(look.tok.start, "vprintf", 7) == 0) &&
+                                       !(look.tok.len == 12 && strncmp(look.tok.start, "__assertfail", 12) == 0)))
+        return false;
+    while (!is(&look, ";") && look.tok.kind != TOK_END)
+        advance(&look);
+    advance(&look);
+    *lx = look;
     return true;
 }
 
@@ -2988,6 +3089,8 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
             if (is_extern)
                 advance(&lx);
             if (is(&lx, ".func")) {
+                if (is_extern && extern_runtime_func(&lx))
+                    continue;
                 parse_entry(&lx, mod, &mb, true);
                 continue;
             }

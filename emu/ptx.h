@@ -39,7 +39,7 @@ typedef enum {
     OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH,
     OP_SETP, OP_SET, OP_SELP, OP_SLCT, OP_CVT, OP_CVTA, OP_ISSPACEP,
     OP_LD, OP_ST, OP_ATOM, OP_RED, OP_PREFETCH,
-    OP_BRA, OP_BRX, OP_RET, OP_EXIT, OP_TRAP,
+    OP_BRA, OP_BRX, OP_CALL, OP_RET, OP_EXIT, OP_TRAP,
     OP_BAR, OP_BAR_ARRIVE, OP_BAR_RED, OP_BAR_WARP, OP_MEMBAR, OP_NOP,
     OP_CP_ASYNC, OP_CP_ASYNC_COMMIT, OP_CP_ASYNC_WAIT, OP_CP_ASYNC_WAIT_ALL,
     OP_LDMATRIX, OP_MMA, OP_WMMA_LOAD, OP_WMMA_STORE, OP_WMMA_MMA,
@@ -82,6 +82,10 @@ enum {
     F_TO_GLOBAL = 1 << 28,    /* cp.async.bulk from shared to global (a bulk group), not to shared (an mbarrier) */
     F_GUARD_NEG = 1 << 22     /* the guard is @!p */
 };
+
+/* The functions a call may name: the CUDA runtime's device-side printf and assert, which nvcc emits as
+ * calls to these extern functions (a .func of the program's own is not supported). */
+enum { CALL_VPRINTF, CALL_ASSERTFAIL };
 
 /* Sub-modes shared by several families (the meaning depends on the opcode). */
 enum {

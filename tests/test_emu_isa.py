@@ -1016,6 +1016,48 @@ def tests_brx(R, rng):
            refused_at_load(R, '$L_t: .branchtargets $L_missing;', 'names undefined label'))
 
 
+def tests_calls(R, rng):
+    """The CUDA runtime's device-side printf and assert as nvcc calls them (CUDA C++ Programming Guide,
+    "Formatted Output": vprintf(format, arguments packed each at a multiple of its size), returning the number of
+    arguments; "Assertion": __assertfail stops the kernel). The expected text is Python's %-formatting of the same
+    values, which follows C's for these conversions."""
+    S = 'calls.ptx'
+    fmt = "lane %d: %5u|%-4x|%s|%08X|%o|%c|%.3f|%e|%g|%ld|%llx|%%\n"
+
+    def printf_all():
+        out, path = R.out('u32', 4)
+        p = R.run(S, 'printf_all', 1, 4, [out])
+        want = ''.join(fmt.replace('%ld', '%d').replace('%llx', '%x') %
+                       (t, t * 1000 + 7, t * 17, 'emu', 0xBEEF + t, 8 + t, 65 + t, t * 1.25, t * 12345.678,
+                        (t + 1.0) * 0.0001, -t * 10000000000, 0x123456789ABCDEF0 + t) for t in range(4))
+        if p.stdout != want:
+            raise Fail('printed %r, expected %r' % (p.stdout[:300], want[:300]))
+        compare(np.load(path), [12] * 4, [])
+    R.case('printf through vprintf: d u x s X o c f e g ld llx %% with flags, width, precision, padding; returns 12',
+           printf_all)
+
+    def assertion():
+        x = np.array([1, -2, 3, -4], np.int32)
+        p = R.launch(S, 'assert_nonnegative', 1, 4, [R.inp(x)])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or 'thread (1,0,0): assertion `x >= 0` failed (calls.cu:42, in void ' \
+                'check(int *))' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('__assertfail: the first thread whose assertion fails stops the kernel with one error line', assertion)
+
+    def holds():
+        R.run(S, 'assert_nonnegative', 1, 4, [R.inp(np.array([1, 0, 3, 7], np.int32))])
+    R.case('an assertion that holds: the kernel runs to its end', holds)
+
+    def percent_n():
+        p = R.launch(S, 'printf_n', 1, 1, [])
+        if p.returncode != 1 or "conversion '%n'" not in p.stderr:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('printf with %n: an error naming the conversion, not a guess', percent_n)
+    R.case('a call of any other function is refused at load time',
+           refused_at_load(R, 'call.uni my_function, ();', '.func (device functions the compiler did not inline)'))
+
+
 def tests_carry(R, rng):
     """PTX ISA 9.0, "Extended-Precision Integer Arithmetic Instructions": add.cc / addc / sub.cc / subc / mad.cc /
     madc. CC.CF is one bit per thread: the .cc forms write the carry out (for sub, the borrow out), the c forms add
@@ -1729,7 +1771,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx):
+                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx, tests_calls):
         fam(R, rng)
     return R.summary('emu_isa')
 
