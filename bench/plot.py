@@ -6,7 +6,7 @@ For every DIR/<gpu>.csv written by the benchmark runner this writes, into --out:
   <gpu>_ladder.png     TFLOP/s of every kernel in chapter order, one panel per pass:
                        a bar at the geometric mean over layers, a dot per layer, with
                        cuDNN (geometric mean) and the measured hardware peak as lines;
-  <gpu>_roofline.png   arithmetic intensity vs TFLOP/s of every (kernel, layer), under
+  <gpu>_roofline.png   arithmetic intensity vs TFLOP/s of every (kernel, layer), coloured by chapter, under
                        the measured copy-bandwidth slope and compute roofs;
   <gpu>_pct_cudnn.png  % of cuDNN for every kernel x layer, one heat-map panel per pass.
 From DIR/emulator.csv (`conv bench --emulate`: counts, no times) it writes
@@ -213,8 +213,11 @@ def plot_ladder(results, path):
 def plot_roofline(results, path):
     rows = results.passed()
     kernels = kernels_of(rows)
-    cmap = plt.get_cmap("tab10" if len(kernels) <= 10 else "tab20")
-    color = {k["kernel"]: cmap(i % cmap.N) for i, k in enumerate(kernels)}
+    # a colour per chapter: dozens of kernels, one colour each, would be a legend no one can match
+    chapters = list(dict.fromkeys(k["chapter"] for k in kernels))
+    cmap = plt.get_cmap("tab10" if len(chapters) <= 10 else "tab20")
+    chapter_color = {c: cmap(i % cmap.N) for i, c in enumerate(chapters)}
+    color = {k["kernel"]: chapter_color[k["chapter"]] for k in kernels}
 
     fig, ax = plt.subplots(figsize=FIGSIZE, dpi=DPI, layout="constrained")
     ai = lambda r: 1000 * r["tflops"] / r["gbps"]  # noqa: E731  FLOP per byte of minimum traffic
@@ -254,8 +257,11 @@ def plot_roofline(results, path):
     ax.set_ylabel("TFLOP/s (log)")
     ax.grid(which="major", color="#e4e4e4", zorder=0)
 
-    handles = [Line2D([], [], ls="", marker="o", color=color[k["kernel"]], markeredgecolor="black",
-                      markeredgewidth=0.4, label=short(kernel_label(k))) for k in kernels]
+    def chapter_label(chapter):
+        ids = list(dict.fromkeys(k["kernel"].partition("+")[0] for k in kernels if k["chapter"] == chapter))
+        return f"chapter {chapter}: {ids[0]}" + (f" to {ids[-1]}" if len(ids) > 1 else "")
+    handles = [Line2D([], [], ls="", marker="o", color=chapter_color[c], markeredgecolor="black",
+                      markeredgewidth=0.4, label=chapter_label(c)) for c in chapters]
     handles += [Line2D([], [], ls="", marker="", label="")]
     handles += [Line2D([], [], ls="", marker=PASS_MARKER[p], color="grey", label=p)
                 for p in PASSES if any(r["pass"] == p for r in rows)]
