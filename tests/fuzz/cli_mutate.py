@@ -142,11 +142,26 @@ def threads_launched(argv):
     return total
 
 
+# Flags that count repetitions: a large valid count (--reps 2147483647 times a CPU convolution) is a run
+# that is slow by request, not wrong
+COUNTS = ("--reps", "--warmup", "--random", "--steps", "--test", "--sample")
+
+
+def large_count(argv):
+    """Whether a repetition count is given as a valid number above 1000 (the last one given counts, as the
+    programs read them); an invalid one (negative, past 2^31 - 1, not a number) must still be refused."""
+    given = {}
+    for flag, value in zip(argv, argv[1:]):
+        if flag in COUNTS:
+            given[flag] = value
+    return any(v.isdigit() and 1000 < int(v) <= 2**31 - 1 for v in given.values())
+
+
 def allowed(argv, spec):
     """Commands that are slow by design (a valid launch of more than 2^20 threads: --grid 2147483647
-    is a legal launch the emulator would run for many minutes, with its progress line), and paths out of the
-    scratch folder, are not run."""
-    if any(a in spec["never"] for a in argv) or threads_launched(argv) > 1 << 20:
+    is a legal launch the emulator would run for many minutes, with its progress line; a valid repetition
+    count above 1000), and paths out of the scratch folder, are not run."""
+    if any(a in spec["never"] for a in argv) or threads_launched(argv) > 1 << 20 or large_count(argv):
         return False
     return not any("/" in a and not a.startswith(("resnet50/", "tutorial/", "mobilenet/", "out:", "in:")) and
                    a != "/nonexistent/x" for a in argv)
