@@ -1,15 +1,19 @@
-"""Print a results CSV as a GitHub-markdown table, or write it into a README.
+"""Print a results CSV as GitHub-markdown tables, or write them into the READMEs.
 
     python3 bench/tables.py CSV [CSV ...] [--chapter 02] [--pass fprop]
     python3 bench/tables.py CSV [CSV ...] [--chapter 02] [--pass fprop] --readme FILE --marker NAME
+    python3 bench/tables.py CSV [CSV ...] --readmes ROOT --marker results [--check]
     python3 bench/tables.py --counters bench/results/emulator.csv --chapter 05
     python3 bench/tables.py --counters bench/results/emulator.csv --readmes ROOT [--check]
 
-The first form prints, for each CSV (one per GPU) with matching rows, a line naming
-the GPU, CUDA/cuDNN versions and date, then a table of every (kernel, layer) row:
-ms, TFLOP/s, GB/s, % of cuDNN, % of the roofline, status and verification error. The second form replaces whatever lies
-between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in FILE with that text, so
-chapter READMEs are generated from the measurements, never typed.
+The first form prints, for each CSV (one per GPU) with matching rows, a line naming the GPU, CUDA and
+cuDNN versions and date, then a table per pass, data type and epilogue: a row per kernel, a column per
+layer, each cell the median time in ms (the fastest of ours in bold; FAIL, or a dash where unsupported),
+and cuDNN's row under it; TFLOP/s, GB/s and the rest stay in the CSV. The second form replaces whatever
+lies between `<!-- NAME:begin -->` and `<!-- NAME:end -->` in FILE with that text; the third does it in
+every chapter README that has the pair (a chapter no CSV has times for says it is not yet measured), and
+with --check writes nothing and exits 1, naming each README whose section differs: chapter READMEs are
+generated from the measurements, never typed.
 With --counters the CSV is the emulator's (`conv bench --emulate`): the table shows what each kernel
 executed on its chapter's reference layers, counted, and the bound from counts at an H100's published
 peaks (bench/emulator_csv.py). --readmes writes that table between `<!-- counters:begin -->` and
