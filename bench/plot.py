@@ -28,8 +28,8 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_csv  # noqa: E402
-from results_csv import (DTYPE_LABEL, PASSES, CsvError, kernel_key, kernel_label,  # noqa: E402
-                         layer_key, layer_labels, load)
+from results_csv import (DTYPE_LABEL, PASSES, CsvError, kernel_key, layer_key,  # noqa: E402
+                         layer_name_labels, load)
 
 plt = LogNorm = Line2D = Patch = None  # set by import_matplotlib()
 
@@ -175,8 +175,7 @@ def plot_ladder(results, path):
     passes = [p for p in PASSES if any(r["pass"] == p for r in rows)]
     # one colour per layer name: the CPU loop's rows (the same layers at N=1) share their layer's
     layers = list(dict.fromkeys(r["layer"] for r in rows))
-    suites = {layer.partition("/")[0] for layer in layers}
-    labels = {layer: layer.partition("/")[2] if len(suites) == 1 else layer for layer in layers}
+    labels = layer_name_labels(layers)
     cmap = plt.get_cmap("tab10" if len(layers) <= 10 else "tab20")
     layer_color = {k: cmap(i % cmap.N) for i, k in enumerate(layers)}
 
@@ -305,8 +304,7 @@ def plot_pct_cudnn(results, path):
     passes = [p for p in PASSES if any(r["pass"] == p and r["status"] == "pass" for r in rows)]
     # a row per layer name: the CPU loop's cells (the same layers at N=1) sit in their layer's row
     layer_order = list(dict.fromkeys(r["layer"] for r in rows if r["pass"] in passes))
-    suites = {layer.partition("/")[0] for layer in layer_order}
-    labels = {layer: layer.partition("/")[2] if len(suites) == 1 else layer for layer in layer_order}
+    labels = layer_name_labels(layer_order)
     # 1% (red) .. 10% (yellow) .. 100% (green); beyond either end the end colour
     norm = LogNorm(vmin=1, vmax=100)
     cmap = plt.get_cmap("RdYlGn")

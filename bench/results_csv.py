@@ -141,33 +141,13 @@ def kernel_key(row):
     return (row["chapter"], row["kernel"])
 
 
-def kernel_label(row):
-    """'05b mma.sync + ldmatrix': the id, then the name."""
-    return f"{row['kernel']} {row['kernel_name']}"
-
-
 def layer_key(row):
     """Identity of a problem: the layer name is not enough for 'custom' rows."""
     return (row["layer"],) + tuple(row[c] for c in INT_COLUMNS + PAIR_COLUMNS)
 
 
-def layer_labels(rows):
-    """layer_key -> short label, in first-seen order.
-
-    The suite prefix ('resnet50/') is dropped when every layer shares one suite;
-    a 'custom' layer is labelled by its shape.
-    """
-    suites = {r["layer"].split("/", 1)[0] for r in rows if "/" in r["layer"]}
-    labels = {}
-    for r in rows:
-        key = layer_key(r)
-        if key in labels:
-            continue
-        if r["layer"] in ("", "custom"):
-            labels[key] = (f"N{r['n']} C{r['c']} {r['h']}x{r['w']} K{r['k']} "
-                           f"{r['r']}x{r['s']} s{r['stride']}")
-        elif len(suites) == 1:
-            labels[key] = r["layer"].split("/", 1)[-1]
-        else:
-            labels[key] = r["layer"]
-    return labels
+def layer_name_labels(layers):
+    """layer name -> label: the suite prefix ('resnet50/') dropped when every layer shares one suite. For
+    figures and tables that give a layer one column or colour whatever its N (the CPU loop runs at N=1)."""
+    suites = {layer.partition("/")[0] for layer in layers}
+    return {layer: layer.partition("/")[2] if len(suites) == 1 else layer for layer in layers}

@@ -35,7 +35,7 @@ sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_csv  # noqa: E402
 import prose_numbers  # noqa: E402
-from results_csv import DTYPE_LABEL, CsvError, kernel_key, kernel_label, layer_key, layer_labels, load  # noqa: E402
+from results_csv import DTYPE_LABEL, CsvError, kernel_key, layer_key, layer_name_labels, load  # noqa: E402
 
 DASH = "–"
 
@@ -71,9 +71,7 @@ def markdown(results, rows):
     """The GPU line, a blank line and one table per epilogue: a row per kernel, a column per layer,
     each cell the median time in ms (the fastest of ours in bold), and a last row for cuDNN's fastest
     algorithm on the same problem (its fused call for the epilogue rows)."""
-    labels = {}
-    for r in rows:  # a column per layer name; the CPU loop runs its layers at N=1 (marked)
-        labels.setdefault(r["layer"], layer_labels(results.rows)[layer_key(r)])
+    labels = layer_name_labels(list(dict.fromkeys(r["layer"] for r in rows)))  # the CPU loop's N=1 rows: marked
     batch = {layer: max(r["n"] for r in rows if r["layer"] == layer) for layer in labels}
     reps = sorted({int(r["reps"]) for r in rows if r["status"] == "pass" and r["reps"].isdigit()})
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))

@@ -117,9 +117,12 @@ def main():
                                capture_output=True, text=True)
         if check.returncode != 0:
             failures.append(f"results tables: {check.stderr.strip()}")
+    measured = {}  # gpu -> its CSV's rows, read once
     for readme, gpu, a, b, layers, sentence in CLAIMS:
         try:
-            text = render(load(root, gpu), a, b, layers, sentence)
+            if gpu not in measured:
+                measured[gpu] = load(root, gpu)
+            text = render(measured[gpu], a, b, layers, sentence)
         except (OSError, ValueError) as e:
             failures.append(f"{readme}: {a} against {b}: {e}")
             continue

@@ -198,12 +198,12 @@ static options parse_options(int argc, char **argv)
 
     const cli_option options[] = {
         {CLI_STRING("--kernel", &opts.kernel_id)}, {CLI_SEED_INTO("--seed", &opts.seed)},
-        {CLI_INTEGER("--random", &opts.random_count, 0, INT_MAX), .commands = "check"},
-        {CLI_INTEGER("--n", &opts.n, 1, INT_MAX), .commands = "bench"},
-        {CLI_STRING("--blocks", &opts.blocks), .commands = "bench"},
-        {CLI_STRING("--csv", &opts.csv), .commands = "bench"},
-        {CLI_SETS("--quick", &opts.quick, true), .commands = "bench"},
-        {CLI_READ_ELSEWHERE("--emulate"), .commands = "check"}, /* the device: chosen in main() */
+        {CLI_INTEGER("--random", &opts.random_count, 0, INT_MAX), .command = "check"},
+        {CLI_INTEGER("--n", &opts.n, 1, INT_MAX), .command = "bench"},
+        {CLI_STRING("--blocks", &opts.blocks), .command = "bench"},
+        {CLI_STRING("--csv", &opts.csv), .command = "bench"},
+        {CLI_SETS("--quick", &opts.quick, true), .command = "bench"},
+        {CLI_READ_ELSEWHERE("--emulate"), .command = "check"}, /* the device: chosen in main() */
         {CLI_READ_ELSEWHERE("--gpu")}};
     cli_parse(argc, argv, 2, options, (int)(sizeof options / sizeof options[0]), opts.command, usage);
     kernel_or_exit(opts.kernel_id);

@@ -100,16 +100,6 @@ static float cli_float(const cli_option *option, const char *text)
     return (float)value;
 }
 
-/* Whether name is one of the comma-separated commands. */
-static bool listed(const char *commands, const char *name)
-{
-    const size_t length = strlen(name);
-    for (const char *at = commands; at; at = strchr(at, ','), at = at ? at + 1 : NULL)
-        if (strncmp(at, name, length) == 0 && (at[length] == ',' || at[length] == '\0'))
-            return true;
-    return false;
-}
-
 void cli_parse(int argc, char **argv, int first, const cli_option *options, int count, const char *command,
                const char *usage)
 {
@@ -125,12 +115,8 @@ void cli_parse(int argc, char **argv, int first, const cli_option *options, int 
                 option = &options[i];
         if (!option)
             cli_error("unknown option '%s'", flag);
-        if (command && option->commands && !listed(option->commands, command)) {
-            char owners[128] = "'"; /* "run,check" -> 'run' or 'check' */
-            for (const char *c = option->commands; *c && strlen(owners) + 8 < sizeof owners; c++)
-                strcat(owners, *c == ',' ? "' or '" : (char[]){*c, '\0'});
-            cli_error("%s is an option of %s', not of '%s'", flag, owners, command);
-        }
+        if (command && option->command && strcmp(option->command, command) != 0)
+            cli_error("%s is an option of '%s', not of '%s'", flag, option->command, command);
         if (option->kind == CLI_SWITCH) {
             if (option->value)
                 *(bool *)option->value = option->set_to;

@@ -56,10 +56,10 @@ typedef struct {
     bool set_to;          /* CLI_SWITCH: --no-verify stores false */
     bool min_excluded;    /* CLI_FLOAT */
     int *also;            /* CLI_INT: a second destination */
-    const char *commands; /* the commands it belongs to, comma-separated ("bench", "run,check"); NULL: all */
+    const char *command;  /* the one command it belongs to ("bench"); NULL: every command */
 } cli_option;
 
-/* A table row's fields by kind, to write between the row's braces; .also, .min_excluded and .commands
+/* A table row's fields by kind, to write between the row's braces; .also, .min_excluded and .command
  * follow when needed: {CLI_INTEGER("--pad", &pad_h, 0, INT_MAX), .also = &pad_w}. */
 #define CLI_SETS(name, flag_bool, to) .flag = (name), .kind = CLI_SWITCH, .value = (flag_bool), .set_to = (to)
 #define CLI_READ_ELSEWHERE(name) .flag = (name), .kind = CLI_SWITCH, .value = NULL
