@@ -5,7 +5,8 @@
 For every DIR/<gpu>.csv written by the benchmark runner this writes, into --out:
   <gpu>_ladder.png     TFLOP/s of every kernel in chapter order, one panel per pass:
                        a bar at the geometric mean over layers, a dot per layer, with
-                       cuDNN (geometric mean) and the measured hardware peak as lines;
+                       cuDNN (geometric mean) and the measured hardware peak as lines, per
+                       dtype and suite;
   <gpu>_roofline.png   arithmetic intensity vs TFLOP/s of every (kernel, layer), coloured by chapter, under
                        the measured copy-bandwidth slope and compute roofs;
   <gpu>_pct_cudnn.png  % of cuDNN for every kernel x layer, one heat-map panel per pass.
@@ -99,14 +100,21 @@ def cudnn_by_layer(rows):
     return {k: statistics.median(v) for k, v in found.items()}
 
 
-def dtype_groups(kernels):
-    """Consecutive runs of kernels with the same dtype: [(dtype, [kernel rows])]."""
+def suite_of(row):
+    return row["layer"].split("/")[0]
+
+
+def kernel_groups(kernels):
+    """Consecutive runs of kernels with the same dtype, measured on the same suite:
+    [((dtype, suite), [kernel rows])]. Each group gets its own peak and cuDNN lines: chapter 09's
+    depthwise layers (memory-bound, a few TFLOP/s) would drag a cuDNN mean over resnet50's down."""
     groups = []
     for k in kernels:
-        if groups and groups[-1][0] == k["dtype"]:
+        key = (k["dtype"], suite_of(k))
+        if groups and groups[-1][0] == key:
             groups[-1][1].append(k)
         else:
-            groups.append((k["dtype"], [k]))
+            groups.append((key, [k]))
     return groups
 
 
@@ -121,12 +129,12 @@ def short(label, width=30):
 
 # ---------------------------------------------------------------- 1. the ladder
 
-GROUP_GAP = 0.6  # extra x space between the fp32 and fp16 kernels of a pass
+GROUP_GAP = 0.6  # extra x space between two groups of kernels (dtype, suite) in a pass
 
 
 def ladder_width(prow):
     kernels = kernels_of(prow)
-    return len(kernels) + GROUP_GAP * len(dtype_groups(kernels))
+    return len(kernels) + GROUP_GAP * len(kernel_groups(kernels))
 
 
 def draw_ladder_panel(ax, results, prow, layer_color):
@@ -134,7 +142,7 @@ def draw_ladder_panel(ax, results, prow, layer_color):
     layers = list(layer_color)
     measured = latest(prow)
     x, ticks, ticklabels, values, bars = 0.0, [], [], [], []
-    for dtype, kernels in dtype_groups(kernels_of(prow)):
+    for (dtype, suite), kernels in kernel_groups(kernels_of(prow)):
         if x > 0:
             ax.axvline(x - (1 + GROUP_GAP) / 2, color="#999999", lw=0.6, ls=":")
         x_first = x
@@ -153,7 +161,8 @@ def draw_ladder_panel(ax, results, prow, layer_color):
             x += 1
         span = (x_first - 0.45, x - 1 + 0.45)
         peak = results.peak_tflops(dtype)
-        cudnn = geomean(cudnn_by_layer([r for r in prow if r["dtype"] == dtype]).values())
+        cudnn = geomean(cudnn_by_layer([r for r in prow
+                                        if r["dtype"] == dtype and suite_of(r) == suite]).values())
         for value, color, style, name in (
                 (peak, PEAK_COLOR, "-", f"{DTYPE_LABEL.get(dtype, dtype)} peak"),
                 (cudnn, CUDNN_COLOR, "--", "cuDNN")):

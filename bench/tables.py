@@ -71,7 +71,11 @@ def markdown(results, rows):
     """The GPU line, a blank line and one table per epilogue: a row per kernel, a column per layer,
     each cell the median time in ms (the fastest of ours in bold), and a last row for cuDNN's fastest
     algorithm on the same problem (its fused call for the epilogue rows)."""
-    labels = layer_name_labels(list(dict.fromkeys(r["layer"] for r in rows)))  # the CPU loop's N=1 rows: marked
+    # a column per layer that some kernel here supports (the CPU loop's N=1 rows: marked)
+    every_layer = list(dict.fromkeys(r["layer"] for r in rows))
+    supported = {r["layer"] for r in rows if r["status"] != "unsupported"}
+    rows = [r for r in rows if r["layer"] in supported]
+    labels = layer_name_labels([layer for layer in every_layer if layer in supported])
     batch = {layer: max(r["n"] for r in rows if r["layer"] == layer) for layer in labels}
     reps = sorted({int(r["reps"]) for r in rows if r["status"] == "pass" and r["reps"].isdigit()})
     kernels = list(dict.fromkeys(r["kernel"] for r in rows))
@@ -83,6 +87,8 @@ def markdown(results, rows):
              "cuDNN and the verification error of every row). Every row passed verification unless marked."]
     if hidden:
         lines += ["", f"Not shown: {', '.join(hidden)} (unsupported on every layer measured)."]
+    if len(labels) < len(every_layer):
+        lines += ["", f"Not shown: the run's {len(every_layer) - len(labels)} other layers, which no kernel here supports."]
     if any(r["n"] != batch[r["layer"]] for r in rows):
         lines += ["", "\\* at N=1: the CPU loop runs one image of the layer."]
     # a table per pass, data type and epilogue: cuDNN's row is only comparable within one

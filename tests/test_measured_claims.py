@@ -19,13 +19,12 @@ import os
 import subprocess
 import sys
 
-RESNET50 = ("conv1", "res2_1x1_reduce", "res2_3x3", "res3_3x3_s2", "res3_proj", "res4_3x3", "res4_1x1_expand",
-            "res5_3x3", "res5_1x1_reduce", "big_3x3")
 
-# (README, CSV, kernel a, kernel b or "cuDNN" (the cuDNN time in a's rows), the layers (None: every layer both
-# ran), the sentence). In the sentence: {faster} and {slower} are how many layers a is faster / slower on
-# ("all 10", "none of the 10", "7 of the 10"); {up} is b's time over a's as a range ("1.05 to 2.03"), {down} a's
-# over b's; {faster_on} and {slower_on} name the layers.
+# (README, CSV, kernel a, kernel b or "cuDNN" (the cuDNN time in a's rows) or "copy" (the copy bandwidth the
+# same run measured), the layers (None: every layer both ran), the sentence). In the sentence: {faster} and
+# {slower} are how many layers a is faster / slower on ("all 10", "none of the 10", "7 of the 10"); {up} is b's
+# time over a's as a range ("1.05 to 2.03"), {down} a's over b's; {faster_on} and {slower_on} name the layers;
+# {copy} is a's GB/s as a percentage of the copy bandwidth, as a range ("42% to 62%").
 CLAIMS = [
     ("chapters/02_naive_cuda/README.md", "h200", "02c", "02b", None,
      "02c was faster than 02b on {faster_on} and slower on {slower_on}"),
@@ -55,16 +54,44 @@ CLAIMS = [
      "the fused 05i was slower than the unfused 05l on {slower} layers with bias and ReLU"),
     ("chapters/05_implicit_gemm_tc/README.md", "h200", "05i+bn+residual+relu", "05l+bn+residual+relu", None,
      "on {slower} layers with BN, the residual and ReLU, taking {down} times as long"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05a", "04d", None,
+     "on the H100, 05a was slower than chapter 04's fp32 04d on {slower} layers"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05c", "05b", None,
+     "05c was faster than 05b on {faster} layers; 05f"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05f", "05e", None,
+     "05f was faster than 05e on {faster} layers; and 05h"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05h", "05g", None,
+     "05h was faster than 05g on {faster} layers. The fused"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05i+bn+residual+relu", "05l+bn+residual+relu", None,
+     "05i took {down} times as long as 05l"),
     ("chapters/05_implicit_gemm_tc/README.md", "h200", "05j", "05i", None,
      "05j was faster than 05i on {faster_on}"),
     ("chapters/05_implicit_gemm_tc/README.md", "h200", "05k", "05i", None,
      "05k was faster than 05i on {faster_on}"),
+    ("chapters/09_depthwise/README.md", "h100", "09b", "cuDNN", None,
+     "09b was faster than cuDNN on {faster} layers, {up} times"),
+    ("chapters/09_depthwise/README.md", "h100", "09a", "cuDNN", None,
+     "09a was faster than cuDNN on {faster_on}"),
+    ("chapters/09_depthwise/README.md", "h100", "09a", "copy", None,
+     "09a reached {copy} of the copy bandwidth"),
+    ("chapters/09_depthwise/README.md", "h100", "09b", "copy", ("dw32_112", "dw96_112_s2", "dw144_56", "dw144_56_s2"),
+     "09b reached {copy} of the copy bandwidth on the four large layers"),
+    ("chapters/09_depthwise/README.md", "h100", "09b", "09a", None,
+     "09b was faster than 09a on {faster} layers, {up} times"),
+    ("chapters/09_depthwise/README.md", "h100", "09b", "copy", ("dw384_14", "dw576_14", "dw192_28_s2"),
+     "reached {copy} of the copy bandwidth on `dw384_14`, `dw576_14` and `dw192_28_s2`"),
     ("chapters/07_wgrad/README.md", "h200", "07b", "07a", None,
      "07b was faster than 07a on {faster} layers, {up} times"),
     ("chapters/08_hopper/README.md", "h200", "08a", "05h", None,
      "08a was faster than chapter 05's 05h on {faster_on}"),
     ("chapters/08_hopper/README.md", "h200", "08a", "cuDNN", None,
      "08a was faster than cuDNN on {faster_on}, and slower on {slower_on}"),
+    ("chapters/08_hopper/README.md", "h100", "08a", "05h", None,
+     "08a was faster than chapter 05's 05h on {faster_on}"),
+    ("chapters/08_hopper/README.md", "h100", "08b", "08a", None,
+     "08b was slower than 08a on {slower} layers, {down} times as long"),
+    ("chapters/08_hopper/README.md", "h100", "08a", "cuDNN", None,
+     "on the H100, 08a was faster than cuDNN on {faster_on}, and slower on {slower_on}"),
     ("chapters/08_hopper/README.md", "h200", "08b", "08a", None,
      "08b was slower than 08a on {slower} layers, taking {down} times as long"),
 ]
@@ -87,8 +114,15 @@ def names(layers):
 
 def render(rows, a, b, layers, sentence):
     """The sentence with the CSV's values, or a one-line error."""
+    layers_run = layers or list(dict.fromkeys(layer for _, layer in rows))  # in the CSV's (the suite's) order
+    if b == "copy":
+        shares = [100 * float(rows[(a, layer)]["gbps"]) / float(rows[(a, layer)]["peak_gbps"])
+                  for layer in layers_run if (a, layer) in rows]
+        if not shares:
+            raise ValueError(f"{a} has no time on {', '.join(layers_run)}")
+        return sentence.format(copy=f"{min(shares):.0f}% to {max(shares):.0f}%")
     times = []
-    for layer in layers or RESNET50:
+    for layer in layers_run:
         ra = rows.get((a, layer))
         tb = (float(ra["cudnn_ms"]) if ra and ra["cudnn_ms"] else None) if b == "cuDNN" else (
             float(rows[(b, layer)]["time_ms"]) if (b, layer) in rows else None)
