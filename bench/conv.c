@@ -72,7 +72,9 @@ static const char usage[] =
     "                    (instructions by class, global sectors per request, shared-memory bank conflicts)\n"
     "  bench --emulate   no times: each GPU kernel on its chapter's reference layers (or --layer, --n),\n"
     "                    counted, into bench/results/emulator.csv (or --csv); the blocks emulated are a\n"
-    "                    sample of each kind of block in the grid, the counts scaled to the grid\n"
+    "                    sample of each kind of block in the grid, the counts scaled to the grid; 05i and\n"
+    "                    05l also with bias,relu and bn,residual,relu (with --epilogue: each fused kernel\n"
+    "                    with that one only)\n"
     "  --sample N        with bench --emulate: blocks emulated per kind of block (default 8; 0: all)\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input (a flag, or a\n"
@@ -553,16 +555,7 @@ static void fill_row(results_row *row, const conv_kernel *kernel, epilogue_ops e
                      double peak_tflops, double peak_gbps, const char *date)
 {
     results_row_init(row, &results_gpu);
-    results_set(row, "chapter", "%.2s", kernel->id);
-    if (epilogue_any(epilogue)) { /* its own row: "05i+bn+relu" beside the plain "05i" */
-        char ops[64];
-        epilogue_format(epilogue, ops, sizeof ops);
-        results_set(row, "kernel", "%s+%s", kernel->id, ops);
-        results_set(row, "kernel_name", "%s, with %s", kernel->name, ops);
-    } else {
-        results_set(row, "kernel", "%s", kernel->id);
-        results_set(row, "kernel_name", "%s", kernel->name);
-    }
+    results_set_kernel(row, kernel->id, kernel->name, epilogue);
     results_set(row, "pass", "%s", pass_name(kernel->pass));
     results_set(row, "layer", "%s/%s", layer->suite, layer->layer);
     results_set_problem(row, prob, kernel->dtype, kernel->layout);
@@ -630,15 +623,13 @@ static int command_bench(const options *opts)
     if (!gpu_available(why, sizeof why))
         return bench_without_gpu(opts, why);
     if (on_emulator()) {
-        if (epilogue_any(opts->epilogue))
-            cli_error("bench --emulate counts the kernels without an epilogue; --epilogue is for a GPU");
         conv_problem layer;
         char reason[2048];
         if (opts->layer && !suite_find(opts->layer, 0, &layer, reason, sizeof reason))
             cli_error("%s", reason);
         emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
                                   .sample = opts->sample >= 0 ? (unsigned)opts->sample : 8,
-                                  .csv = opts->csv, .seed = opts->seed};
+                                  .csv = opts->csv, .seed = opts->seed, .epilogue = opts->epilogue};
         return bench_emulated(&request);
     }
 

@@ -7,6 +7,7 @@
  * Correctness is `conv check --emulate`'s business: a sampled run computes only part of the output. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -61,6 +62,42 @@ static void set_counts(results_row *row, const emu_counters *c)
 
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
+/* Chapter 05's comparison of fusion (05i: the epilogue in the convolution's store; 05l: the same
+ * convolution, then a separate pass) and the two epilogues it is counted with when no --epilogue is
+ * given, the lightest and the heaviest, so that the counts show what fusing saves and what it costs.
+ * (05j and 05k fuse too, but only change 05i's tile: with --epilogue they are counted as well.) */
+static const char *const FUSION_KERNELS[] = {"05i", "05l"};
+static const char *const FUSION_EPILOGUES[] = {"bias,relu", "bn,residual,relu"};
+#define FUSION_EPILOGUE_COUNT (int)(sizeof FUSION_EPILOGUES / sizeof FUSION_EPILOGUES[0])
+
+static bool in_fusion_comparison(const conv_kernel *kernel)
+{
+    for (size_t i = 0; i < sizeof FUSION_KERNELS / sizeof FUSION_KERNELS[0]; i++)
+        if (strcmp(kernel->id, FUSION_KERNELS[i]) == 0)
+            return true;
+    return false;
+}
+
+/* The runs of one kernel: without an epilogue when none is asked for and the kernel has a plain launch
+ * (05l has none); with the asked epilogue when the kernel has a fused launch, or else with each of
+ * FUSION_EPILOGUES when it is in the fusion comparison. Returns how many were written to runs. */
+static int kernel_runs(const conv_kernel *kernel, epilogue_ops asked, epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT])
+{
+    int count = 0;
+    if (kernel->launch && !epilogue_any(asked))
+        runs[count++] = (epilogue_ops){0};
+    if (kernel->launch_fused && epilogue_any(asked)) {
+        runs[count++] = asked;
+    } else if (kernel->launch_fused && in_fusion_comparison(kernel)) {
+        for (int e = 0; e < FUSION_EPILOGUE_COUNT; e++) {
+            char why[256];
+            if (!epilogue_parse(FUSION_EPILOGUES[e], &runs[count++], why, sizeof why))
+                fail("FUSION_EPILOGUES[%d]: %s", e, why);
+        }
+    }
+    return count;
+}
+
 int bench_emulated(const emulated_bench *request)
 {
     emu_bench_sample_fn *sample = (emu_bench_sample_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_SAMPLE);
@@ -78,24 +115,28 @@ int bench_emulated(const emulated_bench *request)
     int rows = 0, failures = 0;
     for (int i = 0; i < registry_count(); i++) {
         const conv_kernel *kernel = registry_kernel(i);
-        if (kernel->device != ON_GPU || !kernel->launch || !registry_selected(kernel, request->kernels))
+        epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
+        int run_count = kernel_runs(kernel, request->epilogue, runs);
+        if (kernel->device != ON_GPU || !run_count || !registry_selected(kernel, request->kernels))
             continue;
         char layers[MAX_REFERENCE_LAYERS][128];
         int layer_count = request->layer ? 1 : reference_layers(kernel, layers);
         if (request->layer)
             snprintf(layers[0], sizeof layers[0], "%s", request->layer);
-        for (int l = 0; l < layer_count; l++) {
+        for (int l = 0; l < layer_count * run_count; l++) {
+            const epilogue_ops epilogue = runs[l % run_count];
             conv_problem prob;
             char why[2048];
-            if (!suite_find(layers[l], 0, &prob, why, sizeof why))
+            if (!suite_find(layers[l / run_count], 0, &prob, why, sizeof why))
                 fail("%s", why);
             if (request->n > 0)
                 prob.n = request->n;
             if (!problem_validate(&prob, why, sizeof why))
-                fail("layer %s: %s", layers[l], why);
+                fail("layer %s: %s", layers[l / run_count], why);
             run_request run = run_request_defaults(kernel, &prob);
             run.seed = request->seed;
             run.verify = run.time = run.cudnn = false;
+            run.epilogue = epilogue;
             sample(request->sample);
             emu_counters counts;
             uint64_t grid_blocks, emulated_blocks;
@@ -105,17 +146,19 @@ int bench_emulated(const emulated_bench *request)
 
             results_row row;
             results_row_init(&row, &results_emulator);
-            results_set(&row, "chapter", "%.2s", kernel->id);
-            results_set(&row, "kernel", "%s", kernel->id);
-            results_set(&row, "kernel_name", "%s", kernel->name);
+            results_set_kernel(&row, kernel->id, kernel->name, epilogue);
             results_set(&row, "pass", "%s", pass_name(kernel->pass));
-            results_set(&row, "layer", "%s", layers[l]);
+            results_set(&row, "layer", "%s", layers[l / run_count]);
             results_set_problem(&row, &prob, kernel->dtype, kernel->layout);
             results_set(&row, "flops", "%.0f", problem_flops(&prob));
             results_set(&row, "min_bytes", "%.0f", outcome.min_bytes);
             results_set(&row, "source_sha256", "%s", registry_source_sha256(kernel));
             results_set(&row, "emulator_sha256", "%s", source_sha256("emu/exec.c"));
-            printf("%-4s %-22s n=%-3d ", kernel->id, layers[l], prob.n);
+            char label[96] = "", ops[64] = "";
+            if (epilogue_any(epilogue))
+                epilogue_format(epilogue, ops, sizeof ops);
+            snprintf(label, sizeof label, "%s%s%s", kernel->id, *ops ? "+" : "", ops);
+            printf("%-20s %-22s n=%-3d ", label, layers[l / run_count], prob.n);
             if (outcome.status == RUN_UNSUPPORTED) {
                 results_set(&row, "status", "unsupported");
                 printf("unsupported: %s\n", outcome.why);

@@ -1,9 +1,12 @@
 /* emulated.h: `conv bench --emulate`: every chapter's kernels on their reference layers, on the PTX
- * emulator, counted (never timed), into bench/results/emulator.csv. */
+ * emulator, counted (never timed), into bench/results/emulator.csv; the kernels with a fused epilogue
+ * also with each of the epilogues chapter 05 compares (emulated.c: FUSION_EPILOGUES). */
 #ifndef EMULATED_H
 #define EMULATED_H
 
 #include <stdint.h>
+
+#include "epilogue.h"
 
 typedef struct {
     const char *kernels;   /* comma-separated id prefixes, or NULL: every kernel the emulator can run */
@@ -12,6 +15,7 @@ typedef struct {
     unsigned sample;       /* blocks emulated per kind of block (emu/counters.h); 0: every block */
     const char *csv;       /* where the rows go (NULL: bench/results/emulator.csv) */
     uint64_t seed;
+    epilogue_ops epilogue; /* --epilogue: only the kernels with a fused epilogue, with this one */
 } emulated_bench;
 
 /* Runs the request; 0 when every kernel ran (or was unsupported, which its row says), 1 otherwise. */

@@ -246,6 +246,20 @@ void results_set_timing(results_row *row, double median_ms, int reps, double flo
     results_set(row, "reps", "%d", reps);
 }
 
+void results_set_kernel(results_row *row, const char *id, const char *name, epilogue_ops epilogue)
+{
+    results_set(row, "chapter", "%.2s", id);
+    if (epilogue_any(epilogue)) {
+        char ops[64];
+        epilogue_format(epilogue, ops, sizeof ops);
+        results_set(row, "kernel", "%s+%s", id, ops);
+        results_set(row, "kernel_name", "%s, with %s", name, ops);
+    } else {
+        results_set(row, "kernel", "%s", id);
+        results_set(row, "kernel_name", "%s", name);
+    }
+}
+
 void results_set_machine(results_row *row, double peak_tflops, double peak_gbps, const char *source_sha256,
                          const char *date)
 {

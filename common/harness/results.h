@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "conv.h"
+#include "epilogue.h"
 
 #define RESULTS_MAX_COLUMNS 64
 #define RESULTS_FIELD 160
@@ -37,12 +38,15 @@ void results_set(results_row *row, const char *column, const char *fmt, ...)
     ;
 
 /* The columns every writer fills the same way, so a row means the same whatever wrote it:
+ *   results_set_kernel:  chapter, kernel and kernel_name; a run with a fused epilogue is its own row,
+ *                        "05i+bn+relu" beside the plain "05i";
  *   results_set_problem: n, c, h, w, k, r, s, stride, pad, dilation ("2", or "2x1" when h and w
  *                        differ), groups, dtype, layout;
  *   results_set_timing:  time_ms, tflops, gbps, pct_roofline (of the roofline at this flops/bytes
  *                        intensity under the two peaks), reps;
  *   results_set_machine: peak_tflops and peak_gbps (when measured, > 0), gpu, cuda, cudnn,
  *                        source_sha256, date. */
+void results_set_kernel(results_row *row, const char *id, const char *name, epilogue_ops epilogue);
 void results_set_problem(results_row *row, const conv_problem *prob, conv_dtype dtype, conv_layout layout);
 void results_set_timing(results_row *row, double median_ms, int reps, double flops, double bytes, double peak_tflops,
                         double peak_gbps);
