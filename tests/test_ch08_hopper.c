@@ -1,7 +1,9 @@
 /* test_ch08_hopper.c: chapter 08's layout math (chapters/08_hopper/hopper.h), checked on the host.
  *
- * There is no GPU here, and wgmma cannot be emulated by running it. What can be checked is every piece
- * of arithmetic the kernel relies on to put data where the tensor cores will look for it:
+ * The PTX emulator runs the kernels themselves (`conv check 08 --emulate`, the gpu suite); this test is a
+ * second reading of the same ISA, written apart from the emulator and from the kernels' PTX: it checks
+ * every piece of arithmetic the kernels rely on to put data where the tensor cores will look for it, so
+ * a layout mistake would have to fool both the emulator and this host model to pass:
  *   1. the 128-byte swizzle, against the PTX ISA's description of the swizzled layout (a table: in every
  *      8-row x 128-byte block, 16-byte unit u of row r sits at unit u XOR r), hand-worked values, and
  *      chapter 05's swizzle_chunk() for 8-chunk rows;
