@@ -13,7 +13,7 @@ typedef enum {
     CLASS_FP16,         /* f16/bf16 arithmetic */
     CLASS_INTEGER,      /* integer arithmetic, logic, shifts, comparisons, selects, moves */
     CLASS_CONVERSION,   /* cvt, cvta */
-    CLASS_CONTROL,      /* branches, exit */
+    CLASS_CONTROL,      /* branches, calls, returns, exit */
     CLASS_GLOBAL,       /* loads, stores and atomics in global memory, cp.async, bulk copies */
     CLASS_SHARED,       /* loads and stores in shared memory, ldmatrix, wmma.load/store */
     CLASS_OTHER_MEMORY, /* param, local, const */

@@ -1,7 +1,7 @@
 /* device_calls.c: the CUDA runtime's device-side functions that a kernel calls by name. nvcc compiles
  * printf() to a call of vprintf(format, arguments) and assert() to a call of __assertfail(message, file,
  * line, function, char size) (CUDA C++ Programming Guide, "Formatted Output" and "Assertion"); parse.c
- * accepts those two callees and no other.
+ * accepts those two extern callees and no other. A call of a .func of the module is functions.c's.
  *
  * A call's operands are .param variables of the call's scope, which live in the thread's local memory
  * here (parse.c): each source operand of the instruction holds one's offset. vprintf's arguments are

@@ -9,7 +9,8 @@
  *     decoding costs once per warp, not per thread. When lanes diverge, the warp runs the group with
  *     the lowest pc first: in structured code the lanes that went ahead wait at the join point until
  *     the others catch up, and they run together again there (whether they count as converged is
- *     tracked apart: see "Convergence" below).
+ *     tracked apart: see "Convergence" below). Lanes inside calls of a .func are ordered by their call
+ *     sites, outermost first, then by pc (functions.c, call_stack_before): a call reconverges as a branch.
  *   - Warps are scheduled cooperatively: a warp runs until it waits (a barrier) or exits, then the
  *     next. A barrier completes when every warp with live threads has arrived ("bar, barrier":
  *     exited threads do not hold it back). If no warp can run and some have not exited, nothing ever
@@ -1705,6 +1706,8 @@ static step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], 
     return STEP_NEXT;
 }
 
+static step jump_lanes(warp *w, uint32_t active, uint32_t exec, const int32_t *to, int32_t here);
+
 /* brx.idx (PTX ISA, "Control Flow Instructions: brx.idx"): each lane whose guard holds goes to entry
  * `index` of the .branchtargets list; an index past the list's end is undefined there, an error here.
  * Lanes sent to different entries diverge, as at a bra whose predicate differs between them. */
@@ -1722,6 +1725,13 @@ static step exec_brx(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], co
         }
         to[l] = list[index];
     }
+    return jump_lanes(w, active, exec, to, here);
+}
+
+/* Moves lanes to per-lane targets (to[l] for the lanes of exec, here + 1 for the rest of active), splitting
+ * the lanes that go to different places: brx.idx, call and ret. */
+static step jump_lanes(warp *w, uint32_t active, uint32_t exec, const int32_t *to, int32_t here)
+{
     uint32_t same = 0;
     if (exec)
         FOR_LANES(exec, l) same |= (uint32_t)(to[l] == to[__builtin_ctz(exec)]) << l;
@@ -1881,9 +1891,21 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         return STEP_BRANCH;
     case OP_BRX:
         return exec_brx(b, w, in, r, o, active, exec);
-    case OP_CALL:
-        return exec_call(b, w, in, r, o, m);
-    case OP_RET: case OP_EXIT:
+    case OP_CALL: { /* the runtime's vprintf and __assertfail (device_calls.c), or a .func (functions.c) */
+        if (in->mode != CALL_FUNCTION && in->mode != CALL_INDIRECT)
+            return exec_call(b, w, in, r, o, m);
+        int32_t to[LANES];
+        return function_call(b, w, in, r, o, m, to) ? jump_lanes(w, active, m, to, (int32_t)(in - b->k->code))
+                                                    : STEP_FAULT;
+    }
+    case OP_RET: { /* a kernel's: the thread is done; a .func's: back to the caller (functions.c) */
+        if (in->mode != RET_FUNCTION)
+            return STEP_EXIT;
+        int32_t to[LANES];
+        return function_ret(b, w, in, r, m, to) ? jump_lanes(w, active, m, to, (int32_t)(in - b->k->code))
+                                                : STEP_FAULT;
+    }
+    case OP_EXIT:
         return STEP_EXIT;
     case OP_TRAP:
         if (m) {
@@ -1974,7 +1996,13 @@ static bool next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
     if (!ready)
         return false;
     int32_t best = INT32_MAX;
-    FOR_LANES(ready, l) if (w->pc[l] < best) best = w->pc[l];
+    if (ready & w->in_call) { /* lanes in calls: the first in program order (functions.c, call_stack_before) */
+        uint32_t first = (uint32_t)__builtin_ctz(ready);
+        FOR_LANES(ready, l) if (call_stack_before(w, l, first)) first = l;
+        best = w->pc[first];
+    } else {
+        FOR_LANES(ready, l) if (w->pc[l] < best) best = w->pc[l];
+    }
     /* Other orders than lowest pc first: the lanes' turns (take_turns) and EMU_INTERLEAVE's random pick.
      * Both choose among lanes at instructions that need no one else; lanes that must gather (a barrier,
      * a collective, an .aligned instruction) wait for the lanes behind them, which lowest pc first
@@ -2275,6 +2303,7 @@ static void run_block(block *b)
         w->n_stores = 0;
         memset(w->bulk_committed, 0, sizeof w->bulk_committed);
         w->n_wgmma = 0;
+        calls_reset(b, w);
         w->wgmma_committed = 0;
         w->wgmma_fenced = false;
         memset(w->wgmma_busy, 0, (size_t)k->n_slots);
@@ -2378,7 +2407,9 @@ static void *grid_worker(void *arg)
         b.warps[i].local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
         b.warps[i].local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
         b.warps[i].wgmma_busy = malloc(k->n_slots ? (size_t)k->n_slots : 1);
-        allocated = b.warps[i].r && b.warps[i].local && b.warps[i].local_written && b.warps[i].wgmma_busy;
+        b.warps[i].calls = k->n_frames ? calloc(LANES, sizeof *b.warps[i].calls) : NULL;
+        allocated = b.warps[i].r && b.warps[i].local && b.warps[i].local_written && b.warps[i].wgmma_busy &&
+                    (b.warps[i].calls || !k->n_frames);
     }
     if (!allocated) { /* one line, and no block runs on a missing register file or .local depot */
         pthread_mutex_lock(&g->lock);
@@ -2429,6 +2460,7 @@ static void *grid_worker(void *arg)
         free(b.warps[i].local);
         free(b.warps[i].local_written);
         free(b.warps[i].wgmma_busy);
+        calls_free(&b.warps[i]);
         free(b.warps[i].copies);
         free(b.warps[i].wgmma);
         free(b.warps[i].stores);

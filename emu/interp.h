@@ -1,5 +1,6 @@
 /* interp.h: the interpreter's state, shared by exec.c (the SIMT machine and the instructions every
- * GPU since Ampere has) and hopper.c (mbarrier, TMA, wgmma, setmaxnreg). Not an interface: the
+ * GPU since Ampere has), hopper.c (mbarrier, TMA, wgmma, setmaxnreg), device_calls.c (printf, assert)
+ * and functions.c (calls of a module's .func). Not an interface: the
  * emulator's users see emu.h. */
 #ifndef EMU_INTERP_H
 #define EMU_INTERP_H
@@ -60,6 +61,24 @@ typedef struct {
 
 #define CARRY_UNSET 2
 
+/* A call a thread is in (functions.c): where its ret goes back to, the callee, and the thread's stack as it
+ * was before the call. */
+typedef struct {
+    int32_t return_pc;         /* the instruction after the call */
+    int32_t func;              /* the callee: an index into the module's functions and the kernel's frames */
+    uint32_t sp;               /* the stack pointer before the call (a local-memory offset) */
+    uint32_t saved;            /* where its caller's values of the callee's slots start in `saved` */
+} call_frame;
+
+/* One thread's calls, innermost last. */
+typedef struct {
+    call_frame *frames;
+    int depth, cap;
+    uint64_t *saved;           /* the slots each call saved, one frame after another */
+    uint32_t n_saved, cap_saved;
+    uint32_t sp;               /* the next free byte of the stack */
+} call_stack;
+
 typedef struct {
     uint64_t (*r)[LANES];      /* registers: r[slot][lane] */
     int32_t pc[LANES];
@@ -93,6 +112,9 @@ typedef struct {
     bulk_store *stores;        /* cp.async.bulk shared -> global, not yet waited for */
     int n_stores, cap_stores;
     uint32_t bulk_committed[LANES];
+    /* device functions (functions.c): each thread's calls, NULL when the module has no .func */
+    call_stack *calls;
+    uint32_t in_call;          /* the lanes inside a call */
 } warp;
 
 typedef struct {
@@ -201,6 +223,16 @@ void race_free(block *b);
 
 /* A call of the CUDA runtime's device-side vprintf or __assertfail (device_calls.c). */
 step exec_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+
+/* Device functions (functions.c): a call of a .func of the module, and its ret, for the lanes of m; each
+ * lane's next instruction into to[lane] (exec.c moves the lanes). False after reporting a fault. */
+bool function_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
+                   int32_t *to);
+bool function_ret(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], uint32_t m, int32_t *to);
+/* Whether lane x stands before lane y in the program: their call sites, outermost first, then their pcs. */
+bool call_stack_before(const warp *w, uint32_t x, uint32_t y);
+void calls_reset(block *b, warp *w);  /* a block starts: no thread is in a call */
+void calls_free(warp *w);
 
 /* Hopper's instruction families (hopper.c). */
 /* The instruction touches a register an in-flight wgmma.mma_async owns (false after reporting it). */

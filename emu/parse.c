@@ -41,6 +41,7 @@ typedef struct {
     char *err;
     size_t err_len;
     bool failed;
+    const struct func_names *funcs; /* the module's functions: their names stand for their addresses */
 } lexer;
 
 static bool ident_start(char c) { return isalpha((unsigned char)c) || c == '_' || c == '$' || c == '%' || c == '.'; }
@@ -376,6 +377,23 @@ NAMED_KEYS(ptx_var)
 NAMED_KEYS(ptx_param)
 NAMED_KEYS(ptx_kernel)
 
+NAMED_KEYS(ptx_func)
+
+/* The module's functions by name (ptx_parse's), which every lexer of the module can reach. */
+typedef struct func_names {
+    ptx_module *mod;
+    index_table index;
+} func_names;
+
+/* The module function (.func) of that name, or -1. */
+static int find_func(const func_names *funcs, const char *name, int len)
+{
+    if (!funcs)
+        return -1;
+    return table_find(&funcs->index, funcs->mod->funcs, ptx_func_named, hash_bytes(name, (size_t)len), name,
+                      (size_t)len);
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* Register names -> slots, with the scopes `{ }` open                                            */
 
@@ -501,18 +519,46 @@ static void reg_free(reg_map *m)
 /* ---------------------------------------------------------------------------------------------- */
 /* Kernel under construction                                                                      */
 
+/* A function's signature as written: `(returns) name (parameters)` of a .func or of a .callprototype (PTX
+ * ISA 9.0, sections 7.1 "Function Declarations and Definitions" and 11.3.2 ".callprototype"). */
+typedef struct {
+    int n_returns, n_params;
+    bool reg[2 * PTX_MAX_FUNC_PARAMS];       /* .reg, not .param (returns first, then parameters) */
+    uint8_t type[2 * PTX_MAX_FUNC_PARAMS];   /* ptx_type */
+    uint32_t size[2 * PTX_MAX_FUNC_PARAMS];
+    char *name[2 * PTX_MAX_FUNC_PARAMS];     /* NULL in a prototype ("_") */
+} fsig;
+
+/* A module function while the module is read: where its body is, and its signature with the names. */
+typedef struct {
+    lexer body;            /* at its body's '{' (has_body) */
+    bool has_body;
+    bool address_taken;    /* its name stands somewhere but in a call (a mov, a call table): any kernel may
+                              reach it through a pointer, so every kernel has it */
+    uint32_t mark;         /* == kbuild.mark: the kernel being read reaches it */
+    fsig sig;
+} fdef;
+
 /* The module under construction: what its kernels share while they are parsed. */
 typedef struct {
     index_table var_index;    /* mod->vars by name */
     index_table kernel_index; /* mod->kernels by name */
     uint32_t *var_mark;       /* per module variable: 1 + the index of the last kernel whose body names it */
     int vars_cap, var_mark_cap, kernels_cap;
+    fdef *fdefs;              /* per mod->funcs */
+    int funcs_cap, fdefs_cap, n_fdefs;
+    uint64_t link_tokens;     /* tokens of function bodies read into kernels so far (PTX_MAX_LINK_TOKENS) */
 } mbuild;
 
 typedef struct { char *name; int32_t index; int line; } label_def;
 typedef struct { char *name; int32_t insn; int line; } label_use;
 typedef struct { char *name; int32_t first, count; } branch_list; /* a .branchtargets list */
-typedef struct { ptx_var var; int depth; } call_param;           /* a .param variable and its scope */
+/* A .param variable of a call's scope, and in a .func also its own .local variables and parameters, with its
+ * scope; slot >= 0 in a .func: the slot that holds its address in the activation (each has its own frame). */
+typedef struct { ptx_var var; int depth; int32_t slot; } call_param;
+typedef struct { int32_t insn, func; } call_site;                 /* a direct call, its target set when linked */
+/* A ".callprototype" or ".calltargets" directive of the body: an indirect call's list of possible targets */
+typedef struct { char *name; fsig sig; int32_t first, count; /* count < 0: a prototype */ } call_list;
 NAMED_KEYS(label_def)
 
 typedef struct {
@@ -547,6 +593,16 @@ typedef struct {
     int sreg_slot[SREG_COUNT];
     uint8_t *slot_types;    /* each register slot's declared type (ptx_type), to tell a predicate operand */
     int n_slot_types, slot_types_cap;
+    int func;               /* the module function whose body is read into the kernel (link_functions), -1: the
+                               kernel's own body */
+    ptx_frame *frame;       /* that function's frame in this kernel */
+    int frame_vars_cap;
+    call_site *calls;       /* direct calls of module functions, whose entries are known once all are read */
+    int n_calls, calls_cap;
+    call_list *call_lists;  /* the body's .callprototype and .calltargets */
+    int n_call_lists, call_lists_cap, call_targets_cap;
+    int32_t *reached;       /* the functions the kernel reaches (calls, through calls, or by address) */
+    int n_reached, reached_cap;
 } kbuild;
 
 /* A new slot, or -1 (and the parse failed) past PTX_MAX_SLOTS: every warp holds all of a kernel's slots
@@ -619,13 +675,18 @@ static int32_t sreg_slot(kbuild *b, const char *name, int len)
 }
 
 /* A variable visible in the kernel by name: its own .shared/.local first, then the module's. */
-static ptx_var *find_var(kbuild *b, const char *name, int len)
+static call_param *find_call_param(kbuild *b, const char *name, int len)
 {
     for (int i = b->n_call_params - 1; i >= 0; i--) { /* a call's .param variables, innermost scope first */
         ptx_var *v = &b->call_params[i].var;
         if ((int)strlen(v->name) == len && strncmp(v->name, name, (size_t)len) == 0)
-            return v;
+            return &b->call_params[i];
     }
+    return NULL;
+}
+
+static ptx_var *find_var(kbuild *b, const char *name, int len)
+{
     uint32_t hash = hash_bytes(name, (size_t)len);
     int32_t i = table_find(&b->local_index, b->locals, ptx_var_named, hash, name, (size_t)len);
     if (i >= 0)
@@ -636,6 +697,8 @@ static ptx_var *find_var(kbuild *b, const char *name, int len)
 
 static ptx_param *find_param(kbuild *b, const char *name, int len)
 {
+    if (b->func >= 0) /* a .func sees its own parameters (call params), never the kernel's */
+        return NULL;
     int32_t i = table_find(&b->param_index, b->k->params, ptx_param_named, hash_bytes(name, (size_t)len), name,
                            (size_t)len);
     return i >= 0 ? &b->k->params[i] : NULL;
@@ -673,12 +736,14 @@ typedef struct {
     uint64_t bits;              /* O_LIT: integer value or float bits; O_MEM: the constant offset */
     double real;                /* O_LIT of kind LIT_REAL */
     ptx_space sym_space;        /* O_SLOT/O_MEM from a symbol: its state space, SPACE_GENERIC otherwise */
+    uint64_t sym_size;          /* a variable's size in bytes (a call checks its .param arguments' sizes) */
+    int func;                   /* 1 + the module function the name is (O_LIT: its address), 0 if none */
     int vec_first, vec_count;   /* O_VEC: elements in kbuild's scratch list */
     char *label;                /* O_LABEL */
     int line;
 } operand;
 
-#define MAX_OPERANDS 8
+#define MAX_OPERANDS (2 * PTX_MAX_FUNC_PARAMS + 2) /* a call: its returns, target, arguments, list */
 #define MAX_VEC 160 /* wgmma m64n256k16: 128 accumulators, plus A */
 
 typedef struct {
@@ -686,6 +751,8 @@ typedef struct {
     int n;
     operand vec[MAX_VEC];       /* the elements of vector operands */
     int n_vec;
+    int call_returns;           /* call: the operands in its (return list) before the target, 0 if none */
+    int call_args_end;          /* call: where its (argument list) ends, -1 if it has none */
 } operand_list;
 
 /* A literal (PTX ISA, "Constants"): integers in decimal, hex (0x), octal (0) or binary (0b), with an
@@ -774,7 +841,16 @@ static bool parse_name(kbuild *b, operand *o)
         advance(lx);
         return true;
     }
-    ptx_var *var = find_var(b, name, len);
+    call_param *cp = find_call_param(b, name, len);
+    if (cp && cp->slot >= 0) { /* a .func's variable: its address is the activation's, in a slot */
+        o->kind = O_SLOT;
+        o->slot = cp->slot;
+        o->sym_space = SPACE_LOCAL;
+        o->sym_size = cp->var.size;
+        advance(lx);
+        return true;
+    }
+    ptx_var *var = cp ? &cp->var : find_var(b, name, len);
     ptx_param *param = var ? NULL : find_param(b, name, len);
     if (var || param) {
         uint64_t address = param ? param->offset
@@ -784,6 +860,7 @@ static bool parse_name(kbuild *b, operand *o)
         o->lit = LIT_INT;
         o->bits = address;
         o->sym_space = param ? SPACE_PARAM : var->space;
+        o->sym_size = param ? param->size : var->size;
         advance(lx);
         if (is(lx, "+") || is(lx, "-")) { /* sym+offset */
             bool minus = is(lx, "-");
@@ -799,6 +876,16 @@ static bool parse_name(kbuild *b, operand *o)
     }
     if (name[0] == '%')
         return failf(lx, o->line, "undeclared register %s", quoted(name, (size_t)len).s);
+    const int func = find_func(b->lx->funcs, name, len);
+    if (func >= 0) { /* a function's name stands for its address (PTX ISA 9.0, section 6.4.4 "Labels and
+                        Function Names as Operands") */
+        o->kind = O_LIT;
+        o->lit = LIT_INT;
+        o->bits = PTX_FUNC_ADDRESS(func);
+        o->func = func + 1;
+        advance(lx);
+        return true;
+    }
     o->kind = O_LABEL; /* a branch target (checked when the body ends) */
     o->label = tok_dup(lx);
     advance(lx);
@@ -855,7 +942,7 @@ static bool parse_address(kbuild *b, operand_list *list, operand *o)
         if (!parse_name(b, &base))
             return false;
         if (base.kind == O_SLOT)
-            o->slot = base.slot;
+            o->slot = base.slot, o->sym_space = base.sym_space; /* a register, or a .func's variable */
         else if (base.kind == O_LIT)
             o->bits = base.bits, o->sym_space = base.sym_space;
         else {
@@ -1157,6 +1244,95 @@ static bool decode_group_wait(decoder *d, modifiers *m, ptx_op op)
 static bool unsupported(decoder *d)
 {
     return failf(d->b->lx, d->in->ptx_line, "instruction %s is not supported by the emulator", d->shown);
+}
+
+/* One operand of a call of a .func against the callee's return value or parameter i of sig (PTX ISA 9.0,
+ * section 9.7.12.5 "call": "Arguments may be registers, immediate constants, or variables in .param space";
+ * the operands are "type-checked against" the callee's or the prototype's signature). A .param one must
+ * be a variable of the call's scope of the callee's size (its address goes to the callee); a .reg one a
+ * register, or for a parameter an immediate (its value goes to the callee). */
+static bool call_operand(decoder *d, const fsig *sig, int i, const operand *o, const char *callee)
+{
+    const bool ret = i < sig->n_returns;
+    const int which = ret ? i + 1 : i - sig->n_returns + 1;
+    if (!sig->reg[i]) {
+        if ((o->kind != O_LIT && o->kind != O_SLOT) || o->sym_space != SPACE_LOCAL)
+            return failf(d->b->lx, o->line, "call of %s: its %s %d is a .param, so the call's operand must be a .param "
+                         "variable of the call", callee, ret ? "return value" : "parameter", which);
+        if (o->sym_size != sig->size[i])
+            return failf(d->b->lx, o->line, "call of %s: its %s %d has %u bytes, the call's .param variable %llu", callee,
+                         ret ? "return value" : "parameter", which, sig->size[i], (unsigned long long)o->sym_size);
+        return add_value(d, o, T_U64) == 1;
+    }
+    if (!(o->kind == O_SLOT && o->sym_space == SPACE_GENERIC) && !(!ret && o->kind == O_LIT &&
+                                                                    o->sym_space == SPACE_GENERIC))
+        return failf(d->b->lx, o->line, "call of %s: its %s %d is a .reg, so the call's operand must be a register%s",
+                     callee, ret ? "return value" : "parameter", which, ret ? "" : " or a constant");
+    return add_value(d, o, (ptx_type)sig->type[i]) == 1;
+}
+
+static uint64_t signature_of(const fsig *sig);
+
+/* A call of a .func: named (direct) or through a register (indirect, with its list of targets after the
+ * arguments). Operands: the returns, the target register (indirect), the arguments. */
+static bool decode_function_call(decoder *d, int t)
+{
+    kbuild *b = d->b;
+    insn *in = d->in;
+    const operand_list *ops = d->ops;
+    const operand *target = &ops->op[t];
+    const int args_end = ops->call_args_end >= 0 ? ops->call_args_end : t + 1;
+    const fsig *sig;
+    char callee[256];
+    if (target->func) {
+        const int f = target->func - 1;
+        const ptx_func *func = &b->mod->funcs[f];
+        snprintf(callee, sizeof callee, "%s", quoted_str(func->name).s);
+        if (!func->defined)
+            return failf(b->lx, in->ptx_line, "call of %s: the module declares it but does not define it (separate "
+                         "compilation, -rdc, is not supported)", callee);
+        if (args_end != ops->n)
+            return failf(b->lx, in->ptx_line, "%s: a direct call takes no list of targets", d->shown);
+        sig = &b->mb->fdefs[f].sig;
+        in->mode = CALL_FUNCTION;
+        in->addr_offset = f;
+        call_site site = {(int32_t)b->k->n_code, f};
+        if (!PUSH(b->lx, b->calls, b->n_calls, b->calls_cap, site))
+            return false;
+    } else {
+        /* indirect: "Indirect calls require an additional operand, flist or fproto" */
+        if (args_end != ops->n - 1 || ops->op[args_end].kind != O_LABEL)
+            return failf(b->lx, in->ptx_line, "%s: an indirect call needs a .callprototype or .calltargets label after "
+                         "its arguments (a call table as the list is not supported)", d->shown);
+        const char *list_name = ops->op[args_end].label;
+        const call_list *list = NULL;
+        for (int i = 0; i < b->n_call_lists && !list; i++)
+            if (strcmp(b->call_lists[i].name, list_name) == 0)
+                list = &b->call_lists[i];
+        if (!list)
+            return failf(b->lx, in->ptx_line, "%s: %s is no .callprototype or .calltargets declared before it", d->shown,
+                         quoted_str(list_name).s);
+        snprintf(callee, sizeof callee, "the functions of %s", quoted_str(list_name).s);
+        sig = &list->sig;
+        in->mode = CALL_INDIRECT;
+        in->addr_offset = (int64_t)signature_of(sig);
+        in->target = list->count < 0 ? -1 : list->first;
+        in->dst_offset = list->count < 0 ? 0 : list->count;
+    }
+    if (t != sig->n_returns || args_end - t - 1 != sig->n_params)
+        return failf(b->lx, in->ptx_line, "call of %s: it takes %d return value(s) and %d parameter(s), the call gives "
+                     "%d and %d", callee, sig->n_returns, sig->n_params, t, args_end - t - 1);
+    for (int i = 0; i < t; i++)
+        if (!call_operand(d, sig, i, &ops->op[i], callee))
+            return false;
+    if (in->mode == CALL_INDIRECT && !add_value(d, target, T_U64))
+        return false;
+    for (int i = t + 1; i < args_end; i++)
+        if (!call_operand(d, sig, sig->n_returns + i - t - 1, &ops->op[i], callee))
+            return false;
+    in->n_dst = (uint8_t)t;
+    in->n_src = (uint8_t)(args_end - t - 1 + (in->mode == CALL_INDIRECT));
+    return true;
 }
 
 static bool decode(decoder *d)
@@ -1572,24 +1748,29 @@ static bool decode(decoder *d)
         return true;
     }
     if (strcmp(base, "call") == 0) {
-        /* "call{.uni} (ret), f, (args)": f is vprintf (one .b32 return, the format and the argument buffer)
-         * or __assertfail (message, file, line, function, char size); every operand is a .param variable of
-         * the call's scope, read and written in local memory. A program's own .func is refused at load time. */
+        /* "call{.uni} (ret), f, (args)" (PTX ISA 9.0, section 9.7.12.5 "call"): f is a .func of the module (a
+         * direct call), a register holding a function's address and then a .callprototype or .calltargets
+         * list (an indirect call), or the CUDA runtime's vprintf (one .b32 return, the format and the
+         * argument buffer) or __assertfail (message, file, line, function, char size). */
         in->op = OP_CALL;
         take(&m, "uni");
         if (!finish_modifiers(d, &m))
             return false;
-        int callee = -1;
-        for (int i = 0; i < ops->n && callee < 0; i++)
-            if (ops->op[i].kind == O_LABEL)
-                callee = i;
-        if (callee < 0)
+        const int t = ops->call_returns;
+        if (t >= ops->n)
             return failf(d->b->lx, in->ptx_line, "%s names no function", d->shown);
+        const operand *target = &ops->op[t];
+        if (target->func || target->kind == O_SLOT)
+            return decode_function_call(d, t);
+        if (target->kind != O_LABEL)
+            return failf(d->b->lx, in->ptx_line, "%s: operand %d is neither a function nor a register holding one's "
+                         "address", d->shown, t + 1);
+        const int callee = t;
         const char *name = ops->op[callee].label;
         const bool printf_call = strcmp(name, "vprintf") == 0, assert_call = strcmp(name, "__assertfail") == 0;
         if (!printf_call && !assert_call)
-            return failf(d->b->lx, in->ptx_line, "call of %s: .func (device functions the compiler did not inline) "
-                         "is not supported yet", quoted_str(name).s);
+            return failf(d->b->lx, in->ptx_line, "call of %s: no function of that name is declared in the module",
+                         quoted_str(name).s);
         const int want_returns = printf_call ? 1 : 0, want_args = printf_call ? 2 : 5;
         if (callee != want_returns || ops->n - callee - 1 != want_args)
             return failf(d->b->lx, in->ptx_line, "call of %s takes %d return value(s) and %d arguments", name,
@@ -1598,7 +1779,7 @@ static bool decode(decoder *d)
         for (int i = 0; i < ops->n; i++) {
             if (i == callee)
                 continue;
-            if (ops->op[i].kind != O_LIT || ops->op[i].sym_space != SPACE_LOCAL)
+            if ((ops->op[i].kind != O_LIT && ops->op[i].kind != O_SLOT) || ops->op[i].sym_space != SPACE_LOCAL)
                 return failf(d->b->lx, in->ptx_line, "%s: operand %d is not a .param variable of the call", d->shown,
                              i + 1);
             if (add_value(d, &ops->op[i], T_U64) != 1) /* its offset in the thread's local memory */
@@ -1633,6 +1814,9 @@ static bool decode(decoder *d)
     }
     if (strcmp(base, "ret") == 0 || strcmp(base, "exit") == 0 || strcmp(base, "trap") == 0) {
         in->op = base[0] == 'r' ? OP_RET : base[0] == 'e' ? OP_EXIT : OP_TRAP;
+        /* "ret": "Return execution to caller's environment. A divergent return suspends threads until all
+         * threads are ready to return to the caller" (section 9.7.12.6); in a kernel the thread is done */
+        in->mode = d->b->func >= 0 ? RET_FUNCTION : RET_KERNEL;
         take(&m, "uni");
         return finish_modifiers(d, &m) && need_operands(d, 0);
     }
@@ -2282,6 +2466,19 @@ static bool parse_var_decl(lexer *lx, ptx_space space, bool is_extern, ptx_var *
                 advance(lx);
                 continue;
             }
+            const int func = lx->tok.kind == TOK_IDENT ? find_func(lx->funcs, lx->tok.start, lx->tok.len) : -1;
+            if (func >= 0) { /* a call table: "initialized to a list of function names" (section 9.7.12.5) */
+                const uint64_t address = PTX_FUNC_ADDRESS(func);
+                if (elem / (uint64_t)vec != 8) {
+                    failf(lx, lx->tok.line, "%s: a function's address needs a 64-bit element", quoted_str(var->name).s);
+                    goto fail;
+                }
+                if (at + 8 <= var->size)
+                    memcpy(var->init + at, &address, 8);
+                at += 8;
+                advance(lx);
+                continue;
+            }
             bool neg = false;
             if (is(lx, "-"))
                 neg = true, advance(lx);
@@ -2302,6 +2499,126 @@ fail:
     free(var->name), free(var->init);
     var->name = NULL, var->init = NULL;
     return false;
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Functions' signatures                                                                          */
+
+static void fsig_free(fsig *sig)
+{
+    for (int i = 0; i < sig->n_returns + sig->n_params; i++)
+        free(sig->name[i]);
+    memset(sig, 0, sizeof *sig);
+}
+
+/* "(.param .b32 a, .reg .f32 b, .param .align 8 .b8 s[16])": a return or parameter list (PTX ISA 9.0, sections
+ * 7.1 and 5.1.6.4: device function parameters are in .param or in .reg). Names may be "_" (a prototype's). */
+static bool parse_param_list(lexer *lx, fsig *sig, bool returns)
+{
+    if (!expect(lx, "("))
+        return false;
+    while (!is(lx, ")")) {
+        const int i = sig->n_returns + sig->n_params;
+        if ((returns ? sig->n_returns : sig->n_params) == PTX_MAX_FUNC_PARAMS)
+            return failf(lx, lx->tok.line, "more than %d %s (the emulator's limit)", PTX_MAX_FUNC_PARAMS,
+                         returns ? "return values" : "parameters");
+        if (!is(lx, ".param") && !is(lx, ".reg"))
+            return failf(lx, lx->tok.line, "expected .param or .reg in a function's %s, found %s",
+                         returns ? "return values" : "parameters", tok_quote(lx).s);
+        sig->reg[i] = is(lx, ".reg");
+        advance(lx);
+        ptx_type type = T_NONE;
+        uint64_t align = 0, count = 1;
+        int vec = 1;
+        while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') {
+            if (is(lx, ".align")) {
+                if (!parse_align(lx, &align))
+                    return false;
+            } else if (is(lx, ".v2") || is(lx, ".v4")) {
+                vec = lx->tok.start[2] - '0';
+                advance(lx);
+            } else if (is(lx, ".ptr") || is(lx, ".global") || is(lx, ".shared") || is(lx, ".const") ||
+                       is(lx, ".local")) {
+                advance(lx);
+            } else {
+                char name[16];
+                snprintf(name, sizeof name, "%.*s", lx->tok.len - 1, lx->tok.start + 1);
+                if ((type = type_of(name)) == T_NONE)
+                    return failf(lx, lx->tok.line, "unsupported parameter attribute %s", tok_quote(lx).s);
+                advance(lx);
+            }
+        }
+        if (lx->tok.kind != TOK_IDENT || type == T_NONE)
+            return failf(lx, lx->tok.line, "expected a type and a parameter name, found %s", tok_quote(lx).s);
+        const bool placeholder = lx->tok.len == 1 && lx->tok.start[0] == '_';
+        if (!placeholder && !(sig->name[i] = tok_dup(lx)))
+            return false;
+        returns ? sig->n_returns++ : sig->n_params++; /* owns the name from here */
+        advance(lx);
+        if (is(lx, "[")) {
+            advance(lx);
+            if (!tok_u64(lx, "a parameter's array size", PTX_MAX_PARAM_BYTES, &count) || !expect(lx, "]"))
+                return false;
+        }
+        uint64_t size;
+        if (!bounded_mul((uint64_t)(ptx_type_bits(type) / 8 ? ptx_type_bits(type) / 8 : 1) * (uint64_t)vec, count,
+                         PTX_MAX_PARAM_BYTES, &size))
+            return failf(lx, lx->tok.line, "a parameter of more than %d bytes", PTX_MAX_PARAM_BYTES);
+        if (sig->reg[i] && (count != 1 || vec != 1))
+            return failf(lx, lx->tok.line, "a .reg parameter must be a scalar");
+        sig->type[i] = (uint8_t)type;
+        sig->size[i] = (uint32_t)size;
+        (void)align;
+        if (is(lx, ","))
+            advance(lx);
+        else if (!is(lx, ")"))
+            return failf(lx, lx->tok.line, "expected ',' or ')' in a parameter list, found %s", tok_quote(lx).s);
+    }
+    advance(lx);
+    return true;
+}
+
+/* "[(returns)] name [(parameters)]" of a .func or a .callprototype (whose name is "_"); the name into *name. */
+static bool parse_signature(lexer *lx, fsig *sig, char **name)
+{
+    memset(sig, 0, sizeof *sig);
+    *name = NULL;
+    if (is(lx, "(") && !parse_param_list(lx, sig, true))
+        return false;
+    if (lx->tok.kind != TOK_IDENT || lx->tok.start[0] == '.')
+        return failf(lx, lx->tok.line, "expected a function name, found %s", tok_quote(lx).s);
+    if (!(*name = tok_dup(lx)))
+        return false;
+    advance(lx);
+    if (is(lx, "(") && !parse_param_list(lx, sig, false)) {
+        free(*name), *name = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* What must agree between an indirect call's prototype and the function it reaches: the counts, and each
+ * return value's and parameter's state space and size. */
+static uint64_t signature_of(const fsig *sig)
+{
+    uint8_t key[2 + 5 * 2 * PTX_MAX_FUNC_PARAMS];
+    size_t n = 0;
+    key[n++] = (uint8_t)sig->n_returns, key[n++] = (uint8_t)sig->n_params;
+    for (int i = 0; i < sig->n_returns + sig->n_params; i++) {
+        key[n++] = sig->reg[i];
+        memcpy(key + n, &sig->size[i], 4), n += 4;
+    }
+    return (uint64_t)hash_bytes(key, n) | (uint64_t)sig->n_returns << 32 | (uint64_t)sig->n_params << 40;
+}
+
+static bool same_signature(const fsig *a, const fsig *c)
+{
+    if (a->n_returns != c->n_returns || a->n_params != c->n_params)
+        return false;
+    for (int i = 0; i < a->n_returns + a->n_params; i++)
+        if (a->reg[i] != c->reg[i] || a->size[i] != c->size[i])
+            return false;
+    return true;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -2528,8 +2845,16 @@ static bool parse_instruction(kbuild *b, int32_t guard, bool guard_neg)
         return out_of_memory(lx);
     bool ok = true;
     const bool call = strncmp(text, "call", 4) == 0 && (text[4] == '\0' || text[4] == '.');
+    ops->call_args_end = -1;
+    bool in_returns = false;
     while (ok && !is(lx, ";")) {
-        if (call && (is(lx, "(") || is(lx, ")"))) { /* call (ret), f, (args): the lists are read flat */
+        if (call && (is(lx, "(") || is(lx, ")"))) { /* call (ret), f, (args), list: the lists are read flat */
+            if (is(lx, "(") && ops->n == 0)
+                in_returns = true;
+            else if (is(lx, ")") && in_returns)
+                in_returns = false, ops->call_returns = ops->n;
+            else if (is(lx, ")"))
+                ops->call_args_end = ops->n;
             advance(lx);
             if (is(lx, ","))
                 advance(lx);
@@ -2648,45 +2973,200 @@ static bool parse_branch_targets(kbuild *b)
     return true;
 }
 
+/* Marks function f (-1: none) as one the kernel reaches. */
+static bool reach(kbuild *b, int f)
+{
+    if (f < 0 || b->mb->fdefs[f].mark == b->mark)
+        return true;
+    b->mb->fdefs[f].mark = b->mark;
+    return PUSH(b->lx, b->reached, b->n_reached, b->reached_cap, (int32_t)f);
+}
+
+/* The scan before a body is decoded: its own .shared variables (a kernel's: `own`) and the module variables
+ * it names, marked for layout_shared. */
+static bool scan_body(kbuild *b, lexer scan, bool own)
+{
+    lexer *lx = b->lx;
+    int depth = 0;
+    do {
+        if (!own && ++b->mb->link_tokens > PTX_MAX_LINK_TOKENS)
+            return failf(lx, scan.tok.line, "the module's functions, read into each kernel that reaches them, are "
+                         "more than %d tokens (the emulator's limit)", PTX_MAX_LINK_TOKENS);
+        if (is(&scan, "{"))
+            depth++;
+        else if (is(&scan, "}"))
+            depth--;
+        if (own && is(&scan, ".shared")) {
+            int line = scan.tok.line;
+            advance(&scan);
+            ptx_var v;
+            bool ok = parse_var_decl(&scan, SPACE_SHARED, false, &v) && add_local(b, &v, line);
+            lx->failed = scan.failed; /* scan wrote any message into the same buffer */
+            if (!ok || lx->failed)
+                return false;
+            continue;
+        }
+        if (scan.tok.kind == TOK_IDENT) {
+            int32_t i = table_find(&b->mb->var_index, b->mod->vars, ptx_var_named,
+                                   hash_bytes(scan.tok.start, (size_t)scan.tok.len), scan.tok.start,
+                                   (size_t)scan.tok.len);
+            if (i >= 0 && b->mb->var_mark[i] != b->mark) { /* a mark per kernel: nothing to clear */
+                b->mb->var_mark[i] = b->mark;
+                if (!PUSH(lx, b->named, b->n_named, b->named_cap, i))
+                    return false;
+            }
+            if (!reach(b, find_func(lx->funcs, scan.tok.start, scan.tok.len)))
+                return false;
+        }
+        if (is(&scan, ".loc") || is(&scan, ".file"))
+            skip_line(&scan);
+        else
+            advance(&scan);
+    } while (depth > 0 && scan.tok.kind != TOK_END);
+    return true;
+}
+
+/* Whether the token is the label of a directive: "NAME: .calltargets ..." (nvcc writes "NAME : ..."). */
+static bool labels_directive(const lexer *lx, const char *directive)
+{
+    if (lx->tok.kind != TOK_IDENT || lx->tok.start[0] == '.')
+        return false;
+    const char *p = lx->p;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p++ != ':')
+        return false;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    const size_t n = strlen(directive);
+    return strncmp(p, directive, n) == 0 && !isalnum((unsigned char)p[n]) && p[n] != '_';
+}
+
+/* "NAME: .callprototype (returns) _ (parameters);" and "NAME: .calltargets f, g;" (PTX ISA 9.0, sections
+ * 11.3.2 and 11.3.3): the lists an indirect call names, of the targets it may reach. Every function of a
+ * .calltargets list must have one signature, which the call's operands are checked against. */
+static bool parse_call_list(kbuild *b, bool prototype)
+{
+    lexer *lx = b->lx;
+    const int line = lx->tok.line;
+    for (int i = 0; i < b->n_call_lists; i++)
+        if ((int)strlen(b->call_lists[i].name) == lx->tok.len &&
+            strncmp(b->call_lists[i].name, lx->tok.start, (size_t)lx->tok.len) == 0)
+            return failf(lx, line, "%s is declared twice", tok_quote(lx).s);
+    call_list list = {tok_dup(lx), {0}, b->k->n_call_targets, prototype ? -1 : 0};
+    if (!list.name || !PUSH(lx, b->call_lists, b->n_call_lists, b->call_lists_cap, list)) {
+        free(list.name);
+        return false;
+    }
+    call_list *l = &b->call_lists[b->n_call_lists - 1];
+    advance(lx); /* the name */
+    advance(lx); /* ':' */
+    advance(lx); /* the directive */
+    if (prototype) {
+        char *name;
+        if (!parse_signature(lx, &l->sig, &name))
+            return false;
+        free(name);
+        return expect(lx, ";");
+    }
+    for (;;) {
+        const int f = lx->tok.kind == TOK_IDENT ? find_func(b->lx->funcs, lx->tok.start, lx->tok.len) : -1;
+        if (f < 0)
+            return failf(lx, lx->tok.line, ".calltargets names %s, which is no function declared before it",
+                         tok_quote(lx).s);
+        const fsig *sig = &b->mb->fdefs[f].sig;
+        if (l->count == 0) {
+            l->sig = *sig;
+            for (int i = 0; i < sig->n_returns + sig->n_params; i++)
+                l->sig.name[i] = NULL; /* the list borrows no names */
+        } else if (!same_signature(&l->sig, sig)) {
+            return failf(lx, lx->tok.line, ".calltargets %s: %s has another signature than the functions before it",
+                         quoted_str(l->name).s, tok_quote(lx).s);
+        }
+        if (!PUSH(lx, b->k->call_targets, b->k->n_call_targets, b->call_targets_cap, (int32_t)f))
+            return false;
+        l->count++;
+        advance(lx);
+        if (is(lx, ";"))
+            break;
+        if (!expect(lx, ","))
+            return false;
+    }
+    advance(lx);
+    return true;
+}
+
+/* A variable of a .func's frame (a .local, or a call's .param): a place in the frame, and a slot that holds
+ * its address in each activation. */
+static bool add_frame_var(kbuild *b, ptx_var *v, int line)
+{
+    ptx_frame *f = b->frame;
+    uint64_t offset, end;
+    const uint64_t align = v->align ? v->align : 8;
+    if (!bounded_align_up(f->frame_bytes, align, PTX_STACK_BYTES, &offset) ||
+        !bounded_add(offset, v->size, PTX_STACK_BYTES, &end)) {
+        free(v->name), free(v->init);
+        return failf(b->lx, line, "function %s has more than %u bytes of .local and .param variables (the "
+                     "emulator's stack per thread)", quoted_str(b->mod->funcs[b->func].name).s, PTX_STACK_BYTES);
+    }
+    free(v->init), v->init = NULL;
+    f->frame_bytes = (uint32_t)end;
+    if (align > f->frame_align)
+        f->frame_align = (uint32_t)align;
+    v->space = SPACE_LOCAL;
+    v->offset = offset;
+    call_param param = {*v, b->depth, register_slot(b, T_U64)};
+    int n = f->n_vars;
+    if (param.slot < 0 || !PUSH(b->lx, f->var_slot, n, b->frame_vars_cap, param.slot)) {
+        free(v->name);
+        return false;
+    }
+    f->var_offset = realloc(f->var_offset, (size_t)b->frame_vars_cap * sizeof *f->var_offset);
+    if (!f->var_offset) {
+        free(v->name);
+        return out_of_memory(b->lx);
+    }
+    f->var_offset[f->n_vars++] = (uint32_t)offset;
+    if (!PUSH(b->lx, b->call_params, b->n_call_params, b->call_params_cap, param)) {
+        free(v->name);
+        return false;
+    }
+    return true;
+}
+
+/* Forgets a body's labels and lists once they are resolved: each function has its own. */
+static void forget_labels(kbuild *b)
+{
+    for (int i = 0; i < b->n_labels; i++)
+        free(b->labels[i].name);
+    for (int i = 0; i < b->n_uses; i++)
+        free(b->uses[i].name);
+    for (int i = 0; i < b->n_entries; i++)
+        free(b->entries[i].name);
+    for (int i = 0; i < b->n_lists; i++)
+        free(b->lists[i].name);
+    for (int i = 0; i < b->n_call_lists; i++)
+        free(b->call_lists[i].name);
+    b->n_labels = b->n_uses = b->n_entries = b->n_lists = b->n_call_lists = 0;
+    table_free(&b->label_index);
+}
+
 static bool parse_body(kbuild *b)
 {
     lexer *lx = b->lx;
     ptx_kernel *k = b->k;
     /* first the body's extent, its own `.shared` variables ("demoted" statics) and the module variables
-     * it names: shared memory is laid out before any instruction is decoded */
-    {
-        lexer scan = *lx;
-        int depth = 0;
-        do {
-            if (is(&scan, "{"))
-                depth++;
-            else if (is(&scan, "}"))
-                depth--;
-            if (is(&scan, ".shared")) {
-                int line = scan.tok.line;
-                advance(&scan);
-                ptx_var v;
-                bool ok = parse_var_decl(&scan, SPACE_SHARED, false, &v) && add_local(b, &v, line);
-                lx->failed = scan.failed; /* scan wrote any message into the same buffer */
-                if (!ok || lx->failed)
-                    return false;
-                continue;
-            }
-            if (scan.tok.kind == TOK_IDENT) {
-                int32_t i = table_find(&b->mb->var_index, b->mod->vars, ptx_var_named,
-                                       hash_bytes(scan.tok.start, (size_t)scan.tok.len), scan.tok.start,
-                                       (size_t)scan.tok.len);
-                if (i >= 0 && b->mb->var_mark[i] != b->mark) { /* a mark per kernel: nothing to clear */
-                    b->mb->var_mark[i] = b->mark;
-                    if (!PUSH(lx, b->named, b->n_named, b->named_cap, i))
-                        return false;
-                }
-            }
-            if (is(&scan, ".loc") || is(&scan, ".file"))
-                skip_line(&scan);
-            else
-                advance(&scan);
-        } while (depth > 0 && scan.tok.kind != TOK_END);
+     * it names, and those the module's functions name (they run in the kernel): shared memory is laid out
+     * before any instruction is decoded. A function's body is read after the kernel's (link_functions). */
+    if (b->func < 0) {
+        if (!scan_body(b, *lx, true))
+            return false;
+        for (int f = 0; f < b->mb->n_fdefs; f++) /* a pointer may reach any function whose address is taken */
+            if (b->mb->fdefs[f].address_taken && !reach(b, f))
+                return false;
+        for (int i = 0; i < b->n_reached; i++) /* and what they name, in turn (the list grows) */
+            if (b->mb->fdefs[b->reached[i]].has_body && !scan_body(b, b->mb->fdefs[b->reached[i]].body, false))
+                return false;
         if (b->n_named > 1) /* (qsort's array must not be NULL, even for no elements) */
             qsort(b->named, (size_t)b->n_named, sizeof *b->named, compare_index); /* declaration order */
         if (!layout_shared(b))
@@ -2699,7 +3179,8 @@ static bool parse_body(kbuild *b)
         if (lx->failed)
             return false;
         if (lx->tok.kind == TOK_END)
-            return failf(lx, lx->tok.line, "kernel %s has no closing '}'", quoted_str(k->name).s);
+            return failf(lx, lx->tok.line, "%s %s has no closing '}'", b->func < 0 ? "kernel" : "function",
+                         quoted_str(b->func < 0 ? k->name : b->mod->funcs[b->func].name).s);
         if (is(lx, "}")) {
             reg_close_scope(&b->regs, --b->depth);
             while (b->n_call_params > 0 && b->call_params[b->n_call_params - 1].depth > b->depth)
@@ -2730,6 +3211,9 @@ static bool parse_body(kbuild *b)
             continue;
         }
         if (is(lx, ".shared")) { /* laid out already, above */
+            if (b->func >= 0)
+                return failf(lx, lx->tok.line, "a .shared variable declared in function %s (the emulator takes them "
+                             "at module scope, where nvcc puts them)", quoted_str(b->mod->funcs[b->func].name).s);
             while (!is(lx, ";") && lx->tok.kind != TOK_END)
                 advance(lx);
             advance(lx);
@@ -2741,6 +3225,11 @@ static bool parse_body(kbuild *b)
             ptx_var v;
             if (!parse_var_decl(lx, SPACE_LOCAL, false, &v))
                 return false;
+            if (b->func >= 0) { /* in a .func: in its frame, one per activation */
+                if (!add_frame_var(b, &v, line))
+                    return false;
+                continue;
+            }
             free(v.init), v.init = NULL;
             if (!bounded_align_up(k->local_bytes, v.align ? v.align : 8, PTX_MAX_LOCAL_BYTES, &v.offset) ||
                 !bounded_add(v.offset, v.size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
@@ -2748,7 +3237,7 @@ static bool parse_body(kbuild *b)
                 return failf(lx, line, "kernel %s has more than %d bytes of .local memory per thread",
                              quoted_str(k->name).s, PTX_MAX_LOCAL_BYTES);
             }
-            call_param param = {v, b->depth};
+            call_param param = {v, b->depth, -1};
             if (!PUSH(lx, b->call_params, b->n_call_params, b->call_params_cap, param)) {
                 free(v.name);
                 return false;
@@ -2761,6 +3250,11 @@ static bool parse_body(kbuild *b)
             ptx_var v;
             if (!parse_var_decl(lx, SPACE_LOCAL, false, &v))
                 return false;
+            if (b->func >= 0) { /* in a .func: in its frame, one per activation */
+                if (!add_frame_var(b, &v, line))
+                    return false;
+                continue;
+            }
             if (!bounded_align_up(k->local_bytes, v.align, PTX_MAX_LOCAL_BYTES, &v.offset) ||
                 !bounded_add(v.offset, v.size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
                 free(v.name), free(v.init);
@@ -2773,6 +3267,11 @@ static bool parse_body(kbuild *b)
         }
         if (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.')
             return failf(lx, lx->tok.line, "unsupported directive %s in a kernel body", tok_quote(lx).s);
+        if (labels_directive(lx, ".callprototype") || labels_directive(lx, ".calltargets")) {
+            if (!parse_call_list(b, labels_directive(lx, ".callprototype")))
+                return false;
+            continue;
+        }
         /* a .branchtargets list ("NAME: .branchtargets L1, L2, ...;"), or a label? */
         if (lx->tok.kind == TOK_IDENT && lx->p[0] == ':' && starts_branch_targets(lx->p + 1)) {
             if (!parse_branch_targets(b))
@@ -2820,8 +3319,10 @@ static bool parse_body(kbuild *b)
             return failf(lx, b->entries[i].line, ".branchtargets names undefined label %s", quoted_str(name).s);
         k->branch_targets[b->entries[i].insn] = b->labels[j].index;
     }
+    forget_labels(b);
     /* falling off the end is a return */
-    insn ret = {.op = OP_RET, .guard = -1, .addr_base = -1, .target = -1, .ptx_line = lx->tok.line};
+    insn ret = {.op = OP_RET, .mode = b->func >= 0 ? RET_FUNCTION : RET_KERNEL, .guard = -1, .addr_base = -1,
+                .target = -1, .ptx_line = lx->tok.line};
     /* a kernel without operands still gets an operand list: the interpreter takes slots_of + operands for
      * every instruction, and an offset from a null pointer is undefined even when it is 0 */
     if (!b->n_slots_of_cap && !grow_array(lx, &k->slots_of, &b->n_slots_of_cap, sizeof *k->slots_of))
@@ -2843,6 +3344,11 @@ static void kbuild_free(kbuild *b)
     free(b->call_params);
     for (int i = 0; i < b->n_lists; i++)
         free(b->lists[i].name);
+    for (int i = 0; i < b->n_call_lists; i++)
+        free(b->call_lists[i].name);
+    free(b->call_lists);
+    free(b->calls);
+    free(b->reached);
     free(b->entries);
     free(b->lists);
     for (int i = 0; i < b->n_locals; i++)
@@ -2872,6 +3378,10 @@ static void kernel_free(ptx_kernel *k)
     free(k->const_value);
     free(k->sreg_slot);
     free(k->sreg_which);
+    for (int i = 0; i < k->n_frames; i++)
+        free(k->frames[i].var_slot), free(k->frames[i].var_offset);
+    free(k->frames);
+    free(k->call_targets);
 }
 
 /* .maxntid X[, Y[, Z]], .reqntid ..., .maxnreg N: up to three integers, each at least 1. */
@@ -2918,10 +3428,69 @@ static bool extern_runtime_func(lexer *lx)
     return true;
 }
 
-static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb, bool is_func)
+/* Reads the functions the kernel reaches (parse_body's scan: those its body names, those whose address the
+ * module takes anywhere, since a pointer may reach them, and those these name, in turn) into the kernel after
+ * its own code (PTX ISA 9.0, section 7.1), each with its frame: the slots it declares from here on are its
+ * own, its parameters' slots first. A function no kernel reaches is never read. Then each direct call gets its callee's
+ * entry, and the kernel's local memory a stack after its own .local variables. */
+static bool link_functions(kbuild *b)
 {
-    if (is_func)
-        return failf(lx, lx->tok.line, ".func (device functions the compiler did not inline) is not supported yet");
+    ptx_module *mod = b->mod;
+    ptx_kernel *k = b->k;
+    if (!b->n_reached)
+        return true;
+    lexer *outer = b->lx;
+    if (!(k->frames = calloc((size_t)mod->n_funcs, sizeof *k->frames)))
+        return out_of_memory(outer);
+    k->n_frames = mod->n_funcs;
+    for (int f = 0; f < mod->n_funcs; f++)
+        k->frames[f].entry = -1; /* not defined, or not reached from this kernel */
+    bool ok = true;
+    for (int i = 0; ok && i < b->n_reached; i++) {
+        const int f = b->reached[i];
+        ptx_frame *frame = &k->frames[f];
+        if (!b->mb->fdefs[f].has_body)
+            continue;
+        const fsig *sig = &b->mb->fdefs[f].sig;
+        lexer body = b->mb->fdefs[f].body;
+        b->lx = &body, b->func = f, b->frame = frame, b->frame_vars_cap = 0;
+        frame->entry = k->n_code;
+        frame->first_slot = k->n_slots;
+        frame->frame_align = 16;
+        b->depth = 1; /* the parameters are the body's (parse_body opens it at depth 1 too) */
+        for (int i = 0; ok && i < sig->n_returns + sig->n_params; i++) {
+            const int32_t slot = register_slot(b, sig->reg[i] ? (ptx_type)sig->type[i] : T_U64);
+            char *name = sig->name[i] ? strdup(sig->name[i]) : NULL;
+            ok = slot >= 0 && name;
+            if (ok && sig->reg[i]) {
+                ok = reg_define(&body, &b->regs, name, slot, 1, mod->funcs[f].line);
+            } else if (ok) { /* a .param: its slot holds the address of the caller's variable */
+                call_param param = {{.name = name, .space = SPACE_LOCAL, .size = sig->size[i]}, 1, slot};
+                ok = PUSH(&body, b->call_params, b->n_call_params, b->call_params_cap, param);
+                if (!ok)
+                    free(name);
+            } else {
+                free(name);
+                if (slot >= 0)
+                    out_of_memory(&body);
+            }
+            frame->arg_slot[i] = slot;
+        }
+        ok = ok && parse_body(b);
+        frame->end_slot = k->n_slots;
+        outer->failed = body.failed; /* (the message is in the same buffer) */
+        ok = ok && !body.failed;
+    }
+    b->lx = outer, b->func = -1, b->frame = NULL;
+    for (int i = 0; ok && i < b->n_calls; i++)
+        k->code[b->calls[i].insn].target = k->frames[b->calls[i].func].entry;
+    k->stack_base = k->local_bytes;
+    k->local_bytes += PTX_STACK_BYTES; /* (a kernel's own is at most PTX_MAX_LOCAL_BYTES: no overflow) */
+    return ok;
+}
+
+static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb)
+{
     advance(lx); /* .entry */
     if (lx->tok.kind != TOK_IDENT)
         return failf(lx, lx->tok.line, "expected a kernel name after .entry, found %s", tok_quote(lx).s);
@@ -2930,7 +3499,7 @@ static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb, bool is_func)
         return false;
     k.first_line = lx->tok.line;
     advance(lx);
-    kbuild b = {.lx = lx, .mod = mod, .k = &k, .mb = mb, .mark = (uint32_t)mod->n_kernels + 1};
+    kbuild b = {.lx = lx, .mod = mod, .k = &k, .mb = mb, .mark = (uint32_t)mod->n_kernels + 1, .func = -1};
     for (int i = 0; i < SREG_COUNT; i++)
         b.sreg_slot[i] = -1;
     bool ok = parse_params(&b);
@@ -2970,12 +3539,126 @@ static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb, bool is_func)
                        quoted_str(k.name).s);
         }
     }
-    ok = ok && parse_body(&b);
+    ok = ok && parse_body(&b) && link_functions(&b);
     kbuild_free(&b);
     ok = ok && PUSH(lx, mod->kernels, mod->n_kernels, mb->kernels_cap, k);
     if (!ok)
         kernel_free(&k);
     return ok;
+}
+
+/* ".func [(returns)] name [(parameters)] [directives] {body}" or a declaration ending in ';' (PTX ISA 9.0,
+ * section 7.1): the module's functions, found before any kernel is read, so that a kernel can call one
+ * defined after it, and a call table can hold one declared before it. A declaration and a definition of one
+ * name must agree; a name is defined once. The CUDA runtime's vprintf and __assertfail are no module
+ * functions (extern_runtime_func). */
+static bool collect_function(lexer *lx, func_names *names, mbuild *mb)
+{
+    ptx_module *mod = names->mod;
+    const int line = lx->tok.line;
+    advance(lx); /* .func */
+    fdef def = {0};
+    char *name;
+    if (!parse_signature(lx, &def.sig, &name)) {
+        fsig_free(&def.sig);
+        return false;
+    }
+    while (lx->tok.kind == TOK_IDENT && lx->tok.start[0] == '.') { /* .noreturn, .pragma "..." */
+        advance(lx);
+        if (lx->tok.kind == TOK_STRING)
+            advance(lx);
+    }
+    def.has_body = is(lx, "{");
+    if (def.has_body) {
+        def.body = *lx; /* (collect_functions goes on through the body) */
+    } else if (!expect(lx, ";")) {
+        free(name), fsig_free(&def.sig);
+        return false;
+    }
+    const int f = find_func(names, name, (int)strlen(name));
+    if (f >= 0) {
+        fdef *earlier = &mb->fdefs[f];
+        bool fine = same_signature(&earlier->sig, &def.sig);
+        if (fine && def.has_body && earlier->has_body)
+            failf(lx, line, "function %s is defined twice (first at line %d)", quoted_str(name).s, mod->funcs[f].line);
+        else if (!fine)
+            failf(lx, line, "function %s is declared with another signature at line %d", quoted_str(name).s,
+                  mod->funcs[f].line);
+        if (!lx->failed && def.has_body) { /* the definition's names are the body's */
+            fsig_free(&earlier->sig);
+            def.address_taken = earlier->address_taken;
+            *earlier = def;
+            mod->funcs[f].defined = true;
+            mod->funcs[f].line = line;
+        } else {
+            fsig_free(&def.sig);
+        }
+        free(name);
+        return !lx->failed;
+    }
+    ptx_func func = {.name = name, .line = line, .defined = def.has_body, .n_returns = (uint8_t)def.sig.n_returns,
+                     .n_params = (uint8_t)def.sig.n_params, .signature = signature_of(&def.sig)};
+    for (int i = 0; i < def.sig.n_returns + def.sig.n_params; i++)
+        func.reg[i] = def.sig.reg[i], func.size[i] = def.sig.size[i];
+    int n = mod->n_funcs;
+    if (!PUSH(lx, mod->funcs, n, mb->funcs_cap, func)) {
+        free(name), fsig_free(&def.sig);
+        return false;
+    }
+    if (!PUSH(lx, mb->fdefs, mb->n_fdefs, mb->fdefs_cap, def)) {
+        free(name), fsig_free(&def.sig);
+        return false;
+    }
+    mod->n_funcs = n;
+    return table_add(lx, &names->index, mod->funcs, ptx_func_hash, hash_bytes(name, strlen(name)), n - 1);
+}
+
+/* The first pass over the module: its functions (collect_function, at the top level of the text), and which
+ * of them have their address taken: a name that stands anywhere but in a call statement (a mov, a call
+ * table's initializer, a .calltargets list). */
+static bool collect_functions(lexer scan, func_names *names, mbuild *mb)
+{
+    bool after_extern = false, in_call = false;
+    int depth = 0;
+    while (scan.tok.kind != TOK_END && !scan.failed) {
+        if (depth == 0 && is(&scan, ".func") && !after_extern) {
+            if (!collect_function(&scan, names, mb))
+                break;
+            continue;
+        }
+        after_extern = depth == 0 && is(&scan, ".extern");
+        if (scan.tok.kind == TOK_IDENT) {
+            if ((scan.tok.len == 4 || (scan.tok.len > 4 && scan.tok.start[4] == '.')) &&
+                strncmp(scan.tok.start, "call", 4) == 0)
+                in_call = true;
+            const int f = in_call ? -1 : find_func(names, scan.tok.start, scan.tok.len);
+            if (f >= 0)
+                mb->fdefs[f].address_taken = true;
+        } else if (is(&scan, ";")) {
+            in_call = false;
+        }
+        if (is(&scan, "{"))
+            depth++;
+        else if (is(&scan, "}"))
+            depth--;
+        if (is(&scan, ".loc") || is(&scan, ".file") || is(&scan, ".version") || is(&scan, ".target") ||
+            is(&scan, ".address_size"))
+            skip_line(&scan);
+        else
+            advance(&scan);
+    }
+    return !scan.failed;
+}
+
+/* A .func in the main pass: collected already; its header and body are skipped. */
+static void skip_function(lexer *lx)
+{
+    while (!is(lx, ";") && !is(lx, "{") && lx->tok.kind != TOK_END)
+        advance(lx);
+    if (is(lx, "{"))
+        skip_braces(lx);
+    else
+        advance(lx);
 }
 
 /* .file N "path" [, ...]: the source file messages name for .loc N. N at most PTX_MAX_FILE_INDEX, the
@@ -3060,7 +3743,11 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
         return NULL;
     }
     mbuild mb = {0};
+    func_names names = {mod, {0}};
+    lx.funcs = &names;
     advance(&lx);
+    if (!collect_functions(lx, &names, &mb))
+        lx.failed = true;
     while (lx.tok.kind != TOK_END && !lx.failed) {
         if (is(&lx, ".version") || is(&lx, ".target") || is(&lx, ".address_size")) {
             skip_line(&lx);
@@ -3074,7 +3761,7 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
             advance(&lx);
         } else if (is(&lx, ".entry")) {
             int line = lx.tok.line;
-            if (parse_entry(&lx, mod, &mb, false)) {
+            if (parse_entry(&lx, mod, &mb)) {
                 const char *name = mod->kernels[mod->n_kernels - 1].name;
                 uint32_t hash = hash_bytes(name, strlen(name));
                 if (table_find(&mb.kernel_index, mod->kernels, ptx_kernel_named, hash, name, strlen(name)) >= 0)
@@ -3083,7 +3770,7 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
                     table_add(&lx, &mb.kernel_index, mod->kernels, ptx_kernel_hash, hash, mod->n_kernels - 1);
             }
         } else if (is(&lx, ".func")) {
-            parse_entry(&lx, mod, &mb, true);
+            skip_function(&lx);
         } else if (is(&lx, ".extern") || is(&lx, ".shared") || is(&lx, ".global") || is(&lx, ".const")) {
             bool is_extern = is(&lx, ".extern");
             if (is_extern)
@@ -3091,7 +3778,8 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
             if (is(&lx, ".func")) {
                 if (is_extern && extern_runtime_func(&lx))
                     continue;
-                parse_entry(&lx, mod, &mb, true);
+                failf(&lx, lx.tok.line, ".extern .func: a function of another module (separate compilation, -rdc, "
+                      "is not supported; the emulator provides the CUDA runtime's vprintf and __assertfail)");
                 continue;
             }
             if (!is(&lx, ".shared") && !is(&lx, ".global") && !is(&lx, ".const"))
@@ -3105,6 +3793,10 @@ ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_
     table_free(&mb.var_index);
     table_free(&mb.kernel_index);
     free(mb.var_mark);
+    for (int i = 0; i < mb.n_fdefs; i++)
+        fsig_free(&mb.fdefs[i].sig);
+    free(mb.fdefs);
+    table_free(&names.index);
     if (lx.failed) {
         ptx_free(mod);
         return NULL;
@@ -3123,6 +3815,9 @@ void ptx_free(ptx_module *mod)
     for (int i = 0; i < mod->n_files; i++)
         free(mod->files[i]);
     free(mod->files);
+    for (int i = 0; i < mod->n_funcs; i++)
+        free(mod->funcs[i].name);
+    free(mod->funcs);
     free(mod->vars);
     free(mod->kernels);
     free(mod->path);

@@ -83,9 +83,17 @@ enum {
     F_GUARD_NEG = 1 << 22     /* the guard is @!p */
 };
 
-/* The functions a call may name: the CUDA runtime's device-side printf and assert, which nvcc emits as
- * calls to these extern functions (a .func of the program's own is not supported). */
-enum { CALL_VPRINTF, CALL_ASSERTFAIL };
+/* What a call calls (insn.mode of OP_CALL): the CUDA runtime's device-side printf and assert, which nvcc
+ * emits as calls to these extern functions (device_calls.c); or a .func of the module, named (a direct call)
+ * or through a function's address in a register (an indirect call: functions.c). Operands of a call of a
+ * .func: its return operands (n_dst), then the register holding the target (indirect only), then its
+ * arguments. A direct call's `target` is the callee's first instruction and `addr_offset` its index in
+ * ptx_module.funcs; an indirect call's `addr_offset` is the signature its prototype or .calltargets list
+ * gives (ptx_func.signature), its `target` the first of its .calltargets in ptx_kernel.call_targets (-1:
+ * a .callprototype, any function of that signature) and `dst_offset` their number. */
+enum { CALL_VPRINTF, CALL_ASSERTFAIL, CALL_FUNCTION, CALL_INDIRECT };
+/* ret (insn.mode of OP_RET): the kernel's (the thread exits) or a .func's (back to the caller). */
+enum { RET_KERNEL, RET_FUNCTION };
 
 /* Sub-modes shared by several families (the meaning depends on the opcode). */
 enum {
@@ -150,6 +158,52 @@ typedef struct {
     uint64_t size, align, offset; /* in the kernel's parameter buffer */
 } ptx_param;
 
+/* A device function (PTX ISA 9.0, section 7.1 "Function Declarations and Definitions": .func), as
+ * calls see it. Parameters and return values are in the .param state space (what nvcc emits) or in
+ * .reg (which the ISA allows for device functions: section 5.1.6.4 "Device Function Parameters"). */
+#define PTX_MAX_FUNC_PARAMS 32   /* return values and parameters of one function, each */
+typedef struct {
+    char *name;
+    int line;                    /* the PTX line of its definition (of its first declaration until then) */
+    bool defined;
+    uint8_t n_returns, n_params;
+    bool reg[2 * PTX_MAX_FUNC_PARAMS];  /* .reg, not .param: the returns first, then the parameters */
+    uint32_t size[2 * PTX_MAX_FUNC_PARAMS]; /* bytes */
+    uint64_t signature;          /* a hash of the counts, spaces and sizes: what an indirect call compares */
+} ptx_func;
+
+/* The address a function's name stands for (a `mov` of it, a call table's entries): an address in no state
+ * space, so a call through anything else is caught, and no load from it succeeds. */
+#define PTX_FUNC_WINDOW 0x0004000000000000ull
+#define PTX_FUNC_ADDRESS(index) (PTX_FUNC_WINDOW + 16 * ((uint64_t)(index) + 1))
+
+/* A function as one kernel runs it: its code is part of every kernel of its module that reaches it (calls it,
+ * through calls or not, or could through a pointer: its address is taken somewhere in the module), after
+ * the kernel's own, compiled with the kernel's slots. Each activation has its own frame: the slots [first_slot, end_slot)
+ * (its registers, and slots holding the addresses of its variables) are saved at a call and restored at its
+ * ret, and its .local and .param variables (frame_bytes) are on the thread's stack in local memory. */
+typedef struct {
+    int32_t entry;               /* its first instruction in the kernel's code, -1: not defined */
+    int32_t first_slot, end_slot;
+    uint32_t frame_bytes, frame_align;
+    int32_t *var_slot;           /* each variable's slot, which holds its address in this activation */
+    uint32_t *var_offset;        /* and its offset in the frame */
+    int n_vars;
+    int32_t arg_slot[2 * PTX_MAX_FUNC_PARAMS]; /* each return value, then each parameter: a .param one's slot
+                                                  holds the address of the caller's variable, a .reg one is a
+                                                  register of the callee */
+} ptx_frame;
+
+/* Each thread's stack: room for the frames of the calls it is in, standing in for the GPU's
+ * cudaLimitStackSize (1 KiB by default; the emulator's frames are not ptxas's, so its own size). An
+ * activation takes 16 bytes (a return address and a frame pointer), its frame's variables, and 4 bytes per
+ * slot of its frame (the registers a callee saves); a call past the end is a stack overflow, reported. */
+#define PTX_STACK_BYTES (16u << 10)
+/* The tokens of function bodies read into kernels, over the module: a function is read into each kernel that
+ * reaches it (calls it, through calls or by its address), so a hostile module with many kernels and many
+ * functions could make that quadratic. Far above what real modules need. */
+#define PTX_MAX_LINK_TOKENS (1 << 24)
+
 typedef struct {
     char *name;            /* the mangled name, as cudaLaunchKernel's registration knows it */
     int first_line;
@@ -171,7 +225,12 @@ typedef struct {
     int n_sregs;
     uint64_t static_smem;  /* bytes of `.shared` variables the kernel uses */
     uint64_t dynamic_smem_align;
-    uint64_t local_bytes;  /* `.local` bytes per thread */
+    uint64_t local_bytes;  /* `.local` bytes per thread (with the stack, when the module has functions) */
+    uint64_t stack_base;   /* where the stack starts in local memory (PTX_STACK_BYTES before its end) */
+    ptx_frame *frames;     /* per module function (ptx_module.funcs), NULL when the module has none */
+    int n_frames;
+    int32_t *call_targets; /* the .calltargets lists, one after another: function indexes */
+    int n_call_targets;
     int max_threads;       /* .maxntid (product), 0 if none */
     int max_registers;     /* .maxnreg, 0 if none */
     int req_threads[3];    /* .reqntid, 0 if none */
@@ -185,6 +244,8 @@ typedef struct {
     int n_kernels;
     ptx_var *vars;         /* module-scope variables */
     int n_vars;
+    ptx_func *funcs;       /* device functions (.func) declared or defined */
+    int n_funcs;
 } ptx_module;
 
 /* What the parser accepts (emu/README.md, "Limits"). PTX is input like any other: every size, count and

@@ -1054,8 +1054,249 @@ def tests_calls(R, rng):
         if p.returncode != 1 or "conversion '%n'" not in p.stderr:
             raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
     R.case('printf with %n: an error naming the conversion, not a guess', percent_n)
-    R.case('a call of any other function is refused at load time',
-           refused_at_load(R, 'call.uni my_function, ();', '.func (device functions the compiler did not inline)'))
+    R.case('a call of a function the module does not declare is refused at load time, naming it',
+           refused_at_load(R, 'call.uni my_function, ();', "call of 'my_function': no function of that name"))
+
+
+def c_rem(a, b):
+    """C's %: the remainder of the division truncated toward zero."""
+    return int(math.fmod(a, b))
+
+
+def s32(v):
+    v &= M32
+    return v - (1 << 32) if v >> 31 else v
+
+
+def refused_module(R, text, words, line):
+    """A case: ptxrun on a whole module exits 1 with one line naming PTX line `line` and saying `words`."""
+    def run():
+        path = R.path('refused').replace('.npy', '.ptx')
+        with open(path, 'w') as f:
+            f.write('.version 9.0\n.target sm_80\n.address_size 64\n' + text)
+        p = R.launch(path, 'k', 1, 1, [])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or '.ptx:%d:' % line not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    return run
+
+
+def nvcc_cases(R, rng, S, how):
+    """The kernels of funcs.cu as nvcc compiled them (funcs.ptx: -O3; funcs_g.ptx: -G, no inlining, every
+    value in local memory), checked against that C++ source's meaning."""
+    x = np.concatenate([rng.integers(-300, 700, 28), [0, 1, -1, 3]]).astype(np.int32)
+
+    def direct():
+        o, po = R.out('s32', 160)
+        f, pf = R.out('f32', 32)
+        d, pd = R.out('f64', 32)
+        R.run(S, 'direct_calls', 1, 32, [R.inp(x), o, f, d])
+        out, t = np.load(po), range(32)
+        compare(out.view(np.uint32)[:32], [int(x[i]) + i for i in t], [(x.view(np.uint32), 32)], what='add: ')
+        compare(out.view(np.uint32)[32:64], [int(x[i]) & 0xffff for i in t], [(x.view(np.uint32), 32)],
+                what='a struct returned, .lo: ')
+        compare(out.view(np.uint32)[64:96], [(int(x[i]) & M32) >> 16 for i in t], [(x.view(np.uint32), 32)],
+                what='a struct returned, .hi: ')
+        compare(out.view(np.uint32)[96:160], [v for i in t for v in (int(x[i]), 2 * int(x[i]))],
+                [(np.repeat(x, 2).view(np.uint32), 32)], what='a void function storing through a pointer: ')
+        # x * b + a + c with b = t / 4 and small integers: exact in binary32, whatever the contraction
+        want_f = np.array([float(x[i]) * (0.25 * i) + float(x[i]) + 0.5 for i in t], np.float32)
+        compare(np.load(pf).view(np.uint32), [int(v) for v in want_f.view(np.uint32)], [(x.view(np.uint32), 32)],
+                what='a float returned from a struct passed by value: ')
+        want_d = (x.astype(np.float64) * 0.5).view(np.uint64)
+        compare(np.load(pd).view(np.uint64), [int(v) for v in want_d], [(x.view(np.uint32), 32)], bits=64,
+                what='a double returned: ')
+    R.case(how + 'direct calls: .param arguments and return values, a struct by value, a struct/float/double returned, '
+           'a void function', direct)
+
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+    def layered(n, k):
+        below = layered(n - 1, k + 1) if n > 0 else 0
+        return below + n * 10 + ((n + k) & 7)
+
+    def recursion(env=None):
+        def run():
+            o, po = R.out('s32', 96)
+            R.run(S, 'recursion', 1, 32, [R.inp(x), o], env=env)
+            out = np.load(po).view(np.uint32)
+            compare(out[:32], [math.factorial((int(v) & M32) % 13) & M32 for v in x], [(x.view(np.uint32), 32)],
+                    what='factorial: ')
+            compare(out[32:64], [fib(c_rem(int(v), 16)) for v in x], [(x.view(np.uint32), 32)], what='fibonacci: ')
+            compare(out[64:96], [layered(c_rem(int(v), 8), i) for i, v in enumerate(x)], [(x.view(np.uint32), 32)],
+                    what='a local array per activation: ')
+        return run
+    R.case(how + 'recursion: factorial, fibonacci (each lane its own depth), a .local array per activation', recursion())
+    for seed in (1, 2):
+        R.case(how + 'recursion, lanes run in random order (EMU_INTERLEAVE=%d): the same results' % seed,
+               recursion({'EMU_INTERLEAVE': str(seed)}))
+
+    def pointers():
+        op = rng.integers(0, 5, 32).astype(np.int32)
+        o, po = R.out('s32', 64)
+        R.run(S, 'pointers', 1, 32, [R.inp(op), R.inp(x), o])
+        out = np.load(po).view(np.uint32)
+        fns = (lambda v: 2 * v, lambda v: 3 * v, lambda v: -v)
+        compare(out[:32], [fns[int(op[i]) % 3](int(x[i])) for i in range(32)], [(op.view(np.uint32), 32)],
+                what='a call table in global memory: ')
+        compare(out[32:], [(3 if int(v) & 1 else 2) * int(v) for v in x], [(x.view(np.uint32), 32)],
+                what='a selected pointer: ')
+    R.case(how + 'indirect calls through a .callprototype: a call table of function names, a selected pointer', pointers)
+
+    def divergent():
+        o, po = R.out('s32', 64)
+        R.run(S, 'divergent', 1, 32, [R.inp(x), o])
+        out = np.load(po).view(np.uint32)
+        want = [fib(c_rem(int(v), 12)) if int(v) & 1 else fib(c_rem(int(v), 9)) + 1000 for v in x]
+        compare(out[:32], want, [(x.view(np.uint32), 32)], what='values: ')
+    R.case(how + 'lanes calling from two call sites at different times, to different depths', divergent)
+
+    def printing():
+        v = (np.arange(8) * 1.5).astype(np.float32)
+        p = R.run(S, 'printing', 1, 8, [R.inp(v)])
+        want = sorted('thread %d says %.2f' % (t, v[t]) for t in range(1, 8, 2))
+        if sorted(p.stdout.splitlines()) != want:
+            raise Fail('printed %r, expected the lines %r' % (p.stdout[:300], want))
+    R.case(how + 'printf inside a function (vprintf called from a .func)', printing)
+
+
+def tests_functions(R, rng):
+    """Device functions the compiler did not inline. PTX ISA 9.0, section 7.1 "Function Declarations and Definitions"
+    (.func with (return values), parameters, prototypes before definitions), 5.1.6.4 "Device Function Parameters"
+    (.param: read with ld.param, return values written with st.param; .reg), 9.7.12.5 "call" (direct, and indirect
+    through a function's address with a .callprototype or .calltargets list; "Arguments are pass-by-value"; a
+    target that does not match is undefined), 9.7.12.6 "ret" ("A divergent return suspends threads until all
+    threads are ready to return to the caller"), 6.4.4 "Labels and Function Names as Operands" (mov of a function's
+    name, a call table initialized with function names). funcs.ptx is nvcc's PTX of funcs.cu (the expectations are
+    that C++ source's meaning); funcs_hand.ptx is written by hand for what nvcc does not emit."""
+    H = 'funcs_hand.ptx'
+    for S, how in (('funcs.ptx', ''), ('funcs_g.ptx', 'nvcc -G: ')):
+        nvcc_cases(R, rng, S, how)
+
+    xs = np.concatenate([rng.integers(0, 1 << 20, 24), [0, 1, 2, 3, 4, 5, 7, 8]]).astype(np.uint32)
+
+    def reg_params():
+        o, po = R.out('u32', 64)
+        R.run(H, 'reg_params', 1, 32, [R.inp(xs), o])
+        out = np.load(po)
+        compare(out[:32], [int(v) * 7 + 3 for v in xs], [(xs, 32)], what='madd: ')
+        compare(out[32:], [math.gcd(int(v), 84) for v in xs], [(xs, 32)], what='gcd: ')
+    R.case('.reg parameters and return value, an immediate argument; a recursive gcd defined after the kernel', reg_params)
+
+    def targets():
+        o, po = R.out('u32', 32)
+        R.run(H, 'targets', 1, 32, [R.inp(xs), o])
+        compare(np.load(po), [(3 if v & 1 else 2) * int(v) for v in xs], [(xs, 32)])
+    R.case('an indirect call through mov of a function name and a .calltargets list', targets)
+
+    def steps(n):
+        if n < 4:
+            return 100
+        s = 0
+        while n >= 4:
+            s, n = s + 1, n >> 1
+        return s
+
+    def divergent_ret():
+        o, po = R.out('u32', 128)
+        R.run(H, 'divergent_ret', 1, 32, [R.inp(xs), o])
+        out = np.load(po)
+        compare(out[:32], [steps(int(v)) for v in xs], [(xs, 32)], what='steps: ')
+        compare(out[32:64], [M32] * 32, [(xs, 32)], what='the active mask right after the call: ')
+        compare(out[64:96], [steps(int(v) + 64) if i & 1 else 7 for i, v in enumerate(xs)], [(xs, 32)],
+                what='a guarded call: ')
+        compare(out[96:], [M32] * 32, [(xs, 32)], what='the active mask after the guarded call: ')
+    R.case('divergent rets (two rets, different paths): every lane is back after the call; a guarded call',
+           divergent_ret)
+
+    def exit_inside():
+        o, po = R.out('u32', 32)
+        R.run(H, 'exit_inside', 1, 32, [o])
+        compare(np.load(po), [1 if t >= 16 else 2 for t in range(32)], [])
+    R.case('exit inside a function ends the thread', exit_inside)
+
+    def barrier_inside():
+        v = rng.integers(0, 1 << 30, 64).astype(np.uint32)
+        o, po = R.out('u32', 64)
+        R.run(H, 'barrier_inside', 1, 64, [R.inp(v), o])
+        compare(np.load(po), [int(v[t ^ 32]) for t in range(64)], [(v, 32)])
+    R.case('bar.sync inside a function, on a module-scope .shared array', barrier_inside)
+
+    def handed_over():
+        ptr, pp = R.out('u64', 1)
+        R.run(H, 'store_pointer', 1, 1, [ptr])
+        o, po = R.out('u32', 32)
+        R.run(H, 'call_stored', 1, 32, [R.inp(np.load(pp)), o])
+        compare(np.load(po), [2 * t for t in range(32)], [])
+    R.case("a function's address stored by one kernel and called through by another", handed_over)
+
+    def link_budget():
+        # one function of 4,000 instructions reached by 1,000 kernels: 20 million tokens read into kernels
+        path = R.path('budget').replace('.npy', '.ptx')
+        lines = ['.version 9.0', '.target sm_80', '.address_size 64', '.func f ()', '{', '  .reg .b32 %s<2>;']
+        lines += ['  add.u32 %s1, %s1, 1;'] * 4000 + ['  ret;', '}']
+        for i in range(1000):
+            lines += ['.visible .entry k%d()' % i, '{', '  call.uni f, ();', '  ret;', '}']
+        with open(path, 'w') as f:
+            f.write('\n'.join(lines) + '\n')
+        p = R.launch(path, 'k0', 1, 1, [], timeout=60)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or 'more than 16777216 tokens' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('functions read into many kernels past the limit: one line, not a quadratic parse', link_budget)
+
+    def counters():
+        # targets: 10 instructions, the call, each half of the warp's callee (2 instructions: one group each),
+        # 3 more; control: the call, the two groups' rets, the kernel's ret (Nsight's smsp__inst_executed counts
+        # each group a diverged warp issues)
+        o, _ = R.out('u32', 32)
+        p = R.run(H, 'targets', 1, 32, ['--counters', R.inp(xs), o])
+        text = p.stdout + p.stderr
+        want = '18 warp instructions, %d thread instructions' % (10 * 32 + 32 + 4 * 16 + 3 * 32)
+        if want not in text or 'control %.1f%%' % (100.0 * 4 / 18) not in text:
+            raise Fail('expected %r and control %.1f%% in %r' % (want, 100.0 * 4 / 18, text[:500]))
+    R.case('counters: call and ret are control instructions, counted per lane group like branches', counters)
+
+    def error(kernel, words, thread='0,0,0'):
+        def run():
+            p = R.launch(H, kernel, 1, 32, [])
+            lines = p.stderr.strip().splitlines()
+            if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or \
+                    'kernel %s, PTX line' % kernel not in lines[0] or 'thread (%s)' % thread not in lines[0]:
+                raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        return run
+    R.case('an indirect call through the address of a variable: an error naming the thread',
+           error('bad_pointer', 'not the address of a function of the module'))
+    R.case('an indirect call of a function not in its .calltargets list: an error',
+           error('not_listed', "not in the call's .calltargets list"))
+    R.case("an indirect call of a function whose parameters are not the prototype's: an error",
+           error('wrong_prototype', "whose parameters are not the call's prototype"))
+    R.case('a runaway recursion (thread 5 only) is a stack overflow naming the thread and the limit',
+           error('runaway', 'stack overflow', '5,0,0'))
+
+    k = '.visible .entry k()\n{\n'
+    R.case('a call of a function declared and never defined is refused at load time',
+           refused_module(R, '.func f ();\n' + k + '  call.uni f, ();\n  ret;\n}\n', 'declares it but does not define', 7))
+    R.case('a call with fewer arguments than the function has parameters is refused at load time',
+           refused_module(R, '.func f (.param .b32 a)\n{\n  ret;\n}\n' + k + '  call.uni f, ();\n  ret;\n}\n',
+                          'takes 0 return value(s) and 1 parameter(s)', 10))
+    R.case('a .param argument of another size than the parameter is refused at load time',
+           refused_module(R, '.func f (.param .b32 a)\n{\n  ret;\n}\n' + k +
+                          '  {\n  .param .b64 p;\n  call.uni f, (p);\n  }\n  ret;\n}\n', 'has 4 bytes', 12))
+    R.case('a function defined twice is refused at load time',
+           refused_module(R, '.func f ()\n{\n  ret;\n}\n.func f ()\n{\n  ret;\n}\n', 'defined twice', 8))
+    R.case('a definition that disagrees with the declaration before it is refused at load time',
+           refused_module(R, '.func f (.param .b32 a);\n.func f (.param .b64 a)\n{\n  ret;\n}\n', 'another signature', 5))
+    R.case('an .extern .func other than the runtime\'s is refused at load time (no separate compilation)',
+           refused_module(R, '.extern .func g ();\n', 'separate compilation', 4))
+    R.case('a .shared variable declared inside a function is refused at load time',
+           refused_module(R, '.func f ()\n{\n  .shared .b32 s;\n  ret;\n}\n' + k + '  call.uni f, ();\n  ret;\n}\n',
+                          'declared in function', 6))
+    R.case('a .calltargets naming something that is not a function is refused at load time',
+           refused_module(R, k + '  .reg .b64 %rd<2>;\nL: .calltargets nothing;\n  ret;\n}\n', 'no function declared', 7))
+    R.case('an indirect call without a list of targets is refused at load time',
+           refused_module(R, k + '  .reg .b64 %rd<2>;\n  call %rd1, ();\n  ret;\n}\n', 'needs a .callprototype', 7))
 
 
 def tests_carry(R, rng):
@@ -1771,7 +2012,8 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx, tests_calls):
+                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx, tests_calls,
+                tests_functions):
         fam(R, rng)
     return R.summary('emu_isa')
 

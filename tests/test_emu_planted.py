@@ -290,6 +290,23 @@ def main():
                    [("u32", 160)], "not converged", line=bug_line["not_reconverged"])
     r.env = None
 
+    # r: device functions (PTX ISA 9.0, sections 9.7.12.5 "call" and 9.7.12.6 "ret"): a recursion with a base case
+    # that misses is a stack overflow, named at the call; a call through a pointer that is no function's address
+    # is undefined, an error naming the thread
+    n = np.concatenate([rng.integers(0, 12, 31), [1]]).astype(np.int32)
+    ways = [1, 2]  # ways(0) = 1, ways(1) = ways(0) + ways(-1) = 2
+    for i in range(2, 16):
+        ways.append(ways[-1] + ways[-2])
+    want = np.array([ways[int(v)] for v in n], dtype=np.int32)
+    r.expect_correct("r.recursion ok", "ways_recursion_ok", (1,), (32,), [n], [("s32", 32)], want)
+    r.expect_error("r.recursion runaway_recursion", "ways_recursion_runaway", (1,), (32,), [n], [("s32", 32)],
+                   "stack overflow", line=bug_line["runaway_recursion"])
+    x = rng.integers(-1000, 1000, 32).astype(np.int32)
+    want = np.where(np.arange(32) % 2 == 0, 2 * x, x * x).astype(np.int32)
+    r.expect_correct("s.pointer_call ok", "pointer_call_ok", (1,), (32,), [x], [("s32", 32)], want)
+    r.expect_error("s.pointer_call bad_pointer", "pointer_call_bad_pointer", (1,), (32,), [x], [("s32", 32)],
+                   "not the address of a function", line=bug_line["bad_pointer"], where=("0,0,0", "7,0,0"))
+
     return r.summary("emu_planted")
 
 

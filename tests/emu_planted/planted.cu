@@ -488,3 +488,45 @@ extern "C" __global__ void diverged_ldmatrix_not_reconverged(const unsigned shor
 {
     diverged_ldmatrix<false>(in, out);
 }
+
+// r. Device functions nvcc does not inline: a recursive count of the ways to climb n steps one or two at a time
+//    (ways(n) = ways(n - 1) + ways(n - 2), and 1 for n <= 0), and a function pointer chosen from a table.
+//    runaway_recursion: the base case misses n == -1, so ways(1) recurses for ever: a stack overflow.
+//    bad_pointer: the pointer is the table entry's address plus 4, not a function.
+__device__ __noinline__ int ways_ok(int n) { return n <= 0 ? 1 : ways_ok(n - 1) + ways_ok(n - 2); }
+
+__device__ __noinline__ int ways_runaway(int n)
+{
+    if (n == 0)
+        return 1;
+    return ways_runaway(n - 1) + ways_runaway(n - 2); // BUG: runaway_recursion -- n == -1 never stops
+}
+
+extern "C" __global__ void ways_recursion_ok(const int* n, int* out)
+{
+    out[threadIdx.x] = ways_ok(n[threadIdx.x]);
+}
+
+extern "C" __global__ void ways_recursion_runaway(const int* n, int* out)
+{
+    out[threadIdx.x] = ways_runaway(n[threadIdx.x]);
+}
+
+__device__ __noinline__ int op_double(int x) { return 2 * x; }
+__device__ __noinline__ int op_square(int x) { return x * x; }
+typedef int (*int_op)(int);
+__device__ int_op ops[2] = {op_double, op_square};
+
+extern "C" __global__ void pointer_call_ok(const int* x, int* out)
+{
+    unsigned t = threadIdx.x;
+    int_op f = ops[t % 2];
+    out[t] = f(x[t]);
+}
+
+extern "C" __global__ void pointer_call_bad_pointer(const int* x, int* out)
+{
+    unsigned t = threadIdx.x;
+    int_op f = (int_op)((const char*)ops[t % 2] + 4 * (t == 7));
+    out[t] = f(x[t]); // BUG: bad_pointer -- thread 7 calls 4 bytes past a function
+}

@@ -1,6 +1,6 @@
 /* fuzz_ptx_run: the PTX parser and then the interpreter (emu/exec.c, hopper.c, racecheck.c) on the
- * kernels it accepts. To keep every run short, only loop-free kernels run (no branch goes backwards, so
- * each thread executes each instruction at most once; a barrier that can never complete is a reported
+ * kernels it accepts. To keep every run short, only loop-free kernels run (no branch goes backwards and no
+ * call can recurse, so each thread executes each instruction at most once per call site; a barrier that can never complete is a reported
  * deadlock, not a hang), on one block of at most 64 threads and small buffers; bigger kernels are parsed
  * only. A finding: as fuzz_ptx, plus a crash, undefined behaviour or a multi-line message in a launch. */
 #include <stdint.h>
@@ -18,14 +18,21 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-/* Whether a run of k is bounded and small: no backward branch, few slots, little memory. */
+/* Whether a run of k is bounded and small: no backward branch, few slots, little memory; and no call of a
+ * .func that could recurse (each direct call goes forward in the code: the module's functions follow the
+ * kernel's own code in their order, so calls that only go forward form no cycle; an indirect call could). */
 static int runnable(const ptx_kernel *k)
 {
-    if (k->n_slots > (1 << 14) || k->local_bytes > (1 << 16) || k->n_code > 20000 || k->n_params > MAX_PARAMS)
+    if (k->n_slots > (1 << 14) || k->local_bytes > (1 << 16) + PTX_STACK_BYTES || k->n_code > 20000 ||
+        k->n_params > MAX_PARAMS)
         return 0;
-    for (int i = 0; i < k->n_code; i++)
+    for (int i = 0; i < k->n_code; i++) {
         if (k->code[i].op == OP_BRA && k->code[i].target <= i)
             return 0;
+        if (k->code[i].op == OP_CALL && (k->code[i].mode == CALL_INDIRECT ||
+                                         (k->code[i].mode == CALL_FUNCTION && k->code[i].target <= i)))
+            return 0;
+    }
     return 1;
 }
 

@@ -60,7 +60,7 @@ fi
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -fno-omit-frame-pointer
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
        -I"$root/emu" -I"$root/common/kernel" -I"$root/common/harness" -I"$here")
-emu_sources=(parse checks access exec hopper memory half counters racecheck device_calls)
+emu_sources=(parse checks access exec hopper memory half counters racecheck device_calls functions)
 start=$(date +%s)
 objects=()
 pids=()
