@@ -3098,6 +3098,20 @@ static bool parse_call_list(kbuild *b, bool prototype)
 
 /* A variable of a .func's frame (a .local, or a call's .param): a place in the frame, and a slot that holds
  * its address in each activation. */
+/* A kernel's own per-thread variable (a .local, or a call's .param outside any .func): at the next offset of
+ * the kernel's local depot aligned to align, which grows to hold it. */
+static bool place_in_local_depot(kbuild *b, ptx_var *v, uint64_t align, int line)
+{
+    ptx_kernel *k = b->k;
+    if (!bounded_align_up(k->local_bytes, align, PTX_MAX_LOCAL_BYTES, &v->offset) ||
+        !bounded_add(v->offset, v->size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
+        free(v->name), free(v->init);
+        return failf(b->lx, line, "kernel %s has more than %d bytes of .local memory per thread",
+                     quoted_str(k->name).s, PTX_MAX_LOCAL_BYTES);
+    }
+    return true;
+}
+
 static bool add_frame_var(kbuild *b, ptx_var *v, int line)
 {
     ptx_frame *f = b->frame;
@@ -3231,12 +3245,8 @@ static bool parse_body(kbuild *b)
                 continue;
             }
             free(v.init), v.init = NULL;
-            if (!bounded_align_up(k->local_bytes, v.align ? v.align : 8, PTX_MAX_LOCAL_BYTES, &v.offset) ||
-                !bounded_add(v.offset, v.size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
-                free(v.name);
-                return failf(lx, line, "kernel %s has more than %d bytes of .local memory per thread",
-                             quoted_str(k->name).s, PTX_MAX_LOCAL_BYTES);
-            }
+            if (!place_in_local_depot(b, &v, v.align ? v.align : 8, line))
+                return false;
             call_param param = {v, b->depth, -1};
             if (!PUSH(lx, b->call_params, b->n_call_params, b->call_params_cap, param)) {
                 free(v.name);
@@ -3255,12 +3265,8 @@ static bool parse_body(kbuild *b)
                     return false;
                 continue;
             }
-            if (!bounded_align_up(k->local_bytes, v.align, PTX_MAX_LOCAL_BYTES, &v.offset) ||
-                !bounded_add(v.offset, v.size, PTX_MAX_LOCAL_BYTES, &k->local_bytes)) {
-                free(v.name), free(v.init);
-                return failf(lx, line, "kernel %s has more than %d bytes of .local memory per thread",
-                             quoted_str(k->name).s, PTX_MAX_LOCAL_BYTES);
-            }
+            if (!place_in_local_depot(b, &v, v.align, line))
+                return false;
             if (!add_local(b, &v, line))
                 return false;
             continue;
