@@ -2511,6 +2511,13 @@ static void fsig_free(fsig *sig)
     memset(sig, 0, sizeof *sig);
 }
 
+/* A .callprototype's list owns its signature's parameter names; a .calltargets list borrows none (NULL). */
+static void call_list_free(call_list *l)
+{
+    free(l->name);
+    fsig_free(&l->sig);
+}
+
 /* "(.param .b32 a, .reg .f32 b, .param .align 8 .b8 s[16])": a return or parameter list (PTX ISA 9.0, sections
  * 7.1 and 5.1.6.4: device function parameters are in .param or in .reg). Names may be "_" (a prototype's). */
 static bool parse_param_list(lexer *lx, fsig *sig, bool returns)
@@ -3160,7 +3167,7 @@ static void forget_labels(kbuild *b)
     for (int i = 0; i < b->n_lists; i++)
         free(b->lists[i].name);
     for (int i = 0; i < b->n_call_lists; i++)
-        free(b->call_lists[i].name);
+        call_list_free(&b->call_lists[i]);
     b->n_labels = b->n_uses = b->n_entries = b->n_lists = b->n_call_lists = 0;
     table_free(&b->label_index);
 }
@@ -3351,7 +3358,7 @@ static void kbuild_free(kbuild *b)
     for (int i = 0; i < b->n_lists; i++)
         free(b->lists[i].name);
     for (int i = 0; i < b->n_call_lists; i++)
-        free(b->call_lists[i].name);
+        call_list_free(&b->call_lists[i]);
     free(b->call_lists);
     free(b->calls);
     free(b->reached);
