@@ -6,6 +6,8 @@ A file holds "gpu" and "note" (text), figures and "published_measurements":
     "sms": {"value": 132, "unit": "SMs", "source": "document, table, row ...; https://..."}
     "lat_l2_hit_cycles": {..., "assumption": true, "why": "..."}   a reasoned value where none is published
                                                                    (or one measured on another GPU)
+    "smem_carveout_kb": {"value": 228, "values": [0, 8, ..., 228], ...}   a figure that is a set of options:
+                                                                   "values" lists them, "value" is the largest
     "...": {..., "read_in": "..."}                                 how the figure was read, one of three kinds:
         "read: ..."                                the passage was read in the source (or a verbatim copy of it)
         "read in a third-party transcription ..."  read in someone else's copy of its figures, not in the source (T)
@@ -47,7 +49,7 @@ REQUIRED = [
     "lat_l1_hit_cycles", "lat_l2_hit_cycles", "lat_dram_cycles", "lsu_address_issue_cycles", "cp_async", "tma",
 ]
 DRAM_KEYS = ("hbm_bandwidth_gbps", "dram_bandwidth_gbps")
-ENTRY_KEYS = {"value", "unit", "source", "assumption", "why", "read_in"}
+ENTRY_KEYS = {"value", "values", "unit", "source", "assumption", "why", "read_in"}
 READ, TRANSCRIBED, RECALLED = "read:", "read in a third-party transcription", "not re-read"
 
 
@@ -78,6 +80,12 @@ def check_entry(path, key, entry):
         raise GpuFileError(f"{path}: {key}: unknown field {', '.join(sorted(extra))}")
     if not is_number(entry.get("value")):
         raise GpuFileError(f"{path}: {key}: no numeric value")
+    if "values" in entry:
+        values = entry["values"]
+        if not (isinstance(values, list) and values and all(is_number(x) for x in values)):
+            raise GpuFileError(f"{path}: {key}: 'values' is not a list of numbers")
+        if values != sorted(set(values)) or entry["value"] != values[-1]:
+            raise GpuFileError(f"{path}: {key}: 'values' is not increasing with 'value' its largest")
     for field in ("unit", "source"):
         if not isinstance(entry.get(field), str) or not entry[field].strip():
             raise GpuFileError(f"{path}: {key}: no {field}")
@@ -198,7 +206,8 @@ def gpu_section(path, data):
         entry = data[key]
         kind = read_kind(entry.get("read_in"))
         marks = " ".join(m for m, on in (("**A**", entry.get("assumption")), ("**T**", kind == "T"), ("**R**", kind == "R")) if on)
-        lines.append(f"| `{key}` | {number(entry['value'])} | {cell(entry['unit'])} | {cell(short_source(entry['source']))} | {marks} |")
+        shown = ", ".join(number(x) for x in entry["values"]) if "values" in entry else number(entry["value"])
+        lines.append(f"| `{key}` | {shown} | {cell(entry['unit'])} | {cell(short_source(entry['source']))} | {marks} |")
     lines += ["", f"Assumptions on the {data['gpu']}:", ""]
     lines += [f"- `{key}` = {number(value(data, key))}: {cell(data[key]['why'])}" for key in assumed] or ["- none"]
     measured = data[MEASUREMENTS]["list"]

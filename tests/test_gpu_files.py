@@ -8,8 +8,10 @@
    tensor flop per clock x clock the fp16 tensor peak, SMs x FP64 results x 2 x clock the FP64 peak (each
    within 1%); the mma intervals follow from the tensor rate; the throughput table agrees with the lanes, shared equally by the schedulers; the
    shared memory per block is the SM's less the reserved 1 KB. The H100 figures bench/h100.py reads are unchanged.
+   The shared-memory carve-outs end at the shared memory per SM and stay within the combined L1 and shared memory.
 4. Planted: a copy of a file with a source removed, an assumption without its why, a figure without its read_in,
-   a read_in of no known kind, or a measurement naming no figure fails to load, and a changed table cell makes --check fail.
+   a read_in of no known kind, a measurement naming no figure, or a set of options whose value is not its largest
+   fails to load, and a changed table cell makes --check fail.
 
 Run as: test_gpu_files.py REPOSITORY_ROOT"""
 import json
@@ -83,6 +85,10 @@ for name, data in files.items():
         fail(f"{name}: the shared memory per SM is not less than the combined L1 and shared memory")
     if v["smem_bytes_per_clock_per_sm"] != v["smem_banks"] * 4 or v["l1_line_bytes"] != 4 * v["l1_sector_bytes"]:
         fail(f"{name}: 32 banks x 4 bytes per clock, or 4 sectors to a line, no longer hold")
+    carveouts = data.get("smem_carveout_kb", {}).get("values")
+    if carveouts and (carveouts[-1] * 1024 != v["smem_per_sm_bytes"] or carveouts[-1] * 1024 > v["l1_smem_bytes_per_sm"]):
+        fail(f"{name}: the largest shared-memory carve-out ({carveouts[-1]} KB) is not the shared memory per SM "
+             f"({v['smem_per_sm_bytes']} bytes) within the combined {v['l1_smem_bytes_per_sm']} bytes")
     if v["max_warps_per_sm"] * v["warp_size"] > v["registers_per_sm"] // 32:
         fail(f"{name}: {v['max_warps_per_sm']} warps cannot each hold 32 registers per thread")
 
@@ -122,6 +128,7 @@ with tempfile.TemporaryDirectory() as tmp:
     planted(lambda d: d["sms"].update(read_in="looked it up somewhere"), "read_in starts with none of")
     planted(lambda d: d["published_measurements"]["list"][0].update(also_model_input="l3_bytes"), "not a figure of the file")
     planted(lambda d: d.pop("max_warps_per_sm"), "missing max_warps_per_sm")
+    planted(lambda d: d["smem_carveout_kb"].update(value=100), "'values' is not increasing")
 
     copy = os.path.join(tmp, "gpus.md")
     shutil.copy(page, copy)
