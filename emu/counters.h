@@ -1,5 +1,6 @@
 /* counters.h: what a launch did, counted by the emulator the way Nsight Compute defines its metrics
- * (emu/README.md, "Counters"). Counts, never times. Standalone (only <stdint.h>), so that the runner can
+ * (emu/README.md, "Counters"). Counts, never times; the timing model's fields at the end are modeled
+ * time, kept apart and named so (emu/README.md, "The timing model"). Standalone (only <stdint.h>), so that the runner can
  * read the counters libcudaemu exports (emu_bench_take, below) without the emulator's insides. */
 #ifndef EMU_COUNTERS_H
 #define EMU_COUNTERS_H
@@ -21,6 +22,15 @@ typedef enum {
     CLASS_COUNT
 } emu_class;
 
+/* The states a warp is in, cycle by cycle, in the timing model (model.c), with Nsight Compute's names
+ * (model_stall_names): issuing, able to but another was picked, or stalled and why. */
+typedef enum {
+    STALL_SELECTED, STALL_NOT_SELECTED, STALL_WAIT, STALL_SHORT_SCOREBOARD, STALL_LONG_SCOREBOARD,
+    STALL_MATH_PIPE_THROTTLE, STALL_MIO_THROTTLE, STALL_LG_THROTTLE, STALL_BARRIER, STALL_MEMBAR,
+    STALL_COUNT
+} emu_stall;
+extern const char *const model_stall_names[STALL_COUNT];
+
 typedef struct {
     uint64_t launches;
     uint64_t grid_blocks, emulated_blocks; /* blocks the grids had, and how many ran (counters.h, sampled) */
@@ -33,6 +43,13 @@ typedef struct {
     uint64_t shared_store_requests, shared_store_wavefronts, shared_store_ideal; /* through the 32 banks */
     uint64_t barriers;                /* bar.sync / barrier.sync arrivals, per warp */
     uint64_t tensor_flops;            /* 2*M*N*K of every mma, wmma and wgmma */
+    /* The timing model's (EMU_MODEL; model.c), launch after launch: modeled, never counted or measured */
+    uint64_t modeled_cycles;          /* cycles the modeled SM took: the launches' modeled time */
+    uint64_t modeled_picoseconds;     /* the same at the modeled GPU's clock */
+    uint64_t modeled_sm_blocks;       /* blocks the modeled SM ran */
+    uint64_t modeled_resident_blocks; /* blocks it held at once (summed over launches) */
+    uint64_t modeled_issued;          /* warp instructions it issued */
+    uint64_t modeled_stalls[STALL_COUNT]; /* warp-cycles in each state */
 } emu_counters;
 
 /* Sampled launches. A full-size layer has thousands of blocks; most do the same work as their

@@ -98,8 +98,10 @@ typedef struct {
 
 
 void emu_counters_add(emu_counters *into, const emu_counters *from);
-/* Prints a kernel's counters as a few labelled lines (counters.c). */
+/* Prints a kernel's counters as a few labelled lines, and the model's, when its launches were modeled,
+ * under their own label (counters.c). */
 void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c);
+void emu_model_print(FILE *out, const emu_counters *c);
 /* A mangled kernel name without its parameter types: "_Z4scalePfi" -> "scale". */
 void emu_short_name(const char *mangled, char *out, size_t out_len);
 

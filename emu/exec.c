@@ -1295,20 +1295,26 @@ static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64
     return total;
 }
 
+uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, uint64_t *ideal)
+{
+    return count_wavefronts(address, lanes, size, size <= 4 ? LANES : (int)(4 * LANES / size), ideal);
+}
+
 /* One warp-level load or store of `size` bytes per thread, counted by its space. */
 void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
 {
+    if (lanes && b->model)
+        model_note_access(b->model, space, load, address, lanes, size);
     if (!lanes || !b->counting)
         return;
     emu_counters *c = &b->c;
     if (space == SPACE_SHARED) {
-        int per_phase = size <= 4 ? LANES : (int)(4 * LANES / size);
         if (load) {
             c->shared_load_requests++;
-            c->shared_load_wavefronts += count_wavefronts(address, lanes, size, per_phase, &c->shared_load_ideal);
+            c->shared_load_wavefronts += shared_wavefronts(address, lanes, size, &c->shared_load_ideal);
         } else {
             c->shared_store_requests++;
-            c->shared_store_wavefronts += count_wavefronts(address, lanes, size, per_phase, &c->shared_store_ideal);
+            c->shared_store_wavefronts += shared_wavefronts(address, lanes, size, &c->shared_store_ideal);
         }
     } else if (space == SPACE_GLOBAL) {
         uint64_t bytes = (uint64_t)__builtin_popcount(lanes) * size;
@@ -1990,7 +1996,7 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
 #undef S
 
 /* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run). */
-static bool next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
+bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
 {
     uint32_t ready = w->live & ~w->waiting;
     if (!ready)
@@ -2057,14 +2063,15 @@ static inline bool is_wgmma(const insn *in)
     return in->op == OP_WGMMA_FENCE || in->op == OP_WGMMA_COMMIT || in->op == OP_WGMMA_WAIT || in->op == OP_WGMMA_MMA;
 }
 
-/* Runs a warp until it waits, exits or (when interleaving) its turn ends. */
-static void run_warp(block *b, warp *w)
+/* Runs a warp until it waits, exits or its turn ends: `turn` instructions (the timing model issues one
+ * at a time, model.c), or with turn 0 the emulator's own turns. */
+void run_warp(block *b, warp *w, uint64_t turn)
 {
     const ptx_kernel *k = b->k;
     /* A warp runs until it waits, or for a million instructions: a warp spinning on a flag in memory
      * that another warp will set then lets that warp run, instead of spinning forever. */
-    uint64_t budget = 1u << 20;
-    if (emu_get_options()->interleave) { /* a random number of instructions, then another warp's turn */
+    uint64_t budget = turn ? turn : 1u << 20;
+    if (!turn && emu_get_options()->interleave) { /* a random number of instructions, then another warp's turn */
         b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
         budget = 1 + (b->rng >> 33) % 64;
     }
@@ -2082,7 +2089,7 @@ static void run_warp(block *b, warp *w)
             if (!active)
                 break;
             pc = w->wpc;
-        } else if (!next_group(b, w, &active, &pc)) {
+        } else if (!warp_next_group(b, w, &active, &pc)) {
             break;
         }
         const insn *in = &k->code[pc];
@@ -2105,8 +2112,9 @@ static void run_warp(block *b, warp *w)
         }
         count += (uint64_t)__builtin_popcount(active);
         b->c.warp_instructions++;
+        const uint64_t clock = b->model ? model_clock(b->model) : b->c.warp_instructions;
         for (int c = 0; c < b->n_clock_slots; c++)
-            FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = b->c.warp_instructions;
+            FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = clock;
         b->c.by_class[class_of(in)]++;
         w->last_pc = pc;
         if (w->n_copies && emu_get_options()->interleave && one_in(b, 32))
@@ -2177,7 +2185,7 @@ out:
     /* Independent Thread Scheduling promises every thread progress: lanes that ran a whole turn while
      * others of the warp stood elsewhere (lane 0 spinning on a flag lane 1 will set, lowest pc first)
      * take turns group by group from now on, until the warp runs as one again */
-    w->take_turns = !w->converged && budget == UINT64_MAX;
+    w->take_turns = !w->converged && budget == UINT64_MAX && !turn;
     b->c.thread_instructions += count;
 }
 
@@ -2201,7 +2209,7 @@ typedef struct {
     size_t err_len;
 } grid_run;
 
-static void describe_deadlock(block *b)
+void describe_deadlock(block *b)
 {
     char waits[512] = "";
     size_t used = 0;
@@ -2260,7 +2268,9 @@ static void describe_livelock(block *b, const warp *spinning)
           "(%s): threads spinning on each other (EMU_LIVELOCK sets the count)", emu_get_options()->livelock_after, where);
 }
 
-static void run_block(block *b)
+/* Sets block b up to run from its first instruction: shared memory, registers and .local as poison, the
+ * special registers of each thread. */
+void block_start(block *b)
 {
     const ptx_kernel *k = b->k;
     const emu_launch_desc *L = b->launch;
@@ -2356,6 +2366,11 @@ static void run_block(block *b)
             b->clock_slots[b->n_clock_slots++] = k->sreg_slot[s];
     /* setmaxnreg's pool: the block's registers that the warps' allocations leave over */
     b->register_pool = EMU_REGS_PER_BLOCK - (int64_t)b->warps[0].regs * b->n_warps * LANES;
+}
+
+static void run_block(block *b)
+{
+    block_start(b);
     for (;;) {
         bool ran = false, alive = false;
         unsigned start = 0;
@@ -2370,7 +2385,7 @@ static void run_block(block *b)
             alive = true;
             if (!(w->live & ~w->waiting))
                 continue;
-            run_warp(b, w);
+            run_warp(b, w, 0);
             ran = true;
             if (b->status != EMU_OK)
                 return;
@@ -2384,33 +2399,72 @@ static void run_block(block *b)
     }
 }
 
+/* A block's host memory for launch L: its shared memory, and its warps' registers and .local; false when the
+ * host has none to give (block_release frees what it got). Sampled launches count (conv check verifies,
+ * with both checks); and they skip blocks whose results later kernels read, which initcheck would only
+ * report. */
+bool block_alloc(block *b, const emu_launch_desc *L, uint64_t smem_size, bool counting, char *err, size_t err_len)
+{
+    const ptx_kernel *k = L->kernel;
+    *b = (block){.launch = L, .k = k, .smem_size = smem_size, .status = EMU_OK, .counting = counting,
+                 .initcheck = emu_get_options()->initcheck && !L->sample,
+                 .racecheck = emu_get_options()->racecheck && !L->sample, .err = err, .err_len = err_len};
+    b->n_threads = L->block.x * L->block.y * L->block.z;
+    b->n_warps = (b->n_threads + LANES - 1) / LANES;
+    b->smem = malloc(smem_size ? smem_size : 1);
+    b->smem_written = malloc(smem_size ? smem_size : 1);
+    b->warps = calloc(b->n_warps, sizeof *b->warps);
+    bool allocated = b->smem && b->smem_written && b->warps && (!b->racecheck || race_alloc(b));
+    for (unsigned i = 0; allocated && i < b->n_warps; i++) {
+        warp *w = &b->warps[i];
+        w->r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *w->r);
+        w->local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
+        w->local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
+        w->wgmma_busy = malloc(k->n_slots ? (size_t)k->n_slots : 1);
+        w->calls = k->n_frames ? calloc(LANES, sizeof *w->calls) : NULL;
+        allocated = w->r && w->local && w->local_written && w->wgmma_busy && (w->calls || !k->n_frames);
+    }
+    return allocated;
+}
+
+void block_release(block *b)
+{
+    for (unsigned i = 0; b->warps && i < b->n_warps; i++) {
+        warp *w = &b->warps[i];
+        free(w->r);
+        free(w->local);
+        free(w->local_written);
+        free(w->wgmma_busy);
+        calls_free(w);
+        free(w->copies);
+        free(w->wgmma);
+        free(w->stores);
+    }
+    free(b->tma);
+    free(b->warps);
+    free(b->smem);
+    free(b->smem_written);
+    race_free(b);
+}
+
+/* The block of the grid with linear index id: its %ctaid, and its seed for EMU_INTERLEAVE. */
+void block_place(block *b, uint64_t id)
+{
+    const emu_launch_desc *L = b->launch;
+    b->ctaid.x = (unsigned)(id % L->grid.x);
+    b->ctaid.y = (unsigned)(id / L->grid.x % L->grid.y);
+    b->ctaid.z = (unsigned)(id / ((uint64_t)L->grid.x * L->grid.y));
+    b->rng = emu_get_options()->interleave_seed ^ (id * 0x9e3779b97f4a7c15ull);
+}
+
 static void *grid_worker(void *arg)
 {
     grid_run *g = arg;
     const emu_launch_desc *L = g->launch;
     const ptx_kernel *k = L->kernel;
-    /* sampled launches count (conv check verifies, with both checks); and they skip blocks whose results
-     * later kernels read, which initcheck would only report */
-    block b = {.launch = L, .k = k, .smem_size = g->smem_size, .status = EMU_OK, .counting = g->counters != NULL,
-               .initcheck = emu_get_options()->initcheck && !L->sample,
-               .racecheck = emu_get_options()->racecheck && !L->sample};
+    block b;
     char err[1024];
-    b.err = err, b.err_len = sizeof err;
-    b.n_threads = L->block.x * L->block.y * L->block.z;
-    b.n_warps = (b.n_threads + LANES - 1) / LANES;
-    b.smem = malloc(g->smem_size ? g->smem_size : 1);
-    b.smem_written = malloc(g->smem_size ? g->smem_size : 1);
-    b.warps = calloc(b.n_warps, sizeof *b.warps);
-    bool allocated = b.smem && b.smem_written && b.warps && (!b.racecheck || race_alloc(&b));
-    for (unsigned i = 0; allocated && i < b.n_warps; i++) {
-        b.warps[i].r = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof *b.warps[i].r);
-        b.warps[i].local = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
-        b.warps[i].local_written = malloc((size_t)LANES * (k->local_bytes ? k->local_bytes : 1));
-        b.warps[i].wgmma_busy = malloc(k->n_slots ? (size_t)k->n_slots : 1);
-        b.warps[i].calls = k->n_frames ? calloc(LANES, sizeof *b.warps[i].calls) : NULL;
-        allocated = b.warps[i].r && b.warps[i].local && b.warps[i].local_written && b.warps[i].wgmma_busy &&
-                    (b.warps[i].calls || !k->n_frames);
-    }
+    bool allocated = block_alloc(&b, L, g->smem_size, g->counters != NULL, err, sizeof err);
     if (!allocated) { /* one line, and no block runs on a missing register file or .local depot */
         pthread_mutex_lock(&g->lock);
         if (!atomic_load(&g->failed)) {
@@ -2426,14 +2480,10 @@ static void *grid_worker(void *arg)
         uint64_t next = atomic_fetch_add(&g->next_block, 1);
         if (next >= g->n_blocks || atomic_load(&g->failed))
             break;
-        uint64_t id = g->sample ? g->sample[next] : next;
-        b.ctaid.x = (unsigned)(id % L->grid.x);
-        b.ctaid.y = (unsigned)(id / L->grid.x % L->grid.y);
-        b.ctaid.z = (unsigned)(id / ((uint64_t)L->grid.x * L->grid.y));
-        b.rng = emu_get_options()->interleave_seed ^ (id * 0x9e3779b97f4a7c15ull);
+        block_place(&b, g->sample ? g->sample[next] : next);
         run_block(&b);
         atomic_fetch_add(&g->blocks_done, 1);
-        if (g->sample && g->counters) { /* kept apart: how much it counts depends on the whole sample */
+        if (g->per_block) { /* kept apart: how much it counts depends on the whole sample */
             g->per_block[next] = b.c;
             atomic_fetch_add(&thread_instructions, b.c.thread_instructions);
             memset(&b.c, 0, sizeof b.c);
@@ -2455,21 +2505,7 @@ static void *grid_worker(void *arg)
         emu_counters_add(g->counters, &b.c);
         pthread_mutex_unlock(&g->lock);
     }
-    for (unsigned i = 0; b.warps && i < b.n_warps; i++) {
-        free(b.warps[i].r);
-        free(b.warps[i].local);
-        free(b.warps[i].local_written);
-        free(b.warps[i].wgmma_busy);
-        calls_free(&b.warps[i]);
-        free(b.warps[i].copies);
-        free(b.warps[i].wgmma);
-        free(b.warps[i].stores);
-    }
-    free(b.tma);
-    free(b.warps);
-    free(b.smem);
-    free(b.smem_written);
-    race_free(&b);
+    block_release(&b);
     atomic_fetch_add(&g->workers_done, 1);
     return NULL;
 }
@@ -2724,8 +2760,36 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
     grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
                   .err_len = err_len, .counters = counters};
     pthread_mutex_init(&g.lock, NULL);
-    uint64_t emulated = L->sample && counters ? sampled_launch(&g, L->grid, L->sample, counters)
-                                              : (run_blocks(&g), n_blocks);
+    uint64_t emulated;
+    const struct model_gpu *gpu = model_gpu_chosen();
+    if (gpu && counters) {
+        /* modeled: the modeled SM runs its blocks, cycle by cycle; a sampled launch counts its sample as
+         * always (running the modeled SM's blocks twice: its outputs are not computed anyway), a full one
+         * runs every other block here */
+        emu_status modeled = model_run_sm(gpu, L, smem, L->kernel->ptxas_registers, counters,
+                                          L->sample ? NULL : counters, err, err_len);
+        if (modeled != EMU_OK) {
+            g.status = modeled;
+            emulated = 0;
+        } else if (L->sample) {
+            emulated = sampled_launch(&g, L->grid, L->sample, counters);
+        } else {
+            uint64_t *others = malloc(n_blocks * sizeof *others), n = 0;
+            for (uint64_t id = 0; others && id < n_blocks; id++)
+                if (!model_runs_block(gpu, id))
+                    others[n++] = id;
+            g.sample = others, g.n_blocks = n;
+            if (others && n)
+                run_blocks(&g);
+            else if (!others)
+                g.status = EMU_ERR_LAUNCH, snprintf(err, err_len, "kernel %s: out of host memory", k->name);
+            free(others);
+            emulated = n_blocks;
+        }
+    } else {
+        emulated = L->sample && counters ? sampled_launch(&g, L->grid, L->sample, counters)
+                                         : (run_blocks(&g), n_blocks);
+    }
     pthread_mutex_destroy(&g.lock);
     if (counters) {
         counters->launches++;

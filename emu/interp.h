@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "emu.h"
+#include "model.h"
 
 #define LANES 32
 #define FULL_MASK 0xffffffffu
@@ -161,6 +162,7 @@ typedef struct {
     uint32_t *init_fence_clock; /* each thread's last fence.mbarrier_init */
     struct race_mbar *race_mbars;
     int n_race_mbars, cap_race_mbars;
+    struct sm_model *model;    /* the timing model running this block (model.c), or NULL */
     emu_status status;
     char *err;
     size_t err_len;
@@ -177,6 +179,16 @@ typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_YI
  * their landing reads and writes). */
 typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC, ACCESS_PROBE } access_kind;
 
+/* Blocks and warps as exec.c runs them, and the timing model (model.c) too. */
+bool block_alloc(block *b, const emu_launch_desc *L, uint64_t smem_size, bool counting, char *err, size_t err_len);
+void block_release(block *b);
+void block_place(block *b, uint64_t id);    /* the grid's block with this linear index */
+void block_start(block *b);                 /* from its first instruction, its state poisoned */
+void run_warp(block *b, warp *w, uint64_t turn); /* `turn` instructions (0: the emulator's own turn) */
+/* The lanes that run next when a diverged warp runs, and their pc; false when every lane waits. */
+bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc);
+void describe_deadlock(block *b);
+
 /* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
 void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
 #if defined(__GNUC__)
@@ -188,6 +200,10 @@ void fault(block *b, const insn *in, int lane, const warp *w, emu_status status,
  * memcheck (bounds, alignment) and initcheck as compute-sanitizer defines them (access.c). */
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind);
+
+/* The wavefronts a warp's shared-memory access of `size` bytes per thread takes (exec.c, count_wavefronts),
+ * and into *ideal the fewest the same words could take: the counters' and the timing model's one rule. */
+uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, uint64_t *ideal);
 
 /* One warp-level load or store of `size` bytes per thread, counted (when the launch counts). */
 void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);

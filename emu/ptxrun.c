@@ -9,6 +9,8 @@
  *                                after
  *   inout:PATH.npy:OUTPATH.npy   filled from PATH.npy, written to OUTPATH.npy after
  *   u32:V  s32:V  u64:V  f32:V   a scalar
+ * With EMU_MODEL=GPU (h100, a100, a6000), the launch is also modeled on that GPU and the modeled time and
+ * warp states printed (emu/README.md, "The timing model"; ptxas must be at $CUDA_HOME or /usr/local/cuda).
  * Exit 0 when the kernel ran; otherwise the emulator's one-line error and exit 1 (2 for bad usage).
  * Limits (USAGE below, emu/README.md): a buffer at most NPY_MAX_BYTES, --smem at most 227 KiB, the PTX
  * file at most PTX_MAX_TEXT_BYTES and whatever emu/ptx.h allows in it.
@@ -22,6 +24,7 @@
 
 #include "bounded.h"
 #include "emu.h"
+#include "model.h"
 #include "npy.h"
 
 #define USAGE                                                                                              \
@@ -203,11 +206,23 @@ int main(int argc, char **argv)
         return 1;
     }
     ptx_module *module = ptx_parse(text, argv[1], err, sizeof err);
-    free(text);
     if (!module) {
+        free(text);
         fprintf(stderr, "ptxrun: %s\n", err);
         return 1;
     }
+    if (model_gpu_chosen()) { /* EMU_MODEL: occupancy needs ptxas's registers per thread */
+        int *registers = calloc((size_t)module->n_kernels, sizeof *registers);
+        if (!registers ||
+            !model_ptxas_registers(text, module, model_gpu_arch(model_gpu_chosen()), registers, err, sizeof err)) {
+            fprintf(stderr, "ptxrun: %s\n", registers ? err : "out of memory");
+            return 1;
+        }
+        for (int i = 0; i < module->n_kernels; i++)
+            module->kernels[i].ptxas_registers = registers[i];
+        free(registers);
+    }
+    free(text);
     const ptx_kernel *kernel = ptx_find_kernel(module, argv[2]);
     if (!kernel) {
         fprintf(stderr, "ptxrun: %s has no kernel %s (it has:", shown_path(argv[1]).s, quoted_str(argv[2]).s);
@@ -293,6 +308,8 @@ int main(int argc, char **argv)
     }
     if (print_counters)
         emu_counters_print(stdout, kernel->name, &counters);
+    else if (counters.modeled_cycles)
+        emu_model_print(stdout, &counters);
     ptx_free(module);
     return 0;
 }

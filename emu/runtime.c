@@ -44,6 +44,7 @@
 
 #include "bounded.h"
 #include "emu.h"
+#include "model.h"
 
 #define EXPORT __attribute__((visibility("default")))
 
@@ -358,6 +359,20 @@ static ptx_file *file_of(const function *fn)
     return &bin->ptx;
 }
 
+/* The timing model's occupancy needs the registers ptxas gives each kernel for the modeled GPU. */
+static bool ptxas_registers(const char *text, ptx_module *module, char *err, size_t err_len)
+{
+    int *registers = calloc((size_t)module->n_kernels + 1, sizeof *registers);
+    bool ok = registers && model_ptxas_registers(text, module, model_gpu_arch(model_gpu_chosen()), registers, err,
+                                                 err_len);
+    for (int i = 0; ok && i < module->n_kernels; i++)
+        module->kernels[i].ptxas_registers = registers[i];
+    if (!registers)
+        snprintf(err, err_len, "out of host memory");
+    free(registers);
+    return ok;
+}
+
 /* Finds the PTX module for a registered function (see the file comment), parsing it if needed. */
 static cudaError_t resolve(function *fn)
 {
@@ -373,6 +388,8 @@ static cudaError_t resolve(function *fn)
         char err[1024];
         best->module = ptx_parse(best->text, best->path, err, sizeof err);
         if (!best->module)
+            best->error = strdup(err);
+        else if (model_gpu_chosen() && !ptxas_registers(best->text, best->module, err, sizeof err))
             best->error = strdup(err);
         free(best->text);
         best->text = NULL;
@@ -572,7 +589,8 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
         atexit(print_stats);
         stats_registered = true;
     }
-    const bool counting = getenv("EMU_COUNTERS") && atoi(getenv("EMU_COUNTERS")) > 0;
+    /* a modeled launch is counted too: the model's fields are counters' (counters.h) */
+    const bool counting = (getenv("EMU_COUNTERS") && atoi(getenv("EMU_COUNTERS")) > 0) || model_gpu_chosen();
     if (counting && !counters_registered) {
         atexit(print_counters);
         counters_registered = true;

@@ -59,15 +59,18 @@ fi
 # ---- build: each source once, then one link per harness ------------------------------------------------
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -fno-omit-frame-pointer
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
-       -I"$root/emu" -I"$root/common/kernel" -I"$root/common/harness" -I"$here")
-emu_sources=(parse checks access exec hopper memory half counters racecheck device_calls functions)
+       -I"$root/emu" -I"$root/common/kernel" -I"$root/common/harness" -I"$here" -I"$out/obj")
+emu_sources=(parse checks access exec hopper memory half counters racecheck device_calls functions model)
 start=$(date +%s)
+# the timing model's GPU table, generated from the GPU files as the meson build does (emu/meson.build)
+python3 "$root/emu/gpu_table.py" "$out/obj/gpu_table.h.new" "$root"/bench/{h100,a100,a6000}.json || exit 1
+cmp -s "$out/obj/gpu_table.h.new" "$out/obj/gpu_table.h" 2>/dev/null || mv "$out/obj/gpu_table.h.new" "$out/obj/gpu_table.h"
 objects=()
 pids=()
 compile() { # SOURCE OBJECT [extra flags]: only when the object is older than the source or a header
     local src=$1 obj=$2
     shift 2
-    if [ "$obj" -nt "$src" ] && [ -z "$(find "$root/emu" "$root/common" "$here" -name '*.h' -newer "$obj" -print -quit)" ]; then
+    if [ "$obj" -nt "$src" ] && [ -z "$(find "$root/emu" "$root/common" "$here" "$out/obj/gpu_table.h" -name '*.h' -newer "$obj" -print -quit)" ]; then
         return 0
     fi
     "$cc" "${flags[@]}" "$@" -c "$src" -o "$obj"

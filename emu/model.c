@@ -1,0 +1,934 @@
+/* model.c: modeled time. How long a GPU would take to run a launch, and why: a cycle-level model of one
+ * SM, driven by the instructions the emulator executes (emu/README.md, "The timing model"). It is a model,
+ * not a measurement: its figures come from the GPU files (bench/<gpu>.json, each figure with its source;
+ * docs/gpus.md), the guesses it must make are the ASSUME_* below, each written down with why, and its
+ * accuracy is what its validation shows, nothing more.
+ *
+ * The machine it models, per SM (the figures' names are the GPU file's):
+ *   - warps from as many blocks as fit at once (registers, shared memory, warps, blocks: occupancy), a
+ *     block starting as soon as one ends, the blocks the GPU's block scheduler would give one SM;
+ *   - `schedulers` sub-partitions; warp i of the SM on sub-partition i % schedulers; each issues at most
+ *     one warp instruction per cycle, from its eligible warps, greedy-then-oldest (ASSUME_POLICY);
+ *   - a scoreboard per warp: an instruction issues when the registers it reads have been produced;
+ *   - pipes per sub-partition with an issue interval from the throughput table (thr_*: results per clock
+ *     per SM; a warp instruction of 32 threads takes 32 / (thr / schedulers) cycles of its pipe) and a
+ *     latency (lat_*);
+ *   - one memory data path per SM (smem_bytes_per_clock): shared-memory wavefronts (bank conflicts as
+ *     the counters count them) and L1 sectors pass through it; an L1 of sectors (l1_and_smem less the
+ *     shared-memory carveout), an L2 and DRAM behind it, with their latencies and this SM's share of
+ *     their bandwidth;
+ *   - cp.async, bulk tensor copies and wgmma as asynchronous work that completes at a modeled cycle;
+ *     cp.async.wait_group, mbarrier waits and wgmma.wait_group hold a warp until then.
+ * Each cycle every resident warp is in one state, with Nsight Compute's name (model_stall_names): the
+ * warp-cycles per state say where the time went.
+ */
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "interp.h"
+#include "model.h"
+
+typedef struct model_gpu {
+    const char *name, *label;
+    double sms, clock_ghz, schedulers, registers_per_sm, register_unit, max_registers_per_thread, max_warps,
+        max_blocks, smem_per_sm, smem_unit, smem_reserved_per_block, l1_and_smem, l1_line, sector, l2_bytes,
+        dram_gbps, smem_bytes_per_clock, thr_fp32, thr_fp16x2, thr_fp64, thr_int_add, thr_int_mad,
+        thr_int_logic, thr_compare, thr_mufu, thr_shfl, thr_cvt64, thr_cvt, lat_fp32, lat_int, lat_mufu, lat_smem,
+        lat_l1, lat_l2, lat_dram, lsu_issue, mma_k16_interval, mma_k8_interval, tensor_flop_per_clock, lat_mma,
+        l2_bytes_per_clock, l1_ways, wgmma_clocks_per_n, lat_wgmma_min;
+    double carveouts_kb[16];   /* the shared-memory carveouts the L1 can be set to */
+    int n_carveouts_kb;
+} model_gpu;
+
+#include "gpu_table.h" /* generated from bench/<gpu>.json (emu/gpu_table.py) */
+
+/* ---- Assumptions: what no source this project has read gives; each one a guess, named here ------------ */
+
+/* ASSUME_POLICY: the warp scheduler is greedy-then-oldest (it keeps issuing from the warp that issued last
+ * while it can, else the oldest eligible warp), as GPGPU-Sim models it (Rogers et al., MICRO 2012). NVIDIA
+ * does not publish its policy. */
+/* ASSUME_FP64_LATENCY: cycles from an fp64 FMA's issue to its result (no figure read). */
+enum { ASSUME_FP64_LATENCY = 8 };
+/* ASSUME_UNIT_LATENCIES: conversions (cvt) and shuffles run on the pipes their throughput names; their
+ * latencies are taken as the special-function unit's (lat_mufu) and shared memory's (lat_smem). */
+/* ASSUME_MEMORY_QUEUE_CYCLES: cycles of work the memory data path may have queued before a sub-partition's
+ * next memory instruction waits to issue (mio_throttle, lg_throttle; no figure read). */
+enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
+/* ASSUME_FENCE: a memory fence (membar, fence) holds its warp for an L2 round trip, the point of coherence. */
+/* ASSUME_EVEN_SHARES: the L2 and DRAM give every SM an equal share of their bandwidth (l2_bytes_per_clock /
+ * sms). The L1 replaces the least recently used line of a set (l1_ways; 0: one set, fully associative). */
+/* ASSUME_CARVEOUT: the driver sets the L1/shared split to the smallest carveout the resident blocks' shared
+ * memory fits in, leaving the rest to the L1 (the Programming Guide lets it choose; this is a guess at how). */
+/* ASSUME_CP_ASYNC_L2: cp.async copies go to the L2 only, as the 16-byte .cg copies the chapters use do
+ * (PTX ISA, cp.async: .cg caches at the L2, not the L1); .ca copies are modeled the same way. */
+/* ASSUME_WGMMA_LATENCY: a wgmma's accumulators are ready max(N x wgmma_clocks_per_n, lat_wgmma_min) cycles
+ * after it starts: the tensor pipe's time for a large N, the smallest wgmma's measured latency for a small
+ * one (the two ends of the published measurements, joined). */
+/* ASSUME_FIRST_REQUEST: the L2 holds a launch's whole working set (true of the layers this project models:
+ * a few tens of MB at most, against 40-50 MB), so each byte comes from DRAM once per launch and the SMs
+ * share that traffic evenly. The modeled SM's first request for a sector waits as long as a DRAM access
+ * (it brings the sector, or another SM asking at about the same time does: blocks of one wave read the
+ * same filter at about the same time), and it pays, in DRAM bandwidth, its share of the launch's footprint
+ * (the allocations its parameters point into) over the first requests of all SMs, estimated as its own
+ * per block started times the grid's blocks. Later requests for a sector hit the L2. */
+/* ASSUME_CONSTANT_OPERANDS: kernel parameters and constants are operands of the machine code's
+ * instructions (the constant bank), at an integer instruction's cost. */
+/* ASSUME_SM0: every SM runs what the first does; the launch takes as long as the first SM's blocks (ids 0,
+ * SMs, 2 SMs, ...: the most any SM gets when the block scheduler deals blocks round the SMs). */
+
+/* ---- Warp states (Nsight Compute, "Warp Scheduler States" and smsp__pcsamp_warps_issue_stalled_*) ----- */
+
+const char *const model_stall_names[STALL_COUNT] = {
+    [STALL_SELECTED] = "selected", [STALL_NOT_SELECTED] = "not_selected", [STALL_WAIT] = "wait",
+    [STALL_SHORT_SCOREBOARD] = "short_scoreboard", [STALL_LONG_SCOREBOARD] = "long_scoreboard",
+    [STALL_MATH_PIPE_THROTTLE] = "math_pipe_throttle", [STALL_MIO_THROTTLE] = "mio_throttle",
+    [STALL_LG_THROTTLE] = "lg_throttle", [STALL_BARRIER] = "barrier", [STALL_MEMBAR] = "membar"};
+
+/* ---- Pipes -------------------------------------------------------------------------------------------- */
+
+typedef enum { PIPE_FMA, PIPE_ALU, PIPE_FP64, PIPE_XU, PIPE_TENSOR, PIPE_MIO, PIPE_LSU, PIPE_BRANCH, PIPE_COUNT } pipe_kind;
+
+/* What a result waits on, for the warp state of an instruction that needs it: a fixed latency (wait),
+ * the MIO (shared memory, shuffles, special functions: short_scoreboard) or L1TEX (global and local
+ * memory: long_scoreboard). */
+typedef enum { DEP_FIXED, DEP_MIO, DEP_L1TEX } dependency;
+
+typedef struct {
+    pipe_kind pipe;
+    double interval;   /* cycles the pipe is busy for one warp instruction */
+    double latency;    /* cycles to its result (memory: computed per access) */
+    dependency dep;
+} timing;
+
+/* A warp instruction of 32 threads on a pipe that gives `per_sm` results per clock per SM. */
+static double interval_of(const model_gpu *g, double per_sm) { return 32.0 / (per_sm / g->schedulers); }
+
+static bool is_memory(const insn *in)
+{
+    switch (in->op) {
+    case OP_LD: case OP_ST: case OP_ATOM: case OP_RED: case OP_PREFETCH: case OP_LDMATRIX: case OP_WMMA_LOAD:
+    case OP_WMMA_STORE: case OP_CP_ASYNC: case OP_TMA_LOAD: case OP_BULK_COPY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+static timing timing_of(const model_gpu *g, const insn *in)
+{
+    const bool f32 = in->type == T_F32, f64 = in->type == T_F64;
+    const bool f16 = in->type >= T_F16 && in->type <= T_BF16X2;
+    switch (in->op) {
+    case OP_MMA:
+        return (timing){PIPE_TENSOR, g->mma_k16_interval, g->lat_mma, DEP_FIXED};
+    case OP_WMMA_MMA: /* 16x16x16: two m16n8k16, one after the other */
+        return (timing){PIPE_TENSOR, 2 * g->mma_k16_interval, g->mma_k16_interval + g->lat_mma, DEP_FIXED};
+    case OP_WGMMA_MMA: /* this warp's 16 rows of m64nNk16 (the pipe time is set where it issues) */
+        return (timing){PIPE_TENSOR, g->wgmma_clocks_per_n * in->size * 8, 0, DEP_FIXED};
+    case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_EX2: case OP_LG2: case OP_SIN: case OP_COS: case OP_TANH:
+        return (timing){PIPE_XU, interval_of(g, g->thr_mufu), g->lat_mufu, DEP_MIO};
+    case OP_DIV:
+        if (f32 || f64)
+            return (timing){PIPE_XU, interval_of(g, g->thr_mufu), g->lat_mufu, DEP_MIO};
+        return (timing){PIPE_ALU, interval_of(g, g->thr_int_mad), g->lat_int, DEP_FIXED};
+    case OP_CVT:
+        return (timing){PIPE_XU, interval_of(g, ptx_type_bits((ptx_type)in->type) == 64 ||
+                                                       ptx_type_bits((ptx_type)in->stype) == 64
+                                                   ? g->thr_cvt64 : g->thr_cvt),
+                        g->lat_mufu, DEP_MIO};
+    case OP_SHFL: case OP_VOTE: case OP_REDUX: case OP_MATCH:
+        return (timing){PIPE_MIO, interval_of(g, g->thr_shfl), g->lat_smem, DEP_MIO};
+    case OP_BRA: case OP_BRX: case OP_CALL: case OP_RET: case OP_EXIT:
+        return (timing){PIPE_BRANCH, 1, 0, DEP_FIXED};
+    case OP_MUL: case OP_MAD: case OP_MUL24: case OP_MAD24: case OP_SAD: case OP_MADC:
+        if (f32 || f16)
+            break;
+        if (f64)
+            return (timing){PIPE_FP64, interval_of(g, g->thr_fp64), ASSUME_FP64_LATENCY, DEP_FIXED};
+        return (timing){PIPE_ALU, interval_of(g, g->thr_int_mad), g->lat_int, DEP_FIXED};
+    case OP_SETP: case OP_SET: case OP_MIN: case OP_MAX: case OP_SELP: case OP_SLCT:
+        if (f32 || f16 || f64)
+            break;
+        return (timing){PIPE_ALU, interval_of(g, g->thr_compare), g->lat_int, DEP_FIXED};
+    default:
+        break;
+    }
+    if (is_memory(in) && (in->space == SPACE_PARAM || in->space == SPACE_CONST))
+        /* ASSUME_CONSTANT_OPERANDS */
+        return (timing){PIPE_ALU, interval_of(g, g->thr_int_add), g->lat_int, DEP_FIXED};
+    if (is_memory(in))
+        return (timing){in->op == OP_LD || in->op == OP_ST || in->op == OP_ATOM || in->op == OP_RED ||
+                                in->op == OP_PREFETCH
+                            ? (in->space == SPACE_SHARED ? PIPE_MIO : PIPE_LSU)
+                        : in->op == OP_LDMATRIX || in->op == OP_WMMA_LOAD || in->op == OP_WMMA_STORE ? PIPE_MIO
+                                                                                                     : PIPE_LSU,
+                        g->lsu_issue, 0, DEP_L1TEX};
+    if (f64)
+        return (timing){PIPE_FP64, interval_of(g, g->thr_fp64), ASSUME_FP64_LATENCY, DEP_FIXED};
+    if (f16)
+        return (timing){PIPE_FMA, interval_of(g, g->thr_fp16x2), g->lat_fp32, DEP_FIXED};
+    if (f32)
+        return (timing){PIPE_FMA, interval_of(g, g->thr_fp32), g->lat_fp32, DEP_FIXED};
+    /* integer arithmetic, logic, moves, and what synchronises (barriers, fences, mbarriers: their waits
+     * are the states below, not a pipe) */
+    return (timing){PIPE_ALU, interval_of(g, g->thr_int_add), g->lat_int, DEP_FIXED};
+}
+
+/* ---- The memory system as the modeled SM sees it ------------------------------------------------------- */
+
+/* The L1: lines of sectors in sets, each set a list from most to least recently used, and a hash of the
+ * lines present (open addressing, linear probing) so a lookup does not walk a fully associative set. */
+typedef struct {
+    uint64_t *tag;      /* per line: its address; UINT64_MAX: empty */
+    uint8_t *sectors;   /* per line: its valid sectors, a bit each */
+    uint32_t *newer, *older; /* per line: its neighbours in its set's list */
+    uint32_t *newest, *oldest; /* per set */
+    uint32_t *index;    /* hash: line + 1, or 0 for an empty bucket */
+    uint32_t n_lines, ways, sets, buckets;
+} l1_cache;
+
+static uint32_t bucket_of(const l1_cache *c, uint64_t tag)
+{
+    return (uint32_t)((tag * 0x9e3779b97f4a7c15ull) >> 32) & (c->buckets - 1);
+}
+
+static uint32_t l1_find(const l1_cache *c, uint64_t tag) /* the line holding it, or UINT32_MAX */
+{
+    for (uint32_t j = bucket_of(c, tag);; j = (j + 1) & (c->buckets - 1)) {
+        if (!c->index[j])
+            return UINT32_MAX;
+        if (c->tag[c->index[j] - 1] == tag)
+            return c->index[j] - 1;
+    }
+}
+
+static void l1_unhash(l1_cache *c, uint64_t tag) /* linear probing's deletion: shift the run back */
+{
+    uint32_t j = bucket_of(c, tag);
+    while (c->tag[c->index[j] - 1] != tag)
+        j = (j + 1) & (c->buckets - 1);
+    for (uint32_t k = (j + 1) & (c->buckets - 1); c->index[k]; k = (k + 1) & (c->buckets - 1)) {
+        const uint32_t home = bucket_of(c, c->tag[c->index[k] - 1]);
+        if (((k - home) & (c->buckets - 1)) >= ((k - j) & (c->buckets - 1)))
+            c->index[j] = c->index[k], j = k;
+    }
+    c->index[j] = 0;
+}
+
+static void l1_unlink(l1_cache *c, uint32_t set, uint32_t i)
+{
+    if (c->newer[i] != UINT32_MAX) c->older[c->newer[i]] = c->older[i]; else c->newest[set] = c->older[i];
+    if (c->older[i] != UINT32_MAX) c->newer[c->older[i]] = c->newer[i]; else c->oldest[set] = c->newer[i];
+}
+
+static void l1_push_newest(l1_cache *c, uint32_t set, uint32_t i)
+{
+    c->newer[i] = UINT32_MAX, c->older[i] = c->newest[set];
+    if (c->newest[set] != UINT32_MAX) c->newer[c->newest[set]] = i; else c->oldest[set] = i;
+    c->newest[set] = i;
+}
+
+static bool l1_init(l1_cache *c, uint64_t bytes, const model_gpu *g)
+{
+    c->n_lines = (uint32_t)(bytes / (uint64_t)g->l1_line);
+    c->ways = g->l1_ways > 0 && g->l1_ways < c->n_lines ? (uint32_t)g->l1_ways : c->n_lines;
+    c->sets = c->ways ? c->n_lines / c->ways : 0;
+    c->n_lines = c->sets * c->ways;
+    for (c->buckets = 16; c->buckets < 2 * c->n_lines; c->buckets *= 2)
+        ;
+    c->tag = malloc((c->n_lines + 1) * sizeof *c->tag);
+    c->sectors = calloc(c->n_lines + 1, 1);
+    c->newer = malloc((c->n_lines + 1) * sizeof *c->newer);
+    c->older = malloc((c->n_lines + 1) * sizeof *c->older);
+    c->newest = malloc((c->sets + 1) * sizeof *c->newest);
+    c->oldest = malloc((c->sets + 1) * sizeof *c->oldest);
+    c->index = calloc(c->buckets, sizeof *c->index);
+    if (!c->tag || !c->sectors || !c->newer || !c->older || !c->newest || !c->oldest || !c->index)
+        return false;
+    for (uint32_t s = 0; s < c->sets; s++) { /* every set's lines, empty, in a list */
+        c->newest[s] = c->oldest[s] = UINT32_MAX;
+        for (uint32_t w = 0; w < c->ways; w++) {
+            c->tag[s * c->ways + w] = UINT64_MAX;
+            l1_push_newest(c, s, s * c->ways + w);
+        }
+    }
+    return true;
+}
+
+static void l1_free(l1_cache *c)
+{
+    free(c->tag), free(c->sectors), free(c->newer), free(c->older), free(c->newest), free(c->oldest), free(c->index);
+}
+
+/* Looks one sector up; true on a hit. A miss brings the sector in, in its line (the least recently used
+ * line of the set makes room when the line is not there). */
+static bool l1_lookup(l1_cache *c, uint64_t line, unsigned sector_bit)
+{
+    if (!c->n_lines)
+        return false;
+    const uint32_t set = (uint32_t)(line % c->sets);
+    uint32_t i = l1_find(c, line);
+    bool hit = false;
+    if (i != UINT32_MAX) {
+        hit = c->sectors[i] >> sector_bit & 1;
+        l1_unlink(c, set, i);
+    } else {
+        i = c->oldest[set];
+        l1_unlink(c, set, i);
+        if (c->tag[i] != UINT64_MAX)
+            l1_unhash(c, c->tag[i]);
+        c->tag[i] = line, c->sectors[i] = 0;
+        uint32_t j = bucket_of(c, line);
+        while (c->index[j])
+            j = (j + 1) & (c->buckets - 1);
+        c->index[j] = i + 1;
+    }
+    c->sectors[i] |= (uint8_t)(1u << sector_bit);
+    l1_push_newest(c, set, i);
+    return hit;
+}
+
+/* A set of sectors this SM has asked the L2 for (open addressing). */
+typedef struct {
+    uint64_t *keys;     /* sector + 1; 0: empty */
+    uint64_t n, cap;
+} sector_set;
+
+static bool sector_set_add(sector_set *s, uint64_t sector) /* true when it was new */
+{
+    if (2 * (s->n + 1) > s->cap) {
+        uint64_t cap = s->cap ? 2 * s->cap : 1 << 14, *keys = calloc(cap, sizeof *keys);
+        if (!keys)
+            return true; /* no memory to remember it: counted as new, the DRAM side of the guess */
+        for (uint64_t i = 0; i < s->cap; i++)
+            if (s->keys[i])
+                for (uint64_t j = (s->keys[i] * 0x9e3779b97f4a7c15ull) >> 20 & (cap - 1);; j = (j + 1) & (cap - 1))
+                    if (!keys[j]) {
+                        keys[j] = s->keys[i];
+                        break;
+                    }
+        free(s->keys);
+        s->keys = keys, s->cap = cap;
+    }
+    for (uint64_t j = ((sector + 1) * 0x9e3779b97f4a7c15ull) >> 20 & (s->cap - 1);; j = (j + 1) & (s->cap - 1)) {
+        if (s->keys[j] == sector + 1)
+            return false;
+        if (!s->keys[j]) {
+            s->keys[j] = sector + 1;
+            s->n++;
+            return true;
+        }
+    }
+}
+
+/* ---- The modeled SM ------------------------------------------------------------------------------------ */
+
+enum { MAX_GROUPS = 64 }; /* cp.async / wgmma groups a warp may have committed and not waited for */
+
+/* A warp's asynchronous work in groups (cp.async's, wgmma's): what it issued since its last commit
+ * completes at `open`; each committed group at its cycle, oldest first. A wait_group N waits for all but
+ * the newest N. */
+typedef struct {
+    uint64_t open;
+    uint64_t done[MAX_GROUPS];
+    int n;
+} groups;
+
+static void groups_issue(groups *g, uint64_t done) { g->open = g->open > done ? g->open : done; }
+
+static void groups_commit(groups *g, uint64_t now)
+{
+    if (g->n < MAX_GROUPS)
+        g->done[g->n++] = g->open;
+    g->open = now;
+}
+
+static bool groups_pending(const groups *g, int keep, uint64_t now) /* a wait_group keep must wait */
+{
+    for (int i = 0; i < g->n - keep; i++)
+        if (g->done[i] > now)
+            return true;
+    return false;
+}
+
+static void groups_waited(groups *g, int keep)
+{
+    const int drop = g->n > keep ? g->n - keep : 0;
+    memmove(g->done, g->done + drop, (size_t)(g->n - drop) * sizeof *g->done);
+    g->n -= drop;
+}
+
+typedef struct {
+    uint64_t *ready;            /* per register slot: the cycle its value is ready */
+    uint8_t *dep;               /* per register slot: what it waits on (dependency) */
+    uint64_t hold_until;        /* a fence holds the warp until then */
+    uint64_t started;           /* when its block started (oldest first) */
+    groups copies, mmas;        /* cp.async and wgmma groups */
+} warp_time;
+
+typedef struct {
+    block b;
+    bool busy;
+    warp_time *time;            /* per warp */
+    unsigned first_warp;        /* the SM-wide number of its warp 0 */
+} slot;
+
+typedef struct { uint32_t mbar; uint64_t done; } bulk_copy_time;
+
+struct sm_model {
+    const model_gpu *g;
+    uint64_t now;
+    double pipe_free[8][PIPE_COUNT]; /* per sub-partition */
+    double memory_free;          /* the SM's memory data path */
+    double l2_free, dram_free;   /* this SM's share of the L2's and DRAM's bandwidth */
+    double l2_cycles_per_sector, dram_cycles_per_sector, sector_cycles;
+    l1_cache l1;
+    sector_set asked_l2;         /* sectors this SM has asked the L2 for */
+    double dram_share;           /* the chance a first request goes to DRAM (see the assumption) */
+    int last_issued[8];          /* per sub-partition: the warp it issued last (greedy), -1 none */
+    /* the instruction executing now: what its accesses cost */
+    uint64_t access_done;        /* when its data is back (loads) or gone (stores) */
+    bool accessed;
+    bool l1_bypass;              /* cp.async: to the L2 only (ASSUME_CP_ASYNC_L2) */
+    bulk_copy_time *bulk;        /* bulk tensor copies in flight: their mbarrier and when they land */
+    int n_bulk, cap_bulk;
+};
+
+uint64_t model_clock(const sm_model *m) { return m->now; }
+
+static double max_d(double a, double b) { return a > b ? a : b; }
+
+/* One sector through L1 (when `cached`) to the L2 and maybe DRAM: the cycle its data is back. */
+static double sector_access(sm_model *m, uint64_t sector, bool load, bool cached, double start)
+{
+    const model_gpu *g = m->g;
+    if (load && cached) {
+        const uint64_t per_line = (uint64_t)g->l1_line / (uint64_t)g->sector;
+        if (l1_lookup(&m->l1, sector / per_line, (unsigned)(sector % per_line)))
+            return start + g->lat_l1;
+    }
+    /* to the L2, through this SM's share of its bandwidth */
+    const double at_l2 = max_d(start, m->l2_free);
+    m->l2_free = at_l2 + m->l2_cycles_per_sector;
+    if (!sector_set_add(&m->asked_l2, sector))
+        return at_l2 + (load ? g->lat_l2 : 0);
+    /* this SM's first request for the sector: DRAM (ASSUME_FIRST_REQUEST), through its share of DRAM's
+     * bandwidth: a store's sector all of it, a load's the share the SMs' reuse leaves it */
+    const double at_dram = max_d(at_l2, m->dram_free);
+    m->dram_free = at_dram + m->dram_cycles_per_sector * (load ? m->dram_share : 1.0);
+    return at_dram + (load ? g->lat_dram : 0);
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+void model_note_access(sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    const model_gpu *g = m->g;
+    if (space != SPACE_SHARED && space != SPACE_GLOBAL && space != SPACE_LOCAL)
+        return; /* the constant bank (ASSUME_CONSTANT_OPERANDS) */
+    const double start = max_d((double)m->now, m->memory_free);
+    double done = start;
+    if (space == SPACE_SHARED) {
+        uint64_t ideal = 0;
+        const uint64_t n = shared_wavefronts(address, lanes, size, &ideal);
+        m->memory_free = start + (double)n;
+        done = start + g->lat_smem + (double)(n ? n - 1 : 0);
+    } else {
+        uint64_t sectors[2 * LANES];
+        int n = 0;
+        FOR_LANES(lanes, l) for (uint64_t s = address[l] / (uint64_t)g->sector;
+                                 s <= (address[l] + size - 1) / (uint64_t)g->sector && n < 2 * LANES; s++)
+            sectors[n++] = s;
+        qsort(sectors, (size_t)n, sizeof *sectors, compare_u64);
+        int distinct = 0;
+        for (int i = 0; i < n; i++)
+            if (i == 0 || sectors[i] != sectors[i - 1]) {
+                done = max_d(done, sector_access(m, sectors[i], load, !m->l1_bypass, start));
+                distinct++;
+            }
+        m->memory_free = start + distinct * m->sector_cycles;
+    }
+    m->access_done = (uint64_t)ceil(max_d((double)m->access_done, done));
+    m->accessed = true;
+}
+
+/* ---- Occupancy ----------------------------------------------------------------------------------------- */
+
+static uint64_t round_up(uint64_t x, uint64_t unit) { return unit ? (x + unit - 1) / unit * unit : x; }
+
+/* Blocks resident at once on one SM: the fewest that registers, shared memory, warps and the block limit
+ * allow (CUDA C Programming Guide, "Hardware Multithreading"; the allocation units of the GPU file). */
+static unsigned blocks_per_sm(const model_gpu *g, unsigned warps, int registers, uint64_t smem, const char **limit)
+{
+    const uint64_t regs_per_warp = round_up((uint64_t)(registers ? registers : 1) * 32, (uint64_t)g->register_unit);
+    const uint64_t by_registers = (uint64_t)g->registers_per_sm / (regs_per_warp * warps);
+    const uint64_t smem_block = round_up(smem + (uint64_t)g->smem_reserved_per_block, (uint64_t)g->smem_unit);
+    const uint64_t by_smem = smem_block ? (uint64_t)g->smem_per_sm / smem_block : UINT64_MAX;
+    const uint64_t by_warps = (uint64_t)g->max_warps / warps;
+    uint64_t n = (uint64_t)g->max_blocks;
+    *limit = "the blocks per SM";
+    if (by_warps < n)
+        n = by_warps, *limit = "warps";
+    if (by_registers < n)
+        n = by_registers, *limit = "registers";
+    if (by_smem < n)
+        n = by_smem, *limit = "shared memory";
+    return (unsigned)n;
+}
+
+/* ---- Issue --------------------------------------------------------------------------------------------- */
+
+/* The instruction warp w of block b would issue next, and its lanes; false when none can (all wait). */
+static const insn *next_insn(block *b, const warp *w)
+{
+    uint32_t active;
+    int32_t pc;
+    if (w->converged) {
+        if (!(w->live & ~w->waiting))
+            return NULL;
+        return &b->k->code[w->wpc];
+    }
+    if (!warp_next_group(b, w, &active, &pc))
+        return NULL;
+    return &b->k->code[pc];
+}
+
+static uint64_t mbar_offset(const block *b, const warp *w, const insn *in)
+{
+    const uint32_t lanes = w->live & ~w->waiting;
+    const int lane = lanes ? __builtin_ctz(lanes) : 0;
+    const uint64_t addr = (in->addr_base >= 0 ? w->r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
+    (void)b;
+    return addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? addr - EMU_SHARED_WINDOW : addr;
+}
+
+/* Why warp w cannot issue `in` now (a warp state), or STALL_SELECTED when it can. */
+static emu_stall blocked_by(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
+{
+    block *b = &s->b;
+    warp *w = &b->warps[wi];
+    warp_time *t = &s->time[wi];
+    if (!in)
+        return w->mbar_wait >= 0 ? STALL_LONG_SCOREBOARD : STALL_BARRIER;
+    if (t->hold_until > m->now)
+        return STALL_MEMBAR;
+    /* the registers it reads, its guard, its address */
+    const int32_t *o = &b->k->slots_of[in->operands];
+    emu_stall worst = STALL_SELECTED;
+    for (int i = 0; i < in->n_dst + in->n_src + 2; i++) {
+        const int32_t slot = i < in->n_dst + in->n_src ? o[i] : i == in->n_dst + in->n_src ? in->guard : in->addr_base;
+        if (slot < 0 || t->ready[slot] <= m->now)
+            continue;
+        /* a destination is waited on too: a load's target must not be overwritten before it lands */
+        const emu_stall why = t->dep[slot] == DEP_L1TEX ? STALL_LONG_SCOREBOARD
+                              : t->dep[slot] == DEP_MIO ? STALL_SHORT_SCOREBOARD
+                                                        : STALL_WAIT;
+        if (worst == STALL_SELECTED || why == STALL_LONG_SCOREBOARD)
+            worst = why;
+    }
+    if (worst != STALL_SELECTED)
+        return worst;
+    switch (in->op) {
+    case OP_CP_ASYNC_WAIT: case OP_CP_ASYNC_WAIT_ALL:
+        if (groups_pending(&t->copies, in->op == OP_CP_ASYNC_WAIT ? (int)in->addr_offset : 0, m->now))
+            return STALL_LONG_SCOREBOARD;
+        break;
+    case OP_WGMMA_WAIT:
+        if (groups_pending(&t->mmas, (int)in->addr_offset, m->now))
+            return STALL_WAIT;
+        break;
+    case OP_MBAR_TRY_WAIT: {
+        const uint64_t at = mbar_offset(b, w, in);
+        for (int i = 0; i < m->n_bulk; i++)
+            if (m->bulk[i].mbar == at && m->bulk[i].done > m->now && m->bulk[i].done != UINT64_MAX)
+                return STALL_LONG_SCOREBOARD;
+        break;
+    }
+    default:
+        break;
+    }
+    const timing tm = timing_of(m->g, in);
+    if (m->pipe_free[sub][tm.pipe] > (double)m->now)
+        return tm.pipe == PIPE_MIO ? STALL_MIO_THROTTLE : tm.pipe == PIPE_LSU ? STALL_LG_THROTTLE
+                                                                               : STALL_MATH_PIPE_THROTTLE;
+    if (is_memory(in) && m->memory_free > (double)m->now + ASSUME_MEMORY_QUEUE_CYCLES)
+        return tm.pipe == PIPE_MIO ? STALL_MIO_THROTTLE : STALL_LG_THROTTLE;
+    return STALL_SELECTED;
+}
+
+/* Issues `in` for warp wi: runs it in the interpreter, then books its pipe and its results. */
+static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
+{
+    block *b = &s->b;
+    warp *w = &b->warps[wi];
+    warp_time *t = &s->time[wi];
+    const model_gpu *g = m->g;
+    const timing tm = timing_of(g, in);
+    const int n_tma_before = b->n_tma;
+    m->accessed = false;
+    m->access_done = m->now;
+    m->l1_bypass = in->op == OP_CP_ASYNC;
+    run_warp(b, w, 1);
+    m->pipe_free[sub][tm.pipe] = (double)m->now + tm.interval;
+    double done = (double)m->now + tm.latency;
+    switch (in->op) {
+    case OP_CP_ASYNC:
+        groups_issue(&t->copies, m->access_done);
+        break;
+    case OP_CP_ASYNC_COMMIT:
+        groups_commit(&t->copies, m->now);
+        break;
+    case OP_CP_ASYNC_WAIT: case OP_CP_ASYNC_WAIT_ALL:
+        groups_waited(&t->copies, in->op == OP_CP_ASYNC_WAIT ? (int)in->addr_offset : 0);
+        break;
+    case OP_WGMMA_MMA: {
+        /* the warp's share of the tensor pipe, queued behind the wgmma before it */
+        const double start = max_d((double)m->now, m->pipe_free[sub][PIPE_TENSOR] - tm.interval);
+        m->pipe_free[sub][PIPE_TENSOR] = start + tm.interval;
+        groups_issue(&t->mmas, (uint64_t)ceil(start + max_d(tm.interval, g->lat_wgmma_min)));
+        break;
+    }
+    case OP_WGMMA_COMMIT:
+        groups_commit(&t->mmas, m->now);
+        break;
+    case OP_WGMMA_WAIT:
+        groups_waited(&t->mmas, (int)in->addr_offset);
+        break;
+    case OP_MEMBAR:
+        t->hold_until = m->now + (uint64_t)g->lat_l2;
+        break;
+    default:
+        if (m->accessed)
+            done = (double)m->access_done;
+        break;
+    }
+    /* bulk tensor copies: their bytes through this SM's share of the L2, landing after an L2 round trip */
+    for (int i = n_tma_before; i < b->n_tma; i++) {
+        if (!queue_room((void **)&m->bulk, m->n_bulk, &m->cap_bulk, sizeof *m->bulk, 16))
+            break;
+        const emu_tensor_map *map = &b->tma[i].map;
+        uint64_t bytes = map->element_bytes;
+        for (int d = 0; d < map->rank; d++)
+            bytes *= map->box[d];
+        if (!map->rank)
+            bytes = b->tma[i].bytes;
+        const double sectors = ceil((double)bytes / g->sector);
+        const double at = max_d((double)m->now, m->l2_free);
+        m->l2_free = at + sectors * m->l2_cycles_per_sector;
+        m->bulk[m->n_bulk++] = (bulk_copy_time){b->tma[i].mbar, (uint64_t)ceil(m->l2_free + g->lat_l2)};
+    }
+    /* its results: ready when done, waited on as its dependency says */
+    if (in->op != OP_WGMMA_MMA) {
+        const int32_t *o = &b->k->slots_of[in->operands];
+        const uint64_t ready = (uint64_t)ceil(done);
+        for (int i = 0; i < in->n_dst; i++)
+            if (o[i] >= 0)
+                t->ready[o[i]] = ready, t->dep[o[i]] = (uint8_t)tm.dep;
+    }
+}
+
+/* ---- The SM, cycle by cycle ---------------------------------------------------------------------------- */
+
+bool model_runs_block(const model_gpu *gpu, uint64_t id) { return id % (uint64_t)gpu->sms == 0; }
+
+static void slot_start(sm_model *m, slot *s, uint64_t id, unsigned first_warp, const ptx_kernel *k)
+{
+    block_place(&s->b, id);
+    block_start(&s->b);
+    s->busy = true;
+    s->first_warp = first_warp;
+    for (unsigned i = 0; i < s->b.n_warps; i++) {
+        warp_time *t = &s->time[i];
+        memset(t->ready, 0, (size_t)k->n_slots * sizeof *t->ready);
+        memset(t->dep, 0, (size_t)k->n_slots);
+        t->hold_until = 0, t->started = m->now;
+        t->copies = t->mmas = (groups){.open = m->now};
+    }
+    s->b.model = m;
+}
+
+static bool slot_done(const slot *s)
+{
+    for (unsigned i = 0; i < s->b.n_warps; i++)
+        if (s->b.warps[i].live)
+            return false;
+    return true;
+}
+
+/* The bytes of every allocation the launch's parameters point into (a pointer anywhere in them, in a
+ * struct passed by value too): what its blocks read and write, all together, at most. */
+static uint64_t launch_footprint(const emu_launch_desc *L)
+{
+    const emu_alloc *seen[64];
+    int n_seen = 0;
+    uint64_t total = 0;
+    for (uint64_t at = 0; at + 8 <= L->kernel->param_bytes; at += 8) {
+        uint64_t p;
+        memcpy(&p, L->params + at, 8);
+        const emu_alloc *a = emu_alloc_find(p, 1);
+        bool known = false;
+        for (int i = 0; a && i < n_seen && !known; i++)
+            known = seen[i] == a;
+        if (a && !known && n_seen < 64)
+            seen[n_seen++] = a, total += a->size;
+    }
+    return total;
+}
+
+emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t smem_size, int registers,
+                        emu_counters *modeled, emu_counters *counts, char *err, size_t err_len)
+{
+    const ptx_kernel *k = L->kernel;
+    const uint64_t n_blocks = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+    const unsigned threads = L->block.x * L->block.y * L->block.z, warps = (threads + LANES - 1) / LANES;
+    const char *limit;
+    unsigned resident = blocks_per_sm(g, warps, registers, smem_size, &limit);
+    if (resident == 0) {
+        snprintf(err, err_len, "kernel %s: the model fits no block of %u threads, %d registers per thread and %" PRIu64
+                 " bytes of shared memory on one SM of the %s (%s)", k->name, threads, registers, smem_size, g->label,
+                 limit);
+        return EMU_ERR_LAUNCH;
+    }
+    const uint64_t mine = (n_blocks + (uint64_t)g->sms - 1) / (uint64_t)g->sms; /* ids 0, SMs, 2 SMs, ... */
+    if (resident > mine)
+        resident = (unsigned)mine;
+    sm_model m = {.g = g};
+    m.sector_cycles = g->sector / g->smem_bytes_per_clock;
+    m.l2_cycles_per_sector = g->sector / (g->l2_bytes_per_clock / g->sms);
+    m.dram_cycles_per_sector = g->sector / (g->dram_gbps / g->sms / g->clock_ghz);
+    /* the L1 is what the shared-memory carveout leaves: the smallest carveout the resident blocks' shared
+     * memory fits in (ASSUME_CARVEOUT) */
+    const double wanted_kb = (double)(resident * round_up(smem_size + (uint64_t)g->smem_reserved_per_block,
+                                                          (uint64_t)g->smem_unit)) / 1024.0;
+    double carveout_kb = g->carveouts_kb[g->n_carveouts_kb - 1];
+    for (int i = g->n_carveouts_kb - 1; i >= 0; i--)
+        if (g->carveouts_kb[i] >= wanted_kb)
+            carveout_kb = g->carveouts_kb[i];
+    const double l1_bytes = g->l1_and_smem - carveout_kb * 1024.0;
+    slot *slots = calloc(resident, sizeof *slots);
+    char block_err[1024] = "";
+    bool ok = l1_init(&m.l1, l1_bytes > 0 ? (uint64_t)l1_bytes : 0, g) && slots;
+    for (unsigned i = 0; ok && i < resident; i++) {
+        ok = block_alloc(&slots[i].b, L, smem_size, counts != NULL, block_err, sizeof block_err);
+        slots[i].time = ok ? calloc(warps, sizeof *slots[i].time) : NULL;
+        ok = ok && slots[i].time;
+        for (unsigned w = 0; ok && w < warps; w++) {
+            slots[i].time[w].ready = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof(uint64_t));
+            slots[i].time[w].dep = malloc(k->n_slots ? (size_t)k->n_slots : 1);
+            ok = slots[i].time[w].ready && slots[i].time[w].dep;
+        }
+    }
+    emu_status status = EMU_OK;
+    if (!ok) {
+        snprintf(err, err_len, "kernel %s: out of host memory to model %u resident blocks", k->name, resident);
+        status = EMU_ERR_LAUNCH;
+    }
+    /* the DRAM share: the launch's footprint over what all SMs ask the L2 for the first time, estimated
+     * as this SM's first requests per block times the grid's blocks (updated as blocks finish) */
+    const double footprint = (double)launch_footprint(L);
+    m.dram_share = 1.0;
+    for (int i = 0; i < 8; i++)
+        m.last_issued[i] = -1;
+    uint64_t next = 0, finished = 0;
+    for (unsigned i = 0; ok && status == EMU_OK && i < resident; i++)
+        slot_start(&m, &slots[i], (next++) * (uint64_t)g->sms, i * warps, k);
+    const int subs = (int)g->schedulers;
+    uint64_t stalls[STALL_COUNT] = {0}, issued = 0;
+    /* each cycle: every live warp's next instruction and whether it could issue, then one issue per
+     * sub-partition, then every warp's state counted */
+    typedef struct { slot *s; unsigned wi; int id; const insn *in; emu_stall why; } candidate;
+    candidate *warps_now = malloc((size_t)resident * warps * sizeof *warps_now);
+    if (!warps_now && ok) {
+        snprintf(err, err_len, "kernel %s: out of host memory to model %u resident blocks", k->name, resident);
+        status = EMU_ERR_LAUNCH;
+    }
+    while (ok && status == EMU_OK) {
+        int n = 0;
+        for (unsigned si = 0; si < resident; si++)
+            for (unsigned wi = 0; slots[si].busy && wi < slots[si].b.n_warps; wi++)
+                if (slots[si].b.warps[wi].live)
+                    warps_now[n++] = (candidate){&slots[si], wi, (int)(slots[si].first_warp + wi), NULL, 0};
+        if (n == 0 && next >= mine)
+            break;
+        bool any_issued = false, any_runnable = false;
+        for (int sub = 0; sub < subs && status == EMU_OK; sub++) {
+            /* greedy: the warp that issued last, while it can; else the oldest that can */
+            int chosen = -1;
+            uint64_t chosen_age = UINT64_MAX;
+            for (int i = 0; i < n; i++) {
+                candidate *c = &warps_now[i];
+                if (c->id % subs != sub)
+                    continue;
+                const warp *w = &c->s->b.warps[c->wi];
+                any_runnable |= (w->live & ~w->waiting) != 0;
+                c->in = next_insn(&c->s->b, w);
+                c->why = blocked_by(&m, c->s, c->wi, c->in, sub);
+                if (c->why != STALL_SELECTED)
+                    continue;
+                const uint64_t age = c->s->time[c->wi].started * 4096 + (uint64_t)c->id;
+                if (chosen < 0 || c->id == m.last_issued[sub] ||
+                    (warps_now[chosen].id != m.last_issued[sub] && age < chosen_age))
+                    chosen = i, chosen_age = age;
+            }
+            for (int i = 0; i < n; i++)
+                if (warps_now[i].id % subs == sub)
+                    stalls[i == chosen ? STALL_SELECTED
+                           : warps_now[i].why == STALL_SELECTED ? STALL_NOT_SELECTED : warps_now[i].why]++;
+            if (chosen < 0)
+                continue;
+            candidate *c = &warps_now[chosen];
+            issue(&m, c->s, c->wi, c->in, sub);
+            issued++;
+            any_issued = true;
+            m.last_issued[sub] = c->id;
+            if (c->s->b.status != EMU_OK) {
+                snprintf(err, err_len, "%s", block_err);
+                status = c->s->b.status;
+            }
+        }
+        /* blocks that ended make room for the next of this SM's blocks */
+        for (unsigned si = 0; si < resident && status == EMU_OK; si++) {
+            slot *s = &slots[si];
+            if (!s->busy || !slot_done(s))
+                continue;
+            s->busy = false;
+            finished++;
+            if (counts) {
+                emu_counters_add(counts, &s->b.c);
+                memset(&s->b.c, 0, sizeof s->b.c);
+            }
+            if (next < mine)
+                slot_start(&m, s, (next++) * (uint64_t)g->sms, s->first_warp, k);
+        }
+        if (status != EMU_OK)
+            break;
+        if (!any_issued && !any_runnable && n > 0) { /* every live warp waits on another: a deadlock */
+            describe_deadlock(&warps_now[0].s->b);
+            snprintf(err, err_len, "%s", block_err);
+            status = warps_now[0].s->b.status != EMU_OK ? warps_now[0].s->b.status : EMU_ERR_DEADLOCK;
+            break;
+        }
+        if ((m.now & 255) == 0 && footprint > 0 && m.asked_l2.n) /* the DRAM share, as the blocks show it */
+            m.dram_share = fmin(1.0, footprint / ((double)m.asked_l2.n * g->sector / (double)next * (double)n_blocks));
+        m.now++;
+    }
+    free(warps_now);
+    if (status == EMU_OK && ok) {
+        modeled->modeled_cycles += m.now;
+        modeled->modeled_picoseconds += (uint64_t)llround((double)m.now / g->clock_ghz * 1000.0);
+        modeled->modeled_sm_blocks += finished;
+        modeled->modeled_resident_blocks += resident;
+        modeled->modeled_issued += issued;
+        for (int i = 0; i < STALL_COUNT; i++)
+            modeled->modeled_stalls[i] += stalls[i];
+    }
+    for (unsigned i = 0; slots && i < resident; i++) {
+        for (unsigned w = 0; slots[i].time && w < warps; w++)
+            free(slots[i].time[w].ready), free(slots[i].time[w].dep);
+        free(slots[i].time);
+        block_release(&slots[i].b);
+    }
+    free(slots);
+    l1_free(&m.l1);
+    free(m.asked_l2.keys);
+    free(m.bulk);
+    return status;
+}
+
+/* ---- Which GPU ----------------------------------------------------------------------------------------- */
+
+const model_gpu *model_gpu_chosen(void)
+{
+    static const model_gpu *chosen;
+    static bool read;
+    if (read)
+        return chosen;
+    read = true;
+    const char *name = getenv("EMU_MODEL");
+    if (!name || !*name)
+        return NULL;
+    for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0]; i++)
+        if (strcmp(name, model_gpus[i].name) == 0)
+            chosen = &model_gpus[i];
+    if (!chosen) {
+        fprintf(stderr, "emu: EMU_MODEL=%s names no GPU the model knows (", name);
+        for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0]; i++)
+            fprintf(stderr, "%s%s", i ? ", " : "", model_gpus[i].name);
+        fprintf(stderr, "): no launch is modeled\n");
+    }
+    return chosen;
+}
+
+const char *model_gpu_label(const model_gpu *gpu) { return gpu->label; }
+
+const char *model_gpu_arch(const model_gpu *gpu)
+{
+    return gpu->wgmma_clocks_per_n > 0 ? "sm_90a" : strcmp(gpu->name, "a100") == 0 ? "sm_80" : "sm_86";
+}
+
+/* ---- ptxas's registers --------------------------------------------------------------------------------- */
+
+bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const char *arch, int *registers,
+                           char *err, size_t err_len)
+{
+    char dir[] = "/tmp/emu-ptxas-XXXXXX";
+    if (!mkdtemp(dir)) {
+        snprintf(err, err_len, "the timing model: no temporary folder for ptxas");
+        return false;
+    }
+    char ptx[sizeof dir + 16], log[sizeof dir + 16], command[512];
+    snprintf(ptx, sizeof ptx, "%s/in.ptx", dir);
+    snprintf(log, sizeof log, "%s/log", dir);
+    FILE *f = fopen(ptx, "w");
+    bool ok = f && fputs(ptx_text, f) >= 0;
+    if (f)
+        ok = fclose(f) == 0 && ok;
+    const char *cuda = getenv("CUDA_HOME");
+    char ptxas[300];
+    snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", cuda && *cuda ? cuda : "/usr/local/cuda");
+    if (access(ptxas, X_OK) != 0)
+        snprintf(ptxas, sizeof ptxas, "ptxas");
+    snprintf(command, sizeof command, "'%s' -v -arch=%s -o /dev/null '%s' >'%s' 2>&1", ptxas, arch, ptx, log);
+    int rc = ok ? system(command) : -1;
+    for (int i = 0; i < module->n_kernels; i++)
+        registers[i] = -1;
+    char line[1024], current[512] = "";
+    f = fopen(log, "r");
+    while (f && fgets(line, sizeof line, f)) {
+        const char *entry = strstr(line, "Compiling entry function '");
+        if (entry) {
+            entry += strlen("Compiling entry function '");
+            size_t n = strcspn(entry, "'");
+            snprintf(current, sizeof current, "%.*s", (int)(n < sizeof current ? n : sizeof current - 1), entry);
+        }
+        const char *used = strstr(line, "Used ");
+        if (used && strstr(used, "registers") && *current)
+            for (int i = 0; i < module->n_kernels; i++)
+                if (strcmp(module->kernels[i].name, current) == 0)
+                    registers[i] = atoi(used + 5);
+    }
+    if (f)
+        fclose(f);
+    remove(ptx), remove(log), rmdir(dir);
+    if (rc != 0) {
+        snprintf(err, err_len, "the timing model runs ptxas -v -arch=%s for the registers per thread: it failed "
+                 "(exit %d; is the CUDA toolkit at $CUDA_HOME or /usr/local/cuda?)", arch, rc);
+        return false;
+    }
+    for (int i = 0; i < module->n_kernels; i++)
+        if (registers[i] < 0) {
+            snprintf(err, err_len, "the timing model: ptxas -v -arch=%s gave no register count for kernel %s", arch,
+                     module->kernels[i].name);
+            return false;
+        }
+    return true;
+}

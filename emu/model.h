@@ -1,0 +1,44 @@
+/* model.h: the timing model's interface inside the emulator (model.c; emu/README.md, "The timing model").
+ * exec.c asks it whether a launch is modeled and hands it the launch; the interpreter tells it each memory
+ * access the instruction it just ran made. Not for the emulator's users: they set EMU_MODEL and read the
+ * modeled fields of emu_counters (counters.h).
+ */
+#ifndef EMU_MODEL_H
+#define EMU_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "emu.h"
+
+typedef struct sm_model sm_model;
+
+/* The GPU launches are modeled on (EMU_MODEL=h100|a100|a6000), or NULL: no model (the default). An unknown
+ * name is reported once, on stderr, and no launch is modeled. */
+const struct model_gpu *model_gpu_chosen(void);
+const char *model_gpu_label(const struct model_gpu *gpu); /* "NVIDIA H100 SXM5 80GB" */
+const char *model_gpu_arch(const struct model_gpu *gpu);  /* what ptxas compiles for: "sm_90a" */
+
+/* Runs, on one modeled SM of `gpu`, the blocks the GPU's block scheduler gives its first SM (linear ids 0,
+ * SMs, 2 SMs, ...), cycle by cycle, as many at once as fit; the rest of the grid is exec.c's to run.
+ * `registers` is what ptxas gave the kernel per thread. Adds the modeled cycles, picoseconds and warp
+ * states to `modeled`, and, when `counts` is not NULL, what the blocks did to it. EMU_OK or the first
+ * error (one line in err). */
+emu_status model_run_sm(const struct model_gpu *gpu, const emu_launch_desc *L, uint64_t smem_size, int registers,
+                        emu_counters *modeled, emu_counters *counts, char *err, size_t err_len);
+
+/* Whether the modeled SM runs block `id` of a grid (so the functional run skips it). */
+bool model_runs_block(const struct model_gpu *gpu, uint64_t id);
+
+/* The registers per thread ptxas gives each kernel of a PTX text for `arch`: ptxas -v, read. Writes
+ * registers[i] for kernel i of the module (names as the module has them); false, one line in err, when
+ * ptxas cannot be run or refuses the text. */
+bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const char *arch, int *registers,
+                           char *err, size_t err_len);
+
+/* The interpreter's side (exec.c): the modeled cycle (for %clock), and one warp-wide memory access of the
+ * instruction executing now. */
+uint64_t model_clock(const sm_model *m);
+void model_note_access(sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);
+
+#endif

@@ -1,0 +1,222 @@
+"""The timing model (emu/model.c) against the figures it is built from: microbenchmarks in PTX, each written so
+that one figure of a GPU file (bench/<gpu>.json) decides its modeled time, run on two GPUs whose files differ,
+so a model that ignored the file, or read the wrong figure, fails.
+
+    python3 tests/test_emu_model.py PTXRUN WORK_DIR
+
+Each case runs a kernel twice with different lengths and takes the difference (the per-step cost, free of
+the launch's fixed start and end). These check that the model does what its figures say, not that the
+figures are right: that is the validation's job (emu/README.md, "The timing model").
+"""
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptxrun_cases import Fail, Runner  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GPUS = ("h100", "a100")
+
+
+def figure(gpu, key):
+    with open(os.path.join(ROOT, "bench", gpu + ".json")) as f:
+        entry = json.load(f)[key]
+    return entry["value"] if isinstance(entry, dict) else entry
+
+
+HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
+
+
+def kernel(name, params, regs, body):
+    return f"{HEADER}.visible .entry {name}({params})\n{{\n{regs}\n{body}\n    ret;\n}}\n"
+
+
+def fma_chain(n, chains=1):
+    """n steps of `chains` independent dependent-FMA chains, interleaved."""
+    regs = "    .reg .f32 %f<40>;\n    .reg .b64 %rd<3>;"
+    body = [f"    mov.f32 %f{c}, 0f3F800000;" for c in range(chains + 2)]
+    for _ in range(n):
+        body += [f"    fma.rn.f32 %f{c}, %f{c}, %f{chains}, %f{chains + 1};" for c in range(chains)]
+    body += ["    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f0;"]
+    return kernel("chain", ".param .u64 out", regs, "\n".join(body))
+
+
+def index_chase(n, space):
+    """n dependent loads, each one's value the next one's index (a pointer chase)."""
+    regs = "    .reg .u32 %r<4>;\n    .reg .b64 %rd<6>;"
+    body = ["    ld.param.u64 %rd1, [table];", "    mov.u32 %r1, 0;"]
+    if space == "shared":
+        body = ["    .shared .align 4 .b32 tile[1024];", "    mov.u32 %r1, 0;", "    mov.u64 %rd1, tile;",
+                "    mov.u32 %r3, 0;", "    st.shared.u32 [tile], %r3;", "    bar.sync 0;"]
+    for _ in range(n):
+        body += ["    mul.wide.u32 %rd2, %r1, 4;", "    add.s64 %rd3, %rd1, %rd2;",
+                 f"    ld.{space}.u32 %r1, [%rd3];"]
+    body += ["    ld.param.u64 %rd4, [out];", "    st.global.u32 [%rd4], %r1;"]
+    return kernel("chase", ".param .u64 table, .param .u64 out", regs, "\n".join(body))
+
+
+def conflicted_shared(n, stride_words):
+    """n shared loads by all 32 lanes, lane l at word l * stride_words: stride 32 puts every lane in one bank."""
+    regs = "    .reg .u32 %r<8>;\n    .reg .b64 %rd<4>;"
+    body = ["    .shared .align 4 .b32 tile[1024];", "    mov.u32 %r1, %tid.x;",
+            f"    mul.lo.u32 %r2, %r1, {4 * stride_words};", "    mov.u32 %r4, tile;", "    add.u32 %r2, %r2, %r4;",
+            "    st.shared.u32 [%r2], %r1;", "    bar.sync 0;"]
+    for _ in range(n):
+        body += ["    ld.shared.u32 %r3, [%r2];", "    add.u32 %r2, %r2, %r3;", "    sub.u32 %r2, %r2, %r3;"]
+    body += ["    ld.param.u64 %rd1, [out];", "    st.global.u32 [%rd1], %r3;"]
+    return kernel("conflicts", ".param .u64 out", regs, "\n".join(body))
+
+
+def clock_kernel(n):
+    """%clock64 read before and after n dependent FMAs: the model's cycles, not instruction counts."""
+    regs = "    .reg .f32 %f<4>;\n    .reg .b64 %rd<6>;"
+    body = ["    mov.f32 %f1, 0f3F800000;", "    mov.u64 %rd1, %clock64;"]
+    body += ["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * n
+    body += ["    mov.u64 %rd2, %clock64;",
+             "    sub.s64 %rd3, %rd2, %rd1;", "    ld.param.u64 %rd4, [out];", "    st.global.u64 [%rd4], %rd3;",
+             "    st.global.f32 [%rd4+8], %f1;"]
+    return kernel("clocked", ".param .u64 out", regs, "\n".join(body))
+
+
+def crossed_barriers():
+    """Warp 0 waits at barrier 1, warp 1 at barrier 0: each waits for the other, for ever."""
+    regs = "    .reg .u32 %r<3>;\n    .reg .pred %p<2>;"
+    body = ["    mov.u32 %r1, %tid.x;", "    setp.lt.u32 %p1, %r1, 32;", "@%p1 bra FIRST;", "    bar.sync 0;",
+            "    bra.uni DONE;", "FIRST:", "    bar.sync 1;", "DONE:"]
+    return kernel("stuck", "", regs, "\n".join(body))
+
+
+MODELED = re.compile(r"time\s+([\d.]+) us \((\d+) cycles of one SM; it ran (\d+) blocks, ([\d.]+) at once")
+
+
+def main():
+    ptxrun, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
+    R = Runner(ptxrun, work, work)
+
+    def write(name, text):
+        with open(os.path.join(work, name), "w") as f:
+            f.write(text)
+        return name
+
+    def modeled(gpu, ptx, name, grid, block, args, smem=None):
+        result = R.run(ptx, name, grid, block, args, smem=smem, env={"EMU_MODEL": gpu, "EMU_THREADS": "1"})
+        found = MODELED.search(result.stdout)
+        if not found or "(a model, not a measurement)" not in result.stdout:
+            raise Fail(f"no labelled modeled time in: {result.stdout.strip()[-300:]}")
+        return {"us": float(found[1]), "cycles": int(found[2]), "blocks": int(found[3]),
+                "resident": float(found[4]), "text": result.stdout}
+
+    def per_step(gpu, make, short, long, grid=1, block=32, args_of=None, smem=None):
+        cycles = []
+        for n in (short, long):
+            ptx = write(f"{make.__name__}_{gpu}_{n}.ptx", make(n))
+            args = args_of() if args_of else [R.out("f32", 4)[0]]
+            name = re.search(r"\.entry (\w+)", open(os.path.join(work, ptx)).read())[1]
+            cycles.append(modeled(gpu, ptx, name, grid, block, args, smem)["cycles"])
+        return (cycles[1] - cycles[0]) / (long - short)
+
+    def near(got, want, tolerance, what):
+        if abs(got - want) > tolerance:
+            raise Fail(f"{what}: {got:.2f} cycles per step, the GPU file's figures give {want:.2f}")
+        return f"{got:.2f} cycles per step (figures: {want:.2f})"
+
+    for gpu in GPUS:
+        lat_fp32, lat_int = figure(gpu, "lat_fp32_cycles"), figure(gpu, "lat_int_cycles")
+        R.case(f"{gpu}: a dependent FMA waits lat_fp32_cycles",
+               lambda: near(per_step(gpu, fma_chain, 128, 384), lat_fp32, 0.05, "dependent FMA"))
+
+        # 32 warps, 8 per scheduler, each 8 independent chains: the FMA pipe's issue rate decides
+        def throughput(gpu=gpu):
+            make = lambda n: fma_chain(n, chains=8)  # noqa: E731
+            make.__name__ = "fma8"
+            step = per_step(gpu, make, 32, 96, block=1024)  # cycles per step of 8 FMAs in each of 32 warps
+            per_cycle = 32 * 8 / step
+            want = min(figure(gpu, "warp_schedulers_per_sm"), figure(gpu, "thr_fp32_fma") / 32)
+            if abs(per_cycle - want) > 0.05 * want:
+                raise Fail(f"{per_cycle:.2f} warp FMAs per cycle per SM; thr_fp32_fma gives {want:.2f}")
+            return f"{per_cycle:.2f} warp FMAs per cycle per SM (thr_fp32_fma / 32 = {want:.2f})"
+        R.case(f"{gpu}: independent FMAs issue at thr_fp32_fma", throughput)
+
+        def chase(space, latency, gpu=gpu):
+            table = np.zeros(256, dtype=np.uint32)  # every index 0: after the first load, the same line
+            make = lambda n: index_chase(n, space)  # noqa: E731
+            make.__name__ = "chase_" + space
+            step = per_step(gpu, make, 32, 96, block=1, args_of=lambda: [R.inp(table), R.out("u32", 1)[0]])
+            return near(step, latency + 2 * lat_int, 0.5, f"{space} load chain")
+        R.case(f"{gpu}: a global load that hits L1 waits lat_l1_hit_cycles",
+               lambda: chase("global", figure(gpu, "lat_l1_hit_cycles")))
+        R.case(f"{gpu}: a shared load waits lat_smem_load_cycles",
+               lambda: chase("shared", figure(gpu, "lat_smem_load_cycles")))
+
+        def conflicts(gpu=gpu):
+            clean = per_step(gpu, lambda n: conflicted_shared(n, 1), 16, 48)
+            conflicted = per_step(gpu, lambda n: conflicted_shared(n, 32), 16, 48)
+            if abs(conflicted - clean - 31) > 0.5:
+                raise Fail(f"a 32-way bank conflict costs {conflicted - clean:.2f} cycles more; 31 wavefronts more "
+                           "at one wavefront per clock give 31")
+            return f"{conflicted - clean:.2f} cycles more for 31 more wavefronts"
+        R.case(f"{gpu}: a 32-way bank conflict costs its 31 extra wavefronts", conflicts)
+
+    def occupancy():
+        ptx = write("occupancy.ptx", fma_chain(4))
+        got = []
+        for smem in (None, 100000):
+            m = modeled("h100", ptx, "chain", 132 * 40, 256, [R.out("f32", 4)[0]], smem=smem)
+            got.append(m["resident"])
+        # 256 threads: 8 warps; 64 warps per SM allow 8 blocks. 100000 bytes (+1024 reserved) of 233472 allow 2.
+        want = [figure("h100", "max_warps_per_sm") // 8,
+                figure("h100", "smem_per_sm_bytes") // (100000 + figure("h100", "smem_reserved_per_block_bytes"))]
+        if got != want:
+            raise Fail(f"resident blocks {got}, the occupancy rules give {want}")
+        return f"resident blocks {got} (by warps, by shared memory)"
+    R.case("h100: occupancy by warps and by shared memory", occupancy)
+
+    def clock():
+        ptx = write("clock.ptx", clock_kernel(100))
+        out, path = R.out("u64", 2)
+        modeled("h100", ptx, "clocked", 1, 1, [out])
+        elapsed = int(np.load(path)[0])
+        want = 100 * figure("h100", "lat_fp32_cycles")
+        if abs(elapsed - want) > 8:
+            raise Fail(f"%clock64 saw {elapsed} cycles pass over 100 dependent FMAs; the model's own cycles are {want}")
+        return f"%clock64 saw {elapsed} cycles (100 x lat_fp32 = {want})"
+    R.case("h100: %clock64 reads the modeled cycle", clock)
+
+    def deadlock():
+        ptx = write("stuck.ptx", crossed_barriers())
+        result = R.launch(ptx, "stuck", 1, 64, [], env={"EMU_MODEL": "h100", "EMU_THREADS": "1"}, timeout=60)
+        text = result.stderr.strip()
+        if result.returncode != 1 or "deadlock" not in text or len(text.splitlines()) != 1:
+            raise Fail(f"exit {result.returncode}, {text!r}: two warps each waiting at a barrier the other never "
+                       "reaches must be one line, a deadlock")
+        return text
+    R.case("h100: a deadlock under the model is one line, not a hang", deadlock)
+
+    def states():
+        ptx = write("states.ptx", index_chase(16, "global"))
+        m = modeled("h100", ptx, "chase", 1, 32, [R.inp(np.zeros(64, dtype=np.uint32)), R.out("u32", 1)[0]])
+        line = m["text"].strip().splitlines()[-1]
+        named = dict(re.findall(r"(\w+) ([\d.]+)", line.split(":", 1)[1]))
+        if "long_scoreboard" not in named or float(named["long_scoreboard"]) < float(named.get("wait", 0)):
+            raise Fail(f"a chain of global loads must stall mostly on long_scoreboard: {line}")
+        return line.strip()
+    R.case("h100: a load chain's warp stalls on long_scoreboard (Nsight Compute's name)", states)
+
+    def unknown_gpu():
+        ptx = write("unknown.ptx", fma_chain(1))
+        result = R.launch(ptx, "chain", 1, 1, [R.out("f32", 1)[0]], env={"EMU_MODEL": "h200x"})
+        if "names no GPU the model knows" not in result.stderr or "modeled" in result.stdout:
+            raise Fail(f"EMU_MODEL=h200x: {result.stderr.strip()!r}")
+        return result.stderr.strip()
+    R.case("EMU_MODEL with an unknown GPU says so and models nothing", unknown_gpu)
+
+    return R.summary("emu_model")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
