@@ -1,4 +1,5 @@
-/* Chapter 07's wgrad kernels (chapters/07_wgrad/wgrad.h, wgrad.cu), emulated on the host:
+/* Chapter 07's wgrad kernels (chapters/07_wgrad/: wgrad.h, wgrad.cuh, 07a_whole_reduction.cu, 07b_split_k.cu),
+ * emulated on the host:
  *   - the walk along the reduction (wgrad_pixel_next) equals dividing j (wgrad_pixel_of);
  *   - the channel padding's maps between the padded GEMM and dw are inverse bijections;
  *   - the fragments: a j-major, swizzled shared tile read through ldmatrix .x4 .trans at the lane
@@ -207,8 +208,8 @@ static float *pad_rows(const float *src, int64_t rows, int cg, int cg8)
     return dst;
 }
 
-/* wgrad_kernel<T, split> for every block, then (split) wgrad_reduce. dw is KRSC; written[] counts the
- * writes of each element. Returns the number of tile-coverage faults. */
+/* wgrad_whole<T> (07a) or wgrad_split<T> (07b) for every block, then (split) wgrad_reduce. dw is KRSC;
+ * written[] counts the writes of each element. Returns the number of tile-coverage faults. */
 static int emulate(const conv_problem *prob, split_plan plan, int split, const float *x, const float *dy, double *dw,
                    int *written)
 {

@@ -186,7 +186,7 @@ def planted_arrows_are_caught():
         ("common/kernel/tiles.h", "common/harness/harness.h", "includes"): "common/kernel",
         ("common/harness/harness.c", "chapters/05_implicit_gemm_tc/05a_wmma.cu", "calls launch_05a"): "registry.c",
         ("chapters/10_resnet_block/block.c", "bench/results_csv.c", "calls x"): "bench/",
-        ("chapters/06_dgrad/dgrad.cu", "chapters/07_wgrad/wgrad.h", "includes"): "chapters before it",
+        ("chapters/06_dgrad/06a_flipped_filter.cu", "chapters/07_wgrad/wgrad.h", "includes"): "chapters before it",
         ("emu/exec.c", "common/harness/harness.h", "includes"): "emu/",
     }
     ok = True

@@ -1,6 +1,7 @@
 /* dgrad.h: the index math of chapter 06's kernels, apart from the kernels so the CPU tests can check it.
- * dgrad.cu calls exactly these functions; tests/test_ch06_dgrad.c builds every GEMM on the host through them
- * and compares with the fp64 reference.
+ * The kernels (06a_flipped_filter.cu, 06b_stride_phases.cu, dgrad.cuh) call exactly these functions;
+ * tests/test_ch06_dgrad.c builds every GEMM on the host through them and compares with the fp64
+ * reference.
  *
  * dgrad as GEMMs (docs/gemm_view.md), NHWC dy and dx, KRSC filter, one GEMM per (stride phase, group):
  *
@@ -41,7 +42,7 @@
 #define DG_FN static HOST_DEVICE inline
 
 /* Block tiles of 06a and 06b: block M (pixels), block N (input channels), block K (reduction per stage),
- * warps along M, warps along N, pipeline stages. dgrad.cu instantiates its kernel from these lines and
+ * warps along M, warps along N, pipeline stages. Each step instantiates its kernel from these lines and
  * the launch picks one per problem (dgrad_pick_shape()), as chapter 05's 05i/05j/05k are picked by hand. */
 #define DGRAD_SHAPE_WIDE 128, 128, 32, 2, 2, 4   /* 4 warps of 64x64: the default */
 #define DGRAD_SHAPE_NARROW 256, 64, 32, 4, 1, 4  /* 4 warps of 64x64: C/groups <= 64, half of 128 would be zeros */
