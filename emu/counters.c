@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "emu.h"
-#include "model.h"
 
 void emu_counters_add(emu_counters *into, const emu_counters *from)
 {
@@ -81,24 +80,4 @@ void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c)
         fprintf(out, "  barriers            %llu warp arrivals\n", (unsigned long long)c->barriers);
     if (c->tensor_flops)
         fprintf(out, "  tensor-core FLOPs   %.4g\n", (double)c->tensor_flops);
-    if (c->modeled_cycles)
-        emu_model_print(out, c);
-}
-
-void emu_model_print(FILE *out, const emu_counters *c)
-{
-    const struct model_gpu *gpu = model_gpu_chosen();
-    fprintf(out, "  modeled on %s (a model, not a measurement):\n", gpu ? model_gpu_label(gpu) : "a GPU");
-    fprintf(out, "    time              %.2f us (%llu cycles of one SM; it ran %llu blocks, %.1f at once per launch)\n",
-            (double)c->modeled_picoseconds * 1e-6, (unsigned long long)c->modeled_cycles,
-            (unsigned long long)c->modeled_sm_blocks, ratio(c->modeled_resident_blocks, c->launches));
-    uint64_t warp_cycles = 0;
-    for (int i = 0; i < STALL_COUNT; i++)
-        warp_cycles += c->modeled_stalls[i];
-    fprintf(out, "    warp states       cycles per issued instruction, by Nsight Compute's names:\n     ");
-    fprintf(out, " %.2f in all:", ratio(warp_cycles, c->modeled_issued));
-    for (int i = 0; i < STALL_COUNT; i++)
-        if (c->modeled_stalls[i])
-            fprintf(out, " %s %.2f", model_stall_names[i], ratio(c->modeled_stalls[i], c->modeled_issued));
-    fprintf(out, "\n");
 }

@@ -98,15 +98,14 @@ typedef struct {
 
 
 void emu_counters_add(emu_counters *into, const emu_counters *from);
-/* Prints a kernel's counters as a few labelled lines, and the model's, when its launches were modeled,
- * under their own label (counters.c). */
+/* Prints a kernel's counters as a few labelled lines (counters.c; the model's fields: model.h). */
 void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c);
-void emu_model_print(FILE *out, const emu_counters *c);
 /* A mangled kernel name without its parameter types: "_Z4scalePfi" -> "scale". */
 void emu_short_name(const char *mangled, char *out, size_t out_len);
 
-/* Runs every block of the grid (or the sample the launch asks for). On an error, writes one line to err
- * and returns its status. When counters is not NULL, what the launch did is added to it. */
+/* Runs every block of the grid (or the sample the launch asks for), and models it when EMU_MODEL names a
+ * GPU and counters are asked for (launch.c). On an error, writes one line to err and returns its status.
+ * When counters is not NULL, what the launch did is added to it. */
 emu_status emu_launch(const emu_launch_desc *launch, emu_counters *counters, char *err, size_t err_len);
 
 /* Options, read from the environment once: EMU_THREADS (host threads running blocks, default: the

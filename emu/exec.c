@@ -1303,8 +1303,8 @@ uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t siz
 /* One warp-level load or store of `size` bytes per thread, counted by its space. */
 void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
 {
-    if (lanes && b->model)
-        model_note_access(b->model, space, load, address, lanes, size);
+    if (lanes && b->on_access)
+        b->on_access(b->model, space, load, address, lanes, size);
     if (!lanes || !b->counting)
         return;
     emu_counters *c = &b->c;
@@ -2112,7 +2112,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
         }
         count += (uint64_t)__builtin_popcount(active);
         b->c.warp_instructions++;
-        const uint64_t clock = b->model ? model_clock(b->model) : b->c.warp_instructions;
+        const uint64_t clock = b->clock ? *b->clock : b->c.warp_instructions;
         for (int c = 0; c < b->n_clock_slots; c++)
             FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = clock;
         b->c.by_class[class_of(in)]++;
@@ -2717,7 +2717,7 @@ static uint64_t sampled_launch(grid_run *g, emu_dim3 grid, unsigned per_kind, em
     return emulated;
 }
 
-emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *err, size_t err_len)
+emu_status exec_launch_check(const emu_launch_desc *L, uint64_t *smem_size, char *err, size_t err_len)
 {
     emu_f16_values = emu_f16_table();
     const ptx_kernel *k = L->kernel;
@@ -2757,38 +2757,38 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
                  L->max_dynamic_smem ? "" : " without cudaFuncAttributeMaxDynamicSharedMemorySize");
         return EMU_ERR_LAUNCH;
     }
+    *smem_size = smem;
+    return EMU_OK;
+}
+
+emu_status exec_launch(const emu_launch_desc *L, uint64_t skip_every, emu_counters *counters, char *err,
+                       size_t err_len)
+{
+    const ptx_kernel *k = L->kernel;
+    const uint64_t n_blocks = (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+    uint64_t smem;
+    const emu_status checked = exec_launch_check(L, &smem, err, err_len);
+    if (checked != EMU_OK)
+        return checked;
     grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
                   .err_len = err_len, .counters = counters};
     pthread_mutex_init(&g.lock, NULL);
-    uint64_t emulated;
-    const struct model_gpu *gpu = model_gpu_chosen();
-    if (gpu && counters) {
-        /* modeled: the modeled SM runs its blocks, cycle by cycle; a sampled launch counts its sample as
-         * always (running the modeled SM's blocks twice: its outputs are not computed anyway), a full one
-         * runs every other block here */
-        emu_status modeled = model_run_sm(gpu, L, smem, L->kernel->ptxas_registers, counters,
-                                          L->sample ? NULL : counters, err, err_len);
-        if (modeled != EMU_OK) {
-            g.status = modeled;
-            emulated = 0;
-        } else if (L->sample) {
-            emulated = sampled_launch(&g, L->grid, L->sample, counters);
-        } else {
-            uint64_t *others = malloc(n_blocks * sizeof *others), n = 0;
-            for (uint64_t id = 0; others && id < n_blocks; id++)
-                if (!model_runs_block(gpu, id))
-                    others[n++] = id;
-            g.sample = others, g.n_blocks = n;
-            if (others && n)
-                run_blocks(&g);
-            else if (!others)
-                g.status = EMU_ERR_LAUNCH, snprintf(err, err_len, "kernel %s: out of host memory", k->name);
-            free(others);
-            emulated = n_blocks;
-        }
+    uint64_t emulated = n_blocks;
+    if (L->sample && counters) {
+        emulated = sampled_launch(&g, L->grid, L->sample, counters);
+    } else if (skip_every) { /* every block but those another runner runs (the timing model, launch.c) */
+        uint64_t *others = malloc(n_blocks * sizeof *others), n = 0;
+        for (uint64_t id = 0; others && id < n_blocks; id++)
+            if (id % skip_every)
+                others[n++] = id;
+        g.sample = others, g.n_blocks = n;
+        if (!others)
+            g.status = EMU_ERR_LAUNCH, snprintf(err, err_len, "kernel %s: out of host memory", k->name);
+        else if (n)
+            run_blocks(&g);
+        free(others);
     } else {
-        emulated = L->sample && counters ? sampled_launch(&g, L->grid, L->sample, counters)
-                                         : (run_blocks(&g), n_blocks);
+        run_blocks(&g);
     }
     pthread_mutex_destroy(&g.lock);
     if (counters) {

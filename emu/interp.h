@@ -11,7 +11,6 @@
 #include <string.h>
 
 #include "emu.h"
-#include "model.h"
 
 #define LANES 32
 #define FULL_MASK 0xffffffffu
@@ -162,7 +161,12 @@ typedef struct {
     uint32_t *init_fence_clock; /* each thread's last fence.mbarrier_init */
     struct race_mbar *race_mbars;
     int n_race_mbars, cap_race_mbars;
-    struct sm_model *model;    /* the timing model running this block (model.c), or NULL */
+    /* the timing model running this block (model.c), or NULL: the cycle %clock reads, and what it is told
+     * of each memory access */
+    struct sm_model *model;
+    const uint64_t *clock;
+    void (*on_access)(struct sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes,
+                      uint64_t size);
     emu_status status;
     char *err;
     size_t err_len;
@@ -188,6 +192,12 @@ void run_warp(block *b, warp *w, uint64_t turn); /* `turn` instructions (0: the 
 /* The lanes that run next when a diverged warp runs, and their pc; false when every lane waits. */
 bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc);
 void describe_deadlock(block *b);
+/* A launch's configuration against the device's limits, and its shared memory per block (the one-line
+ * error otherwise); then the launch run: every block, or a sampled launch's sample, or with skip_every
+ * every block whose linear id is not a multiple of it (launch.c: the timing model runs those). */
+emu_status exec_launch_check(const emu_launch_desc *L, uint64_t *smem_size, char *err, size_t err_len);
+emu_status exec_launch(const emu_launch_desc *L, uint64_t skip_every, emu_counters *counters, char *err,
+                       size_t err_len);
 
 /* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
 void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)

@@ -399,7 +399,6 @@ struct sm_model {
     int n_bulk, cap_bulk;
 };
 
-uint64_t model_clock(const sm_model *m) { return m->now; }
 
 static double max_d(double a, double b) { return a > b ? a : b; }
 
@@ -430,7 +429,8 @@ static int compare_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-void model_note_access(sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
+/* The interpreter tells the model each warp-wide memory access of the instruction it runs (block.on_access). */
+static void note_access(sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
 {
     const model_gpu *g = m->g;
     if (space != SPACE_SHARED && space != SPACE_GLOBAL && space != SPACE_LOCAL)
@@ -638,7 +638,7 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
 
 /* ---- The SM, cycle by cycle ---------------------------------------------------------------------------- */
 
-bool model_runs_block(const model_gpu *gpu, uint64_t id) { return id % (uint64_t)gpu->sms == 0; }
+uint64_t model_sm_stride(const model_gpu *gpu) { return (uint64_t)gpu->sms; }
 
 static void slot_start(sm_model *m, slot *s, uint64_t id, unsigned first_warp, const ptx_kernel *k)
 {
@@ -654,6 +654,8 @@ static void slot_start(sm_model *m, slot *s, uint64_t id, unsigned first_warp, c
         t->copies = t->mmas = (groups){.open = m->now};
     }
     s->b.model = m;
+    s->b.clock = &m->now;
+    s->b.on_access = note_access;
 }
 
 static bool slot_done(const slot *s)
@@ -873,6 +875,28 @@ const char *model_gpu_label(const model_gpu *gpu) { return gpu->label; }
 const char *model_gpu_arch(const model_gpu *gpu)
 {
     return gpu->wgmma_clocks_per_n > 0 ? "sm_90a" : strcmp(gpu->name, "a100") == 0 ? "sm_80" : "sm_86";
+}
+
+/* ---- Printing --------------------------------------------------------------------------------------------- */
+
+static double per(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
+
+void emu_model_print(FILE *out, const emu_counters *c)
+{
+    const struct model_gpu *gpu = model_gpu_chosen();
+    fprintf(out, "  modeled on %s (a model, not a measurement):\n", gpu ? model_gpu_label(gpu) : "a GPU");
+    fprintf(out, "    time              %.2f us (%llu cycles of one SM; it ran %llu blocks, %.1f at once per launch)\n",
+            (double)c->modeled_picoseconds * 1e-6, (unsigned long long)c->modeled_cycles,
+            (unsigned long long)c->modeled_sm_blocks, per(c->modeled_resident_blocks, c->launches));
+    uint64_t warp_cycles = 0;
+    for (int i = 0; i < STALL_COUNT; i++)
+        warp_cycles += c->modeled_stalls[i];
+    fprintf(out, "    warp states       cycles per issued instruction, by Nsight Compute's names:\n     ");
+    fprintf(out, " %.2f in all:", per(warp_cycles, c->modeled_issued));
+    for (int i = 0; i < STALL_COUNT; i++)
+        if (c->modeled_stalls[i])
+            fprintf(out, " %s %.2f", model_stall_names[i], per(c->modeled_stalls[i], c->modeled_issued));
+    fprintf(out, "\n");
 }
 
 /* ---- ptxas's registers --------------------------------------------------------------------------------- */

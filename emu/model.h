@@ -27,8 +27,8 @@ const char *model_gpu_arch(const struct model_gpu *gpu);  /* what ptxas compiles
 emu_status model_run_sm(const struct model_gpu *gpu, const emu_launch_desc *L, uint64_t smem_size, int registers,
                         emu_counters *modeled, emu_counters *counts, char *err, size_t err_len);
 
-/* Whether the modeled SM runs block `id` of a grid (so the functional run skips it). */
-bool model_runs_block(const struct model_gpu *gpu, uint64_t id);
+/* The modeled SM runs the blocks whose linear id is a multiple of this (the functional run skips them). */
+uint64_t model_sm_stride(const struct model_gpu *gpu);
 
 /* The registers per thread ptxas gives each kernel of a PTX text for `arch`: ptxas -v, read. Writes
  * registers[i] for kernel i of the module (names as the module has them); false, one line in err, when
@@ -36,9 +36,7 @@ bool model_runs_block(const struct model_gpu *gpu, uint64_t id);
 bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const char *arch, int *registers,
                            char *err, size_t err_len);
 
-/* The interpreter's side (exec.c): the modeled cycle (for %clock), and one warp-wide memory access of the
- * instruction executing now. */
-uint64_t model_clock(const sm_model *m);
-void model_note_access(sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size);
+/* Prints the modeled fields of counters under their label: "modeled on <GPU> (a model, not a measurement)". */
+void emu_model_print(FILE *out, const emu_counters *c);
 
 #endif

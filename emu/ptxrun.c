@@ -308,7 +308,7 @@ int main(int argc, char **argv)
     }
     if (print_counters)
         emu_counters_print(stdout, kernel->name, &counters);
-    else if (counters.modeled_cycles)
+    if (counters.modeled_cycles)
         emu_model_print(stdout, &counters);
     ptx_free(module);
     return 0;

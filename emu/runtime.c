@@ -523,8 +523,11 @@ static void print_counters(void)
 {
     fflush(stdout);
     for (int i = 0; i < n_functions; i++)
-        if (functions[i].counters.launches)
+        if (functions[i].counters.launches) {
             emu_counters_print(stdout, functions[i].name, &functions[i].counters);
+            if (functions[i].counters.modeled_cycles)
+                emu_model_print(stdout, &functions[i].counters);
+        }
     fflush(stdout);
 }
 
