@@ -76,6 +76,9 @@ static const char usage[] =
     "                    05l also with bias,relu and bn,residual,relu (with --epilogue: each fused kernel\n"
     "                    with that one only)\n"
     "  --sample N        with bench --emulate: blocks emulated per kind of block (default 8; 0: all)\n"
+    "  --model GPU       with --emulate: also model the time on GPU (h100, a100, a6000; emu/README.md,\n"
+    "                    \"The timing model\"): run and check print it, bench --emulate writes it to\n"
+    "                    bench/results/modeled/GPU.csv. A model, not a measurement\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input (a flag, or a\n"
     "--load-npy file) or an unsupported problem, 77 (check) no GPU for GPU kernels.\n";
@@ -90,6 +93,7 @@ typedef struct {
     bool verify, cudnn, quick, emulate, gpu, counters, json; /* emulate, gpu, counters: emulate_if_asked() */
     bool suite_given;            /* check verifies on the suite's layers only when asked */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
+    const char *model;           /* --model GPU: the timing model's GPU (a file bench/<gpu>.json) */
     epilogue_ops epilogue;
     int argc;                    /* the command line, for choose_device() */
     char **argv;
@@ -130,7 +134,8 @@ static options parse_options(int argc, char **argv)
         {CLI_STRING("--layer", &opts.layer)}, {CLI_STRING("--save-npy", &opts.save_dir)},
         {CLI_STRING("--load-npy", &opts.load_dir)}, {CLI_STRING("--suite", &opts.suite)},
         {CLI_STRING("--kernels", &opts.kernels)}, {CLI_STRING("--csv", &opts.csv)},
-        {CLI_STRING("--epilogue", &opts.epilogue_text)}, {CLI_SETS("--no-verify", &opts.verify, false)},
+        {CLI_STRING("--epilogue", &opts.epilogue_text)}, {CLI_STRING("--model", &opts.model)},
+        {CLI_SETS("--no-verify", &opts.verify, false)},
         {CLI_SETS("--no-cudnn", &opts.cudnn, false)}, {CLI_SETS("--quick", &opts.quick, true)},
         {CLI_SETS("--emulate", &opts.emulate, true)}, {CLI_SETS("--gpu", &opts.gpu, true)},
         {CLI_SETS("--counters", &opts.counters, true)}, {CLI_SETS("--json", &opts.json, true)}};
@@ -139,6 +144,14 @@ static options parse_options(int argc, char **argv)
     char why[256];
     if (opts.epilogue_text && !epilogue_parse(opts.epilogue_text, &opts.epilogue, why, sizeof why))
         cli_error("%s", why);
+    if (opts.model) { /* a GPU the model knows is a GPU file: bench/<gpu>.json (docs/gpus.md) */
+        char file[4096];
+        struct stat st;
+        snprintf(file, sizeof file, "%s/bench/%s.json", CONV_SOURCE_ROOT, opts.model);
+        if (!*opts.model || strspn(opts.model, "abcdefghijklmnopqrstuvwxyz0123456789") != strlen(opts.model) ||
+            stat(file, &st) != 0)
+            cli_error("--model '%s': no such GPU file bench/<gpu>.json (the model knows h100, a100, a6000)", opts.model);
+    }
     opts.suite_given = opts.suite != NULL;
     if (!opts.suite)
         opts.suite = "resnet50";
@@ -342,7 +355,14 @@ static void print_outcome(const conv_kernel *kernel, const conv_problem *prob, u
 /* A GPU kernel is about to run: from here on a device answers, the emulator where no GPU does (unless
  * --gpu; device.h). Called once the command's own checks have passed, so that bad input gets its one
  * line and nothing else. */
-static void choose_device(const options *opts) { emulate_if_asked(opts->argc, opts->argv, true); }
+static void choose_device(const options *opts)
+{
+    emulate_if_asked(opts->argc, opts->argv, true);
+    if (opts->model && !on_emulator() && strcmp(opts->command, "bench") == 0)
+        printf("bench: --model %s: a GPU answers, so the kernels are measured and nothing is modeled\n", opts->model);
+    else if (opts->model && !on_emulator())
+        cli_error("--model runs the timing model inside the emulator: it needs the emulator (--emulate, or no GPU)");
+}
 
 static int command_run(const options *opts)
 {
@@ -629,7 +649,8 @@ static int command_bench(const options *opts)
             cli_error("%s", reason);
         emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
                                   .sample = opts->sample >= 0 ? (unsigned)opts->sample : 8,
-                                  .csv = opts->csv, .seed = opts->seed, .epilogue = opts->epilogue};
+                                  .csv = opts->csv, .seed = opts->seed, .epilogue = opts->epilogue,
+                                  .model = opts->model};
         return bench_emulated(&request);
     }
 

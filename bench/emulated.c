@@ -7,9 +7,12 @@
  * Correctness is `conv check --emulate`'s business: a sampled run computes only part of the output. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "check.h"
 #include "counters.h"
@@ -62,6 +65,30 @@ static void set_counts(results_row *row, const emu_counters *c)
 
 static double ratio(uint64_t a, uint64_t b) { return b ? (double)a / (double)b : 0.0; }
 
+/* The timing model's row for a counted run: its modeled time on the GPU and its warps' states. */
+static void set_modeled(results_row *row, const results_row *counted, const char *gpu, const emu_counters *c,
+                        double flops)
+{
+    static const char *const shared[] = {"chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k",
+                                         "r", "s", "stride", "pad", "dilation", "groups", "dtype", "layout", "flops",
+                                         "status", "source_sha256", "emulator_sha256"};
+    for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++)
+        results_set(row, shared[i], "%s", results_get(counted, shared[i]));
+    const double us = (double)c->modeled_picoseconds * 1e-6;
+    results_set(row, "gpu", "%s", gpu);
+    results_set(row, "modeled_us", "%.3f", us);
+    results_set(row, "modeled_tflops", "%.2f", us > 0 ? flops / (us * 1e-6) / 1e12 : 0.0);
+    results_set(row, "modeled_cycles", "%llu", (unsigned long long)c->modeled_cycles);
+    results_set(row, "sm_blocks", "%llu", (unsigned long long)c->modeled_sm_blocks);
+    results_set(row, "resident_blocks", "%.1f", ratio(c->modeled_resident_blocks, c->launches));
+    results_set(row, "issued", "%llu", (unsigned long long)c->modeled_issued);
+    for (int i = 0; i < STALL_COUNT; i++) {
+        char column[64];
+        snprintf(column, sizeof column, "warp_cycles_%s", emu_stall_names[i]);
+        results_set(row, column, "%llu", (unsigned long long)c->modeled_stalls[i]);
+    }
+}
+
 /* Chapter 05's comparison of fusion (05i: the epilogue in the convolution's store; 05l: the same
  * convolution, then a separate pass) and the two epilogues it is counted with when no --epilogue is
  * given, the lightest and the heaviest, so that the counts show what fusing saves and what it costs.
@@ -112,7 +139,17 @@ int bench_emulated(const emulated_bench *request)
         results_path(CONV_SOURCE_ROOT, "emulator", csv, sizeof csv);
     printf("bench: on the PTX emulator: counts of what each kernel executed (never times), %s\n",
            request->sample ? "from a sample of each grid's blocks, scaled to the grid" : "every block emulated");
-    int rows = 0, failures = 0;
+    int rows = 0, failures = 0, total = 0;
+    for (int i = 0; i < registry_count(); i++) { /* the runs to come, for the progress lines */
+        const conv_kernel *kernel = registry_kernel(i);
+        epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
+        char layers[MAX_REFERENCE_LAYERS][128];
+        const int run_count = kernel_runs(kernel, request->epilogue, runs);
+        if (kernel->device == ON_GPU && run_count && registry_selected(kernel, request->kernels))
+            total += run_count * (request->layer ? 1 : reference_layers(kernel, layers));
+    }
+    struct timespec started;
+    clock_gettime(CLOCK_MONOTONIC, &started);
     for (int i = 0; i < registry_count(); i++) {
         const conv_kernel *kernel = registry_kernel(i);
         epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
@@ -158,7 +195,14 @@ int bench_emulated(const emulated_bench *request)
             if (epilogue_any(epilogue))
                 epilogue_format(epilogue, ops, sizeof ops);
             snprintf(label, sizeof label, "%s%s%s", kernel->id, *ops ? "+" : "", ops);
-            printf("%-20s %-22s n=%-3d ", label, layers[l / run_count], prob.n);
+            struct timespec now;
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            const double elapsed = (double)(now.tv_sec - started.tv_sec) + 1e-9 * (double)(now.tv_nsec - started.tv_nsec);
+            char left[48] = "";
+            if (rows)
+                snprintf(left, sizeof left, ", about %.0f s left", elapsed / rows * (total - rows));
+            printf("[%d/%d, %.0f s%s] %-20s %-22s n=%-3d ", rows + 1, total, elapsed, left, label,
+                   layers[l / run_count], prob.n);
             if (outcome.status == RUN_UNSUPPORTED) {
                 results_set(&row, "status", "unsupported");
                 printf("unsupported: %s\n", outcome.why);
@@ -179,6 +223,23 @@ int bench_emulated(const emulated_bench *request)
             char reason[4200];
             if (!results_merge(csv, &row, 1, reason, sizeof reason)) /* row by row: a cut-off run keeps its rows */
                 fail("%s", reason);
+            if (request->model && outcome.status == RUN_PASS) {
+                if (!counts.modeled_cycles)
+                    fail("--model %s: the emulator modeled nothing (EMU_MODEL unset or unknown?)", request->model);
+                results_row modeled;
+                results_row_init(&modeled, &results_modeled);
+                set_modeled(&modeled, &row, request->model, &counts, problem_flops(&prob));
+                printf("%-20s %-22s n=%-3d modeled on %s: %.2f us (a model, not a measurement)\n", label,
+                       layers[l / run_count], prob.n, request->model, (double)counts.modeled_picoseconds * 1e-6);
+                char modeled_csv[4096];
+                snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled", CONV_SOURCE_ROOT);
+                if (mkdir(modeled_csv, 0755) != 0 && errno != EEXIST)
+                    fail("cannot create %s: %s", modeled_csv, strerror(errno));
+                snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled/%s.csv", CONV_SOURCE_ROOT,
+                         request->model);
+                if (!results_merge(modeled_csv, &modeled, 1, reason, sizeof reason))
+                    fail("%s", reason);
+            }
             rows++;
         }
     }

@@ -16,6 +16,8 @@ typedef struct {
     const char *csv;       /* where the rows go (NULL: bench/results/emulator.csv) */
     uint64_t seed;
     epilogue_ops epilogue; /* --epilogue: only the kernels with a fused epilogue, with this one */
+    const char *model;     /* --model GPU: also modeled on it (EMU_MODEL, set before the emulator loaded),
+                              into bench/results/modeled/<gpu>.csv; NULL: counts only */
 } emulated_bench;
 
 /* Runs the request; 0 when every kernel ran (or was unsupported, which its row says), 1 otherwise. */

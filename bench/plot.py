@@ -14,6 +14,12 @@ From DIR/emulator.csv (`conv bench --emulate`: counts, no times) it writes
   emulator_bound_ladder.png   every kernel's bound from counts at an H100's published peaks
                        (bench/emulator_csv.py), on each chapter's reference layers, coloured by
                        the resource that sets it: a bound from counts, never a measurement.
+From DIR/modeled/<gpu>.csv (`conv bench --emulate --model GPU`: the timing model's, no measurement) it writes
+  modeled_<gpu>_ladder.png    every kernel's modeled time on its chapter's reference layers, the bound from
+                       counts marked on each bar, and the time measured on that GPU, where a run
+                       exists, drawn apart (a diamond, never a bar);
+  modeled_<gpu>_states.png    why: the modeled warp-cycles per issued instruction, stacked by warp state
+                       (Nsight Compute's names).
 Only rows with status `pass` and a time are plotted (and not chapter 10's whole blocks); the heat map greys out `fail`
 and unsupported (n/s) cells. Reads only the CSVs, never the runner's stdout.
 A malformed CSV prints one line `plot: FILE: what is wrong` to stderr and exits 1.
@@ -29,6 +35,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_csv  # noqa: E402
+import modeled_csv  # noqa: E402
 from results_csv import (DTYPE_LABEL, PASSES, CsvError, kernel_key, layer_key,  # noqa: E402
                          layer_name_labels, load)
 
@@ -424,6 +431,110 @@ def plot_bound_ladder(rows, path):
     return save(fig, path)
 
 
+MODELED_COLOR = "#5d8aa8"
+STATE_COLOR = {"selected": "#2e86c1", "not_selected": "#aed6f1", "wait": "#f7dc6f", "short_scoreboard": "#f39c12",
+               "long_scoreboard": "#c0392b", "math_pipe_throttle": "#28b463", "mio_throttle": "#d7bde2",
+               "lg_throttle": "#6c3483", "barrier": "#7f8c8d", "membar": "#34495e"}
+
+
+def modeled_panels(rows):
+    """(pass, layer, n) -> its rows in chapter order: only kernels solving one problem share a panel."""
+    panels = {}
+    for r in rows:
+        if r["status"] == "counted":
+            panels.setdefault((r["pass"], r["layer"], r["n"]), []).append(r)
+    return panels
+
+
+def measured_times(results, gpu):
+    """(kernel, layer, n) -> µs measured on the GPU the model models, where bench/results/<gpu>.csv has it."""
+    path = os.path.join(results, gpu + ".csv")
+    if not os.path.exists(path):
+        return {}
+    import csv
+    with open(path, newline="", encoding="utf-8") as f:
+        return {(r["kernel"], r["layer"], r["n"]): 1000 * float(r["time_ms"]) for r in csv.DictReader(f)
+                if r["status"] == "pass" and r["time_ms"]}
+
+
+def plot_modeled_ladder(rows, counts, measured, gpu, path):
+    """Modeled µs per kernel (bars, log), the bound from counts as a tick on each bar, the measured time as
+    a hollow diamond: three kinds of number, three kinds of mark, never one bar."""
+    h100 = emulator_csv.h100_figures()
+    bound = {(r["kernel"], r["layer"], str(r["n"])): emulator_csv.floor(r, h100)[0] for r in counts or []
+             if r["status"] == "counted"}
+    panels = modeled_panels(rows)
+    heights = [len(group) for group in panels.values()]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 0.3 * sum(heights) + 0.9 * len(panels) + 1.4),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False, sharex=True)
+    values = [r["modeled_us"] for g in panels.values() for r in g] + list(bound.values()) + list(measured.values())
+    values = [v for v in values if v > 0]
+    low, high = 10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values)) + 0.3)
+    drew_bound = drew_measured = False
+    for ax, ((pass_, layer, n), group) in zip(axes[:, 0], panels.items()):
+        y = list(range(len(group)))[::-1]
+        ax.barh(y, [r["modeled_us"] for r in group], color=MODELED_COLOR)
+        ax.set_yticks(y, [r["kernel"] for r in group], fontsize=8)
+        for yy, r in zip(y, group):
+            us = r["modeled_us"]
+            ax.text(us, yy, f" {us:,.0f} µs" if us >= 100 else f" {us:.3g} µs", va="center", fontsize=7)
+            key = (r["kernel"], r["layer"], r["n"])
+            if key in bound:
+                ax.plot([bound[key]] * 2, [yy - 0.4, yy + 0.4], color="black", lw=2)
+                drew_bound = True
+            if key in measured:
+                ax.plot(measured[key], yy, marker="D", ms=6, mfc="none", mec=CUDNN_COLOR, ls="")
+                drew_measured = True
+        ax.set_xscale("log")
+        ax.set_xlim(low, high)
+        ax.set_title(f"{pass_}, {layer} (N={n})", fontsize=9, loc="left")
+    axes[-1, 0].set_xlabel(f"µs (log scale), {modeled_csv.caption(gpu)}")
+    handles = [Patch(color=MODELED_COLOR, label="modeled time (the emulator's timing model)")]
+    if drew_bound:
+        handles.append(Line2D([], [], color="black", lw=2, label="bound from counts (at published peaks)"))
+    if drew_measured:
+        handles.append(Line2D([], [], marker="D", mfc="none", mec=CUDNN_COLOR, ls="",
+                              label=f"measured on {modeled_csv.gpu_label(gpu)}"))
+    axes[0, 0].legend(handles=handles, fontsize=8, loc="lower right")
+    fig.suptitle(f"Each step's time, {modeled_csv.caption(gpu)}", fontsize=11, x=0.02, ha="left")
+    fig.text(0.02, 0.965, "Bars: the timing model (bench/results/modeled/). Ticks: the bound from the emulator's "
+             "counts. Diamonds: measured, where a GPU run of the same layer and batch exists.", fontsize=8,
+             ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return save(fig, path)
+
+
+def plot_modeled_states(rows, gpu, path):
+    """Why each step takes its time: modeled warp-cycles per issued instruction, stacked by warp state."""
+    panels = modeled_panels(rows)
+    heights = [len(group) for group in panels.values()]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 0.3 * sum(heights) + 0.9 * len(panels) + 1.4),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False, sharex=True)
+    used = set()
+    for ax, ((pass_, layer, n), group) in zip(axes[:, 0], panels.items()):
+        y = list(range(len(group)))[::-1]
+        left = [0.0] * len(group)
+        for state in modeled_csv.STATES:
+            widths = [modeled_csv.per_issued(r)[state] for r in group]
+            if any(w > 0 for w in widths):
+                used.add(state)
+                ax.barh(y, widths, left=left, color=STATE_COLOR[state])
+                left = [a + b for a, b in zip(left, widths)]
+        ax.set_yticks(y, [r["kernel"] for r in group], fontsize=8)
+        ax.set_title(f"{pass_}, {layer} (N={n})", fontsize=9, loc="left")
+    widest = max(sum(modeled_csv.per_issued(r).values()) for group in panels.values() for r in group)
+    axes[-1, 0].set_xlim(0, widest * 1.05)
+    axes[-1, 0].set_xlabel("warp-cycles per issued instruction, by warp state (Nsight Compute's names)\n"
+                           + modeled_csv.caption(gpu))
+    axes[0, 0].legend(handles=[Patch(color=STATE_COLOR[s], label=s) for s in modeled_csv.STATES if s in used],
+                      fontsize=7, loc="lower right", ncol=2)
+    fig.suptitle(f"Where each step's warps wait, {modeled_csv.caption(gpu)}", fontsize=11, x=0.02, ha="left")
+    fig.text(0.02, 0.965, "A warp issues in 'selected' cycles; every other state is a cycle it could not "
+             "(or another warp was picked: not_selected).", fontsize=8, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return save(fig, path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default="bench/results", help="folder of <gpu>.csv files")
@@ -448,7 +559,15 @@ def main(argv=None):
         except CsvError as e:
             print(f"plot: {csv_path}: {e}", file=sys.stderr)
             return 1
-    if not loaded and not counts:
+    modeled = {}
+    for gpu in modeled_csv.gpus(args.results):
+        path = os.path.join(args.results, modeled_csv.FOLDER, gpu + ".csv")
+        try:
+            modeled[gpu] = modeled_csv.load(path)
+        except modeled_csv.CsvError as e:
+            print(f"plot: {path}: {e}", file=sys.stderr)
+            return 1
+    if not loaded and not counts and not modeled:
         return 0
     import_matplotlib()
     os.makedirs(args.out, exist_ok=True)
@@ -457,6 +576,10 @@ def main(argv=None):
             print(png)
     if counts:
         print(plot_bound_ladder(counts, os.path.join(args.out, "emulator_bound_ladder.png")))
+    for gpu, rows in modeled.items():
+        print(plot_modeled_ladder(rows, counts, measured_times(args.results, gpu), gpu,
+                                  os.path.join(args.out, f"modeled_{gpu}_ladder.png")))
+        print(plot_modeled_states(rows, gpu, os.path.join(args.out, f"modeled_{gpu}_states.png")))
     return 0
 
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The main job: set up, build, benchmark every chapter on the default suite, write the results CSV
 # and the plots. Without a GPU the kernels run on the PTX emulator instead (CONV_EMULATE=auto): each on
-# its chapter's reference layers, counted, never timed (bench/results/emulator.csv; measured: about 2
-# minutes on an idle 2-core x86-64 machine, after a build of about 3); then the chapters' counter tables, the
-# counts their text quotes (bench/prose_numbers.py) and the plots are written from the CSVs.
+# its chapter's reference layers, counted, never timed (bench/results/emulator.csv), and modeled on an H100
+# by the emulator's timing model (bench/results/modeled/h100.csv: a model, not a measurement); then the
+# chapters' counter tables, the counts their text quotes (bench/prose_numbers.py) and the plots are
+# written from the CSVs.
 #
 #   bash bench/run.sh            the resnet50 suite (under 10 minutes on an H100)
 #   bash bench/run.sh --quick    3 layers, 10 repetitions: a first look (on the emulator: the same run)
@@ -11,9 +12,13 @@
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 
 status=0
-CONV_EMULATE=auto ./build/conv bench "$@" || status=$?
+CONV_EMULATE=auto ./build/conv bench --model h100 "$@" || status=$?
 if [ -f bench/results/emulator.csv ]; then
     python3 bench/tables.py --counters bench/results/emulator.csv --readmes . || status=$?
+fi
+if [ -f bench/results/modeled/h100.csv ]; then # the timing model's tables, and its validation
+    python3 bench/tables.py --modeled bench/results/modeled/h100.csv --readmes . || status=$?
+    python3 bench/model_validation.py --write || status=$?
 fi
 python3 bench/plot.py --results bench/results --out docs || status=$?
 

@@ -23,13 +23,20 @@ typedef enum {
 } emu_class;
 
 /* The states a warp is in, cycle by cycle, in the timing model (model.c), with Nsight Compute's names
- * (model_stall_names): issuing, able to but another was picked, or stalled and why. */
+ * (emu_stall_names): issuing, able to but another was picked, or stalled and why. */
 typedef enum {
     STALL_SELECTED, STALL_NOT_SELECTED, STALL_WAIT, STALL_SHORT_SCOREBOARD, STALL_LONG_SCOREBOARD,
     STALL_MATH_PIPE_THROTTLE, STALL_MIO_THROTTLE, STALL_LG_THROTTLE, STALL_BARRIER, STALL_MEMBAR,
     STALL_COUNT
 } emu_stall;
-extern const char *const model_stall_names[STALL_COUNT];
+#if defined(__GNUC__)
+__attribute__((unused))
+#endif
+static const char *const emu_stall_names[STALL_COUNT] = {
+    [STALL_SELECTED] = "selected", [STALL_NOT_SELECTED] = "not_selected", [STALL_WAIT] = "wait",
+    [STALL_SHORT_SCOREBOARD] = "short_scoreboard", [STALL_LONG_SCOREBOARD] = "long_scoreboard",
+    [STALL_MATH_PIPE_THROTTLE] = "math_pipe_throttle", [STALL_MIO_THROTTLE] = "mio_throttle",
+    [STALL_LG_THROTTLE] = "lg_throttle", [STALL_BARRIER] = "barrier", [STALL_MEMBAR] = "membar"};
 
 typedef struct {
     uint64_t launches;

@@ -19,7 +19,8 @@
  *     their bandwidth;
  *   - cp.async, bulk tensor copies and wgmma as asynchronous work that completes at a modeled cycle;
  *     cp.async.wait_group, mbarrier waits and wgmma.wait_group hold a warp until then.
- * Each cycle every resident warp is in one state, with Nsight Compute's name (model_stall_names): the
+ * Each cycle every resident warp is in one state, with Nsight Compute's name (emu_stall_names; Nsight
+ * Compute, "Warp Scheduler States" and smsp__pcsamp_warps_issue_stalled_*): the
  * warp-cycles per state say where the time went.
  */
 #include <ctype.h>
@@ -80,14 +81,6 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * instructions (the constant bank), at an integer instruction's cost. */
 /* ASSUME_SM0: every SM runs what the first does; the launch takes as long as the first SM's blocks (ids 0,
  * SMs, 2 SMs, ...: the most any SM gets when the block scheduler deals blocks round the SMs). */
-
-/* ---- Warp states (Nsight Compute, "Warp Scheduler States" and smsp__pcsamp_warps_issue_stalled_*) ----- */
-
-const char *const model_stall_names[STALL_COUNT] = {
-    [STALL_SELECTED] = "selected", [STALL_NOT_SELECTED] = "not_selected", [STALL_WAIT] = "wait",
-    [STALL_SHORT_SCOREBOARD] = "short_scoreboard", [STALL_LONG_SCOREBOARD] = "long_scoreboard",
-    [STALL_MATH_PIPE_THROTTLE] = "math_pipe_throttle", [STALL_MIO_THROTTLE] = "mio_throttle",
-    [STALL_LG_THROTTLE] = "lg_throttle", [STALL_BARRIER] = "barrier", [STALL_MEMBAR] = "membar"};
 
 /* ---- Pipes -------------------------------------------------------------------------------------------- */
 
@@ -895,7 +888,7 @@ void emu_model_print(FILE *out, const emu_counters *c)
     fprintf(out, " %.2f in all:", per(warp_cycles, c->modeled_issued));
     for (int i = 0; i < STALL_COUNT; i++)
         if (c->modeled_stalls[i])
-            fprintf(out, " %s %.2f", model_stall_names[i], per(c->modeled_stalls[i], c->modeled_issued));
+            fprintf(out, " %s %.2f", emu_stall_names[i], per(c->modeled_stalls[i], c->modeled_issued));
     fprintf(out, "\n");
 }
 

@@ -592,9 +592,11 @@ static cudaError_t launch(function *fn, dim3 grid, dim3 block, void **args, size
         atexit(print_stats);
         stats_registered = true;
     }
-    /* a modeled launch is counted too: the model's fields are counters' (counters.h) */
-    const bool counting = (getenv("EMU_COUNTERS") && atoi(getenv("EMU_COUNTERS")) > 0) || model_gpu_chosen();
-    if (counting && !counters_registered) {
+    /* a modeled launch is counted too (the model's fields are counters': counters.h), and printed at exit
+     * unless the benchmark takes the counts */
+    const bool asked = getenv("EMU_COUNTERS") && atoi(getenv("EMU_COUNTERS")) > 0;
+    const bool counting = asked || model_gpu_chosen();
+    if ((asked || (counting && !bench_counting)) && !counters_registered) {
         atexit(print_counters);
         counters_registered = true;
     }

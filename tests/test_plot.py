@@ -87,6 +87,32 @@ def test_plots(tmp):
             check(size == PNG_SIZE, f"{os.path.basename(png)} is {PNG_SIZE} px (got {size})")
 
 
+def test_modeled(tmp):
+    """The timing model's two figures from bench/results/modeled/h100.csv, each labelled as modeled; a modeled
+    CSV with a column missing is one line and exit 1."""
+    source = os.path.join(ROOT, "bench", "results", "modeled", "h100.csv")
+    if not os.path.exists(source):
+        check(False, "bench/results/modeled/h100.csv exists (bash bench/run.sh writes it)")
+        return
+    results, out = os.path.join(tmp, "modeled_results"), os.path.join(tmp, "modeled_docs")
+    os.makedirs(os.path.join(results, "modeled"))
+    shutil.copy(source, os.path.join(results, "modeled", "h100.csv"))
+    rc, stdout, stderr = run(PLOT, "--results", results, "--out", out)
+    check(rc == 0, f"plot.py on a modeled CSV exits 0 (got {rc}; {stderr.strip()[-300:]})")
+    for name in ("modeled_h100_ladder.png", "modeled_h100_states.png"):
+        png = os.path.join(out, name)
+        check(os.path.isfile(png) and os.path.getsize(png) > 0 and png in stdout.split(),
+              f"{name} written, non-empty and its path printed")
+    with open(source, newline="") as f:
+        rows = list(csv.DictReader(f))
+    header = [c for c in rows[0] if c != "modeled_us"]
+    write_csv(os.path.join(results, "modeled", "h100.csv"), header, rows)
+    rc, stdout, stderr = run(PLOT, "--results", results, "--out", out)
+    lines = stderr.strip().splitlines()
+    check(rc == 1 and len(lines) == 1 and "modeled_us" in lines[0],
+          f"a modeled CSV without modeled_us: exit 1 and one line naming it (got {rc}, {lines[-2:]})")
+
+
 def test_no_cudnn_one_pass(tmp):
     """No cuDNN times, fprop only, a custom layer with a 2x1 stride: still three PNGs."""
     results, out = os.path.join(tmp, "results_nocudnn"), os.path.join(tmp, "docs_nocudnn")
@@ -265,7 +291,7 @@ def main():
         return 2
     os.makedirs(sys.argv[1], exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="test_plot_", dir=sys.argv[1]) as tmp:
-        for test in (test_plots, test_no_cudnn_one_pass, test_malformed, test_no_results,
+        for test in (test_plots, test_modeled, test_no_cudnn_one_pass, test_malformed, test_no_results,
                      test_tables):
             test(tmp)
     print(f"test_plot: {len(failures)} failed" if failures else "test_plot: all checks passed")

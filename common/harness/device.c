@@ -82,6 +82,8 @@ void emulate_if_asked(int argc, char **argv, bool device_needed)
         gpu_only |= strcmp(argv[i], "--gpu") == 0;
         if (strcmp(argv[i], "--counters") == 0) /* the emulator prints its counts per kernel at exit */
             setenv("EMU_COUNTERS", "1", 1);
+        if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) /* the timing model's GPU (emu/model.h) */
+            setenv("EMU_MODEL", argv[i + 1], 1);
     }
     if (asked && gpu_only) {
         fprintf(stderr, "%s: --emulate and --gpu ask for different devices: give one\n", name);

@@ -34,6 +34,19 @@ static const char *const emulator_header[] = {
     "tensor_flops", "status", "source_sha256", "emulator_sha256"};
 const results_table results_emulator = {emulator_header, sizeof emulator_header / sizeof emulator_header[0]};
 
+/* The timing model's (emu/README.md, "The timing model"), one file per modeled GPU
+ * (bench/results/modeled/<gpu>.csv): modeled time, never a count or a measurement. warp_cycles_<state>:
+ * the warp-cycles the modeled SM's warps spent in each state (Nsight Compute's names); issued: the warp
+ * instructions it issued, so a state's cycles per issued instruction is their ratio. */
+static const char *const modeled_header[] = {
+    "chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
+    "dilation", "groups", "dtype", "layout", "flops", "gpu", "modeled_us", "modeled_tflops", "modeled_cycles",
+    "sm_blocks", "resident_blocks", "issued", "warp_cycles_selected", "warp_cycles_not_selected",
+    "warp_cycles_wait", "warp_cycles_short_scoreboard", "warp_cycles_long_scoreboard",
+    "warp_cycles_math_pipe_throttle", "warp_cycles_mio_throttle", "warp_cycles_lg_throttle",
+    "warp_cycles_barrier", "warp_cycles_membar", "status", "source_sha256", "emulator_sha256"};
+const results_table results_modeled = {modeled_header, sizeof modeled_header / sizeof modeled_header[0]};
+
 void results_row_init(results_row *row, const results_table *table)
 {
     memset(row, 0, sizeof *row);
@@ -46,6 +59,11 @@ static int column_index(const results_table *table, const char *column)
         if (strcmp(table->header[i], column) == 0)
             return i;
     fail("results: no column named '%s'", column);
+}
+
+const char *results_get(const results_row *row, const char *column)
+{
+    return row->field[column_index(row->table, column)];
 }
 
 void results_set(results_row *row, const char *column, const char *fmt, ...)

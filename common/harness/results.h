@@ -1,8 +1,9 @@
 /* results.h: the benchmark's CSVs, one row per (kernel, pass, layer), written only by the benchmark. A
- * new row replaces the row with the same key instead of adding one. Two tables:
+ * new row replaces the row with the same key instead of adding one. Three tables:
  *   results_gpu       bench/results/<gpu>.csv: measurements on a GPU;
  *   results_emulator  bench/results/emulator.csv: what the emulator counted (no times), with the columns
- *                     that mean the same thing named the same. */
+ *                     that mean the same thing named the same;
+ *   results_modeled   bench/results/modeled/<gpu>.csv: what the timing model says a GPU would take. */
 #ifndef RESULTS_H
 #define RESULTS_H
 
@@ -20,7 +21,7 @@ typedef struct {
     int columns;
 } results_table;
 
-extern const results_table results_gpu, results_emulator;
+extern const results_table results_gpu, results_emulator, results_modeled;
 
 typedef struct {
     const results_table *table;
@@ -31,6 +32,8 @@ typedef struct {
 void results_row_init(results_row *row, const results_table *table);
 
 /* Sets a row's field by column name (fails loudly on an unknown name: a programming error). */
+/* A column's value in a row ("" until set). */
+const char *results_get(const results_row *row, const char *column);
 void results_set(results_row *row, const char *column, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The timing model against measurements: every (kernel, layer, batch) that the model has modeled on a GPU
+(bench/results/modeled/<gpu>.csv) and that was measured on that GPU (bench/results/<gpu>.csv), side by side,
+in emu/README.md between the markers <!-- model-validation:begin --> and <!-- model-validation:end -->.
+
+    python3 bench/model_validation.py --write     rewrite the table from the CSVs
+    python3 bench/model_validation.py --check     exit 1 when the table is not what the CSVs give
+
+The modeled and the measured numbers stand in columns of their own, each labelled; their ratio is the
+model's error on that row. The summary says how many rows are within 25% and the median error. Nothing is
+fitted: the model's figures come from the GPU files, never from these measurements.
+"""
+import argparse
+import csv
+import os
+import statistics
+import sys
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import modeled_csv  # noqa: E402
+
+README = os.path.join(ROOT, "emu", "README.md")
+BEGIN, END = "<!-- model-validation:begin -->", "<!-- model-validation:end -->"
+
+
+def measured_rows(gpu):
+    path = os.path.join(ROOT, "bench", "results", gpu + ".csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="", encoding="utf-8") as f:
+        return {(r["kernel"], r["layer"], r["n"]): r for r in csv.DictReader(f)
+                if r["status"] == "pass" and r["time_ms"]}
+
+
+def table():
+    lines = []
+    for gpu in modeled_csv.gpus(os.path.join(ROOT, "bench", "results")):
+        modeled = modeled_csv.load(os.path.join(ROOT, "bench", "results", modeled_csv.FOLDER, gpu + ".csv"))
+        measured = measured_rows(gpu)
+        pairs = []
+        for r in modeled:
+            m = measured.get((r["kernel"], r["layer"], r["n"]))
+            if r["status"] == "counted" and m:
+                pairs.append((r, 1000 * float(m["time_ms"])))
+        if not pairs:
+            continue
+        label = modeled_csv.gpu_label(gpu)
+        ratios = [r["modeled_us"] / us for r, us in pairs]
+        within = sum(1 for x in ratios if 0.8 <= x <= 1.25)
+        error = statistics.median(abs(x - 1) for x in ratios)
+        lines += [f"On the {label}: {len(pairs)} (kernel, layer) pairs, modeled and measured at the same batch; "
+                  f"{within} of them within 25% (modeled / measured from 0.8 to 1.25); the median error "
+                  f"{100 * error:.0f}%; from {min(ratios):.2f} to {max(ratios):.2f} times the measured time.", "",
+                  f"| kernel | layer | N | modeled on {label}, µs (a model, not a measurement) | measured on {label}, "
+                  "µs (median) | modeled / measured | the modeled warps' top states (cycles per issued "
+                  "instruction) |",
+                  "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+        for (r, us), ratio in zip(pairs, ratios):
+            states = sorted(((v, s) for s, v in modeled_csv.per_issued(r).items() if s != "selected"), reverse=True)
+            top = ", ".join(f"{s} {v:.2f}" for v, s in states[:2] if v > 0)
+            lines.append(f"| {r['kernel']} | {r['layer'].split('/')[-1]} | {r['n']} | {r['modeled_us']:,.1f} | "
+                         f"{us:,.1f} | {ratio:.2f} | {top} |")
+        lines.append("")
+    if not lines:
+        lines = ["No layer has been both modeled and measured on one GPU yet.", ""]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    mode = ap.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--write", action="store_true")
+    mode.add_argument("--check", action="store_true")
+    args = ap.parse_args(argv)
+    with open(README, encoding="utf-8") as f:
+        text = f.read()
+    if text.count(BEGIN) != 1 or text.count(END) != 1:
+        print(f"model_validation: {README} needs one {BEGIN} and one {END}", file=sys.stderr)
+        return 1
+    head, rest = text.split(BEGIN)
+    _, tail = rest.split(END)
+    fresh = head + BEGIN + "\n" + table() + END + tail
+    if args.check:
+        if fresh != text:
+            print("model_validation: emu/README.md's validation table is not what the CSVs give: "
+                  "python3 bench/model_validation.py --write", file=sys.stderr)
+            return 1
+        print("model_validation: the table is the CSVs'")
+        return 0
+    if fresh != text:
+        with open(README, "w", encoding="utf-8") as f:
+            f.write(fresh)
+        print("model_validation: emu/README.md updated")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The timing model's numbers in the project are current, complete and labelled.
+
+1. Every chapter README's modeled table is what bench/results/modeled/h100.csv gives (bench/tables.py
+   --modeled --check), and emu/README.md's validation table what the modeled and measured CSVs give
+   (bench/model_validation.py --check): generated, never typed.
+2. The modeled CSV describes the code in the tree: each row's source_sha256 is its chapter's digest and its
+   emulator_sha256 is emu/'s (the model lives in emu/), as for the counts (test_counter_tables.py).
+3. It is complete: every kernel and layer the emulator counted (bench/results/emulator.csv) was modeled.
+4. Every table and figure caption that shows modeled numbers says "a model, not a measurement".
+
+Run as: test_modeled.py SOURCE_ROOT
+"""
+import os
+import subprocess
+import sys
+
+root = sys.argv[1]
+sys.path.insert(0, os.path.join(root, "bench"))
+sys.path.insert(0, os.path.join(root, "common", "harness"))
+sys.dont_write_bytecode = True
+import emulator_csv  # noqa: E402
+import modeled_csv  # noqa: E402
+from hash_sources import code_digest  # noqa: E402
+
+failures = []
+
+
+def claim(text, holds):
+    print(f"{'PASS' if holds else 'FAIL'} {text}")
+    if not holds:
+        failures.append(text)
+
+
+modeled_path = os.path.join(root, "bench", "results", "modeled", "h100.csv")
+for command in (["tables.py", "--modeled", modeled_path, "--readmes", root, "--check"],
+                ["model_validation.py", "--check"]):
+    done = subprocess.run([sys.executable, os.path.join(root, "bench", command[0])] + command[1:],
+                          capture_output=True, text=True)
+    claim(f"{command[0]} {' '.join(command[1:2])} --check: the generated text is current "
+          f"({(done.stderr or done.stdout).strip()[-300:]})", done.returncode == 0)
+
+modeled = modeled_csv.load(modeled_path)
+chapters = {name[:2]: os.path.join(root, "chapters", name) for name in os.listdir(os.path.join(root, "chapters"))}
+emulator_digest = code_digest(os.path.join(root, "emu"), root)
+stale = [f"{r['kernel']} {r['layer']}" for r in modeled
+         if r["source_sha256"] != code_digest(chapters[r["chapter"]], root) or r["emulator_sha256"] != emulator_digest]
+claim(f"every modeled row was modeled from the tree's chapters and emu/ (stale: {stale[:5]}; rerun bash "
+      "bench/run.sh without a GPU)", not stale)
+
+counted = {(r["kernel"], r["layer"], str(r["n"])) for r in emulator_csv.load(
+    os.path.join(root, "bench", "results", "emulator.csv")) if r["status"] == "counted"}
+have = {(r["kernel"], r["layer"], r["n"]) for r in modeled if r["status"] == "counted"}
+claim(f"every counted (kernel, layer, N) is modeled (missing: {sorted(counted - have)[:5]})", counted <= have)
+
+label = "a model, not a measurement"
+for path in [os.path.join(root, "README.md"), os.path.join(root, "emu", "README.md")] + \
+        [os.path.join(chapters[c], "README.md") for c in sorted(chapters)]:
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    if "<!-- modeled:begin -->" in text:
+        section = text.split("<!-- modeled:begin -->")[1].split("<!-- modeled:end -->")[0]
+        claim(f"{os.path.relpath(path, root)}: its modeled table says '{label}'", label in section)
+    if "<!-- model-validation:begin -->" in text:
+        section = text.split("<!-- model-validation:begin -->")[1].split("<!-- model-validation:end -->")[0]
+        claim(f"{os.path.relpath(path, root)}: its validation table says '{label}'", label in section)
+
+print(f"test_modeled: {len(failures)} failed" if failures else "test_modeled: all checks passed")
+sys.exit(1 if failures else 0)
