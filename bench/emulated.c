@@ -224,13 +224,17 @@ int bench_emulated(const emulated_bench *request)
             if (!results_merge(csv, &row, 1, reason, sizeof reason)) /* row by row: a cut-off run keeps its rows */
                 fail("%s", reason);
             if (request->model && outcome.status == RUN_PASS) {
-                if (!counts.modeled_cycles)
-                    fail("--model %s: the emulator modeled nothing (EMU_MODEL unset or unknown?)", request->model);
                 results_row modeled;
                 results_row_init(&modeled, &results_modeled);
                 set_modeled(&modeled, &row, request->model, &counts, problem_flops(&prob));
-                printf("%-20s %-22s n=%-3d modeled on %s: %.2f us (a model, not a measurement)\n", label,
-                       layers[l / run_count], prob.n, request->model, (double)counts.modeled_picoseconds * 1e-6);
+                if (counts.modeled_cycles) {
+                    printf("%-20s %-22s n=%-3d modeled on %s: %.2f us (a model, not a measurement)\n", label,
+                           layers[l / run_count], prob.n, request->model, (double)counts.modeled_picoseconds * 1e-6);
+                } else { /* its code is not the modeled GPU's (the emulator said why) */
+                    results_set(&modeled, "status", "unsupported");
+                    printf("%-20s %-22s n=%-3d not modeled on %s: ptxas cannot compile its code for that GPU\n",
+                           label, layers[l / run_count], prob.n, request->model);
+                }
                 char modeled_csv[4096];
                 snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled", CONV_SOURCE_ROOT);
                 if (mkdir(modeled_csv, 0755) != 0 && errno != EEXIST)

@@ -19,7 +19,8 @@ From DIR/modeled/<gpu>.csv (`conv bench --emulate --model GPU`: the timing model
                        counts marked on each bar, and the time measured on that GPU, where a run
                        exists, drawn apart (a diamond, never a bar);
   modeled_<gpu>_states.png    why: the modeled warp-cycles per issued instruction, stacked by warp state
-                       (Nsight Compute's names).
+                       (Nsight Compute's names);
+  modeled_h100_vs_a100.png    the kernels both GPUs run, modeled on each, side by side.
 Only rows with status `pass` and a time are plotted (and not chapter 10's whole blocks); the heat map greys out `fail`
 and unsupported (n/s) cells. Reads only the CSVs, never the runner's stdout.
 A malformed CSV prints one line `plot: FILE: what is wrong` to stderr and exits 1.
@@ -535,6 +536,43 @@ def plot_modeled_states(rows, gpu, path):
     return save(fig, path)
 
 
+def plot_modeled_pair(first, second, gpus, path):
+    """The same kernels modeled on two GPUs, side by side: which steps gain from the newer one, and how much."""
+    other = {(r["kernel"], r["layer"], r["n"]): r for r in second if r["status"] == "counted"}
+    panels = {key: [r for r in group if (r["kernel"], r["layer"], r["n"]) in other]
+              for key, group in modeled_panels(first).items()}
+    panels = {key: group for key, group in panels.items() if group}
+    heights = [len(group) for group in panels.values()]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, 0.42 * sum(heights) + 0.9 * len(panels) + 1.4),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False, sharex=True)
+    colors = (MODELED_COLOR, "#e59866")
+    values = [r["modeled_us"] for g in panels.values() for r in g] + [r["modeled_us"] for r in other.values()]
+    low, high = 10 ** math.floor(math.log10(min(values))), 10 ** math.ceil(math.log10(max(values)) + 0.3)
+    for ax, ((pass_, layer, n), group) in zip(axes[:, 0], panels.items()):
+        y = list(range(len(group)))[::-1]
+        for shift, color, rows in ((0.2, colors[0], group),
+                                   (-0.2, colors[1], [other[(r["kernel"], r["layer"], r["n"])] for r in group])):
+            ax.barh([v + shift for v in y], [r["modeled_us"] for r in rows], height=0.4, color=color)
+        for yy, r in zip(y, group):
+            ratio = other[(r["kernel"], r["layer"], r["n"])]["modeled_us"] / r["modeled_us"]
+            ax.text(high, yy, f"{ratio:.2f}× ", va="center", ha="right", fontsize=7)
+        ax.set_yticks(y, [r["kernel"] for r in group], fontsize=8)
+        ax.set_xscale("log")
+        ax.set_xlim(low, high)
+        ax.set_title(f"{pass_}, {layer} (N={n})", fontsize=9, loc="left")
+    labels = [modeled_csv.gpu_label(g) for g in gpus]
+    axes[-1, 0].set_xlabel(f"modeled µs (log scale); at the right, the {labels[1]}'s time over the {labels[0]}'s "
+                           "(a model, not a measurement)")
+    axes[0, 0].legend(handles=[Patch(color=c, label=f"modeled on {label}") for c, label in zip(colors, labels)],
+                      fontsize=8, loc="lower left")
+    fig.suptitle(f"One step, two GPUs: modeled on {labels[0]} and on {labels[1]} (a model, not a measurement)",
+                 fontsize=11, x=0.02, ha="left")
+    fig.text(0.02, 0.965, "The same PTX, the same model, each GPU's own figures (bench/<gpu>.json); kernels only one "
+             "of them runs (chapter 08's sm_90a code) are left out.", fontsize=8, ha="left")
+    fig.tight_layout(rect=(0, 0, 1, 0.95))
+    return save(fig, path)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--results", default="bench/results", help="folder of <gpu>.csv files")
@@ -580,6 +618,9 @@ def main(argv=None):
         print(plot_modeled_ladder(rows, counts, measured_times(args.results, gpu), gpu,
                                   os.path.join(args.out, f"modeled_{gpu}_ladder.png")))
         print(plot_modeled_states(rows, gpu, os.path.join(args.out, f"modeled_{gpu}_states.png")))
+    if "h100" in modeled and "a100" in modeled:
+        print(plot_modeled_pair(modeled["h100"], modeled["a100"], ("h100", "a100"),
+                                os.path.join(args.out, "modeled_h100_vs_a100.png")))
     return 0
 
 

@@ -8,7 +8,7 @@
 emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *err, size_t err_len)
 {
     const struct model_gpu *gpu = model_gpu_chosen();
-    if (!gpu || !counters)
+    if (!gpu || !counters || L->kernel->ptxas_registers < 0) /* no model, or one its GPU cannot run */
         return exec_launch(L, 0, counters, err, err_len);
     uint64_t smem;
     emu_status status = exec_launch_check(L, &smem, err, err_len);

@@ -79,6 +79,10 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * per block started times the grid's blocks. Later requests for a sector hit the L2. */
 /* ASSUME_CONSTANT_OPERANDS: kernel parameters and constants are operands of the machine code's
  * instructions (the constant bank), at an integer instruction's cost. */
+/* ASSUME_SAME_TEXT: the registers per thread are ptxas's for the modeled GPU, from the program's PTX with its
+ * .target changed to that GPU's: a fat binary carries PTX for its newest target only (compute_90 here), and
+ * what runs on an A100 is the same kernel compiled for sm_80. A kernel that needs the newer target (wgmma,
+ * setmaxnreg) fails to compile and is not modeled on that GPU. */
 /* ASSUME_SM0: every SM runs what the first does; the launch takes as long as the first SM's blocks (ids 0,
  * SMs, 2 SMs, ...: the most any SM gets when the block scheduler deals blocks round the SMs). */
 
@@ -905,8 +909,16 @@ bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const
     char ptx[sizeof dir + 16], log[sizeof dir + 16], command[512];
     snprintf(ptx, sizeof ptx, "%s/in.ptx", dir);
     snprintf(log, sizeof log, "%s/log", dir);
+    /* the text as it is, but for its .target: the modeled GPU's (ASSUME_SAME_TEXT) */
     FILE *f = fopen(ptx, "w");
-    bool ok = f && fputs(ptx_text, f) >= 0;
+    bool ok = f != NULL;
+    const char *target = strstr(ptx_text, "\n.target ");
+    if (ok && target) {
+        ok = fwrite(ptx_text, 1, (size_t)(target - ptx_text), f) == (size_t)(target - ptx_text) &&
+             fprintf(f, "\n.target %s", arch) > 0;
+        ptx_text = target + strcspn(target + 1, "\n") + 1;
+    }
+    ok = ok && fputs(ptx_text, f) >= 0;
     if (f)
         ok = fclose(f) == 0 && ok;
     const char *cuda = getenv("CUDA_HOME");
@@ -918,9 +930,11 @@ bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const
     int rc = ok ? system(command) : -1;
     for (int i = 0; i < module->n_kernels; i++)
         registers[i] = -1;
-    char line[1024], current[512] = "";
+    char line[1024], current[512] = "", refusal[300] = "";
     f = fopen(log, "r");
     while (f && fgets(line, sizeof line, f)) {
+        if (!*refusal && strstr(line, "error"))
+            snprintf(refusal, sizeof refusal, "%.*s", (int)strcspn(line, "\r\n"), line);
         const char *entry = strstr(line, "Compiling entry function '");
         if (entry) {
             entry += strlen("Compiling entry function '");
@@ -936,6 +950,10 @@ bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const
     if (f)
         fclose(f);
     remove(ptx), remove(log), rmdir(dir);
+    if (rc != 0 && *refusal) {
+        snprintf(err, err_len, "ptxas -arch=%s refuses the kernels' PTX (%s)", arch, refusal);
+        return false;
+    }
     if (rc != 0) {
         snprintf(err, err_len, "the timing model runs ptxas -v -arch=%s for the registers per thread: it failed "
                  "(exit %d; is the CUDA toolkit at $CUDA_HOME or /usr/local/cuda?)", arch, rc);

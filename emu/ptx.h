@@ -233,7 +233,8 @@ typedef struct {
     int n_call_targets;
     int max_threads;       /* .maxntid (product), 0 if none */
     int max_registers;     /* .maxnreg, 0 if none */
-    int ptxas_registers;   /* per thread, as ptxas -v gives them for the modeled GPU (model.c); 0 unknown */
+    int ptxas_registers;   /* per thread, as ptxas -v gives them for the modeled GPU (model.c); 0 unknown,
+                              -1: ptxas refuses the kernel for that GPU (not modeled) */
     int req_threads[3];    /* .reqntid, 0 if none */
 } ptx_kernel;
 

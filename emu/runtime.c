@@ -359,18 +359,24 @@ static ptx_file *file_of(const function *fn)
     return &bin->ptx;
 }
 
-/* The timing model's occupancy needs the registers ptxas gives each kernel for the modeled GPU. */
+/* The timing model's occupancy needs the registers ptxas gives each kernel for the modeled GPU. A module
+ * ptxas refuses for that GPU (chapter 08's sm_90a code for an A100) runs as always, its launches not
+ * modeled (ptxas_registers -1), and says so once. */
 static bool ptxas_registers(const char *text, ptx_module *module, char *err, size_t err_len)
 {
     int *registers = calloc((size_t)module->n_kernels + 1, sizeof *registers);
-    bool ok = registers && model_ptxas_registers(text, module, model_gpu_arch(model_gpu_chosen()), registers, err,
-                                                 err_len);
-    for (int i = 0; ok && i < module->n_kernels; i++)
-        module->kernels[i].ptxas_registers = registers[i];
-    if (!registers)
+    if (!registers) {
         snprintf(err, err_len, "out of host memory");
+        return false;
+    }
+    const struct model_gpu *gpu = model_gpu_chosen();
+    const bool ok = model_ptxas_registers(text, module, model_gpu_arch(gpu), registers, err, err_len);
+    if (!ok)
+        fprintf(stderr, "emu: not modeled on the %s: %s\n", model_gpu_label(gpu), err);
+    for (int i = 0; i < module->n_kernels; i++)
+        module->kernels[i].ptxas_registers = ok ? registers[i] : -1;
     free(registers);
-    return ok;
+    return true;
 }
 
 /* Finds the PTX module for a registered function (see the file comment), parsing it if needed. */
