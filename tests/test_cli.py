@@ -113,6 +113,13 @@ result = run("run", "02b", *small, "--pad", "1", "--emulate")
 if result.returncode != 0 or " pass" not in result.stdout or "emulated, not timed" not in result.stdout \
         or " ms " in result.stdout:
     failures.append(f"run 02b --emulate: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+# --model: the emulator's timing model, printed under its label; a GPU it has no file for is refused
+result = run("run", "02b", *small, "--emulate", "--model", "h100")
+if result.returncode != 0 or " pass" not in result.stdout or \
+        "modeled on NVIDIA H100 SXM5 80GB (a model, not a measurement)" not in result.stdout:
+    failures.append(f"run 02b --emulate --model h100: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+expect_error(["run", "02b", *small, "--emulate", "--model", "h200x"], "--model 'h200x': no such GPU file", code=2)
+expect_error(["run", "02b", *small, "--emulate", "--model", "../h100"], "--model '../h100': no such GPU file", code=2)
 result = run("run", "04x", *small, "--emulate")
 if result.returncode != 2 or "unsupported: 04x calls cuBLAS" not in result.stdout:
     failures.append(f"run 04x --emulate: exit {result.returncode}: {result.stdout!r}")
