@@ -62,7 +62,8 @@ static const char usage[] =
     "  --suite NAME      resnet50, tutorial or mobilenet (bench; default resnet50); check: verify on its\n"
     "                    layers too (at --n, or the layer's N), after the fixed and random shapes\n"
     "  --kernels LIST    comma-separated id prefixes (bench; default: every kernel)\n"
-    "  --quick           three layers of the suite, 10 repetitions: a first look (bench)\n"
+    "  --quick           three layers of the suite, 10 repetitions: a first look (bench; bench --emulate:\n"
+    "                    each chapter's last step only)\n"
     "  --csv FILE        where to write results (bench; default bench/results/<gpu>.csv)\n"
     "  --emulate         run the GPU kernels on the PTX emulator (emu/) instead of a GPU: verified, never\n"
     "                    timed; kernels that call cuBLAS or cuDNN are n/a there (run, check). Without a\n"
@@ -650,7 +651,7 @@ static int command_bench(const options *opts)
         emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
                                   .sample = opts->sample >= 0 ? (unsigned)opts->sample : 8,
                                   .csv = opts->csv, .seed = opts->seed, .epilogue = opts->epilogue,
-                                  .model = opts->model};
+                                  .quick = opts->quick, .model = opts->model};
         return bench_emulated(&request);
     }
 

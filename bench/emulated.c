@@ -97,6 +97,16 @@ static const char *const FUSION_KERNELS[] = {"05i", "05l"};
 static const char *const FUSION_EPILOGUES[] = {"bias,relu", "bn,residual,relu"};
 #define FUSION_EPILOGUE_COUNT (int)(sizeof FUSION_EPILOGUES / sizeof FUSION_EPILOGUES[0])
 
+/* --quick: a first look at the ladder, each chapter's last step the emulator runs (no later kernel of its
+ * chapter but those that call a vendor library, whose machine code has no PTX). */
+static bool last_of_chapter(int i)
+{
+    for (int j = i + 1; j < registry_count() && strncmp(registry_kernel(i)->id, registry_kernel(j)->id, 2) == 0; j++)
+        if (!registry_kernel(j)->library)
+            return false;
+    return !registry_kernel(i)->library;
+}
+
 static bool in_fusion_comparison(const conv_kernel *kernel)
 {
     for (size_t i = 0; i < sizeof FUSION_KERNELS / sizeof FUSION_KERNELS[0]; i++)
@@ -145,7 +155,8 @@ int bench_emulated(const emulated_bench *request)
         epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
         char layers[MAX_REFERENCE_LAYERS][128];
         const int run_count = kernel_runs(kernel, request->epilogue, runs);
-        if (kernel->device == ON_GPU && run_count && registry_selected(kernel, request->kernels))
+        if (kernel->device == ON_GPU && run_count && registry_selected(kernel, request->kernels) &&
+            (!request->quick || last_of_chapter(i)))
             total += run_count * (request->layer ? 1 : reference_layers(kernel, layers));
     }
     struct timespec started;
@@ -154,7 +165,8 @@ int bench_emulated(const emulated_bench *request)
         const conv_kernel *kernel = registry_kernel(i);
         epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
         int run_count = kernel_runs(kernel, request->epilogue, runs);
-        if (kernel->device != ON_GPU || !run_count || !registry_selected(kernel, request->kernels))
+        if (kernel->device != ON_GPU || !run_count || !registry_selected(kernel, request->kernels) ||
+            (request->quick && !last_of_chapter(i)))
             continue;
         char layers[MAX_REFERENCE_LAYERS][128];
         int layer_count = request->layer ? 1 : reference_layers(kernel, layers);

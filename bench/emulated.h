@@ -16,6 +16,7 @@ typedef struct {
     const char *csv;       /* where the rows go (NULL: bench/results/emulator.csv) */
     uint64_t seed;
     epilogue_ops epilogue; /* --epilogue: only the kernels with a fused epilogue, with this one */
+    bool quick;            /* --quick: a first look, each chapter's last step only */
     const char *model;     /* --model GPU: also modeled on it (EMU_MODEL, set before the emulator loaded),
                               into bench/results/modeled/<gpu>.csv; NULL: counts only */
 } emulated_bench;

@@ -98,8 +98,9 @@ int main(int argc, char **argv)
     results_row both[2] = {update, other};
     EXPECT(results_merge(path, both, 2, why, sizeof why), "%s", why);
     EXPECT(count_lines(path) == 4, "one replaced, one added: %d lines", count_lines(path));
-    EXPECT(strcmp(read_row(path, 0).field[1], "02b") == 0, "untouched row kept first");
-    EXPECT(strcmp(read_row(path, 1).field[18], "1.25") == 0, "replacement has the new time");
+    EXPECT(strcmp(read_row(path, 0).field[1], "02a") == 0 && strcmp(read_row(path, 0).field[18], "1.25") == 0,
+           "the replacement takes the replaced row's place, with the new time");
+    EXPECT(strcmp(read_row(path, 1).field[1], "02b") == 0, "the untouched row stays where it was");
     EXPECT(strcmp(read_row(path, 2).field[4], "resnet50/res4_3x3") == 0, "new layer appended");
 
     EXPECT(!results_parse_line("a,b,c\n", &results_gpu, &back), "too few fields is malformed");

@@ -153,6 +153,9 @@ bool results_merge(const char *path, const results_row *rows, int count, char *w
     results_row *kept = NULL;
     int kept_count = 0, kept_capacity = 0;
     bool ok = false;
+    bool *placed = calloc((size_t)count, sizeof *placed); /* the new rows that replaced an old one */
+    if (!placed)
+        fail("out of host memory merging into %s", path);
     FILE *file = fopen(path, "r");
     if (file) {
         char line[RESULTS_MAX_COLUMNS * RESULTS_FIELD];
@@ -181,11 +184,13 @@ bool results_merge(const char *path, const results_row *rows, int count, char *w
                     }
                 continue;
             }
-            bool replaced = false;
-            for (int i = 0; i < count && !replaced; i++)
-                replaced = same_key(&row, &rows[i]);
-            if (replaced)
-                continue;
+            /* a row the new ones replace: the new one takes its place, so a file's order stays its own */
+            for (int i = 0; i < count; i++)
+                if (!placed[i] && same_key(&row, &rows[i])) {
+                    row = rows[i];
+                    placed[i] = true;
+                    break;
+                }
             if (kept_count == kept_capacity) {
                 kept_capacity = kept_capacity ? 2 * kept_capacity : 64;
                 results_row *grown = realloc(kept, (size_t)kept_capacity * sizeof *kept);
@@ -212,6 +217,8 @@ bool results_merge(const char *path, const results_row *rows, int count, char *w
     write_row(file, table->header, table->columns);
     const char *fields[RESULTS_MAX_COLUMNS];
     for (int r = 0; r < kept_count + count; r++) {
+        if (r >= kept_count && placed[r - kept_count])
+            continue; /* written in the place of the row it replaced */
         const results_row *row = r < kept_count ? &kept[r] : &rows[r - kept_count];
         for (int i = 0; i < table->columns; i++)
             fields[i] = row->field[i];
@@ -229,6 +236,7 @@ done:
     if (file)
         fclose(file);
     free(kept);
+    free(placed);
     return ok;
 }
 

@@ -57,7 +57,7 @@ void results_set_machine(results_row *row, double peak_tflops, double peak_gbps,
                          const char *date);
 
 /* Reads path (which may not exist yet: zero rows), replaces rows whose kernel/pass/layer match a new
- * row, appends the rest, and writes the file back atomically. The rows are of one table. Returns false
+ * row (in their place, so the file keeps its order), appends the rest, and writes the file back atomically. The rows are of one table. Returns false
  * with why on any problem (an existing file with another header, a malformed line, an unwritable path). */
 bool results_merge(const char *path, const results_row *rows, int count, char *why, size_t why_len);
 
