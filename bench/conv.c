@@ -74,8 +74,8 @@ static const char usage[] =
     "  bench --emulate   no times: each GPU kernel on its chapter's reference layers (or --layer, --n),\n"
     "                    counted, into bench/results/emulator.csv (or --csv); the blocks emulated are a\n"
     "                    sample of each kind of block in the grid, the counts scaled to the grid; 05i and\n"
-    "                    05l also with bias,relu and bn,residual,relu (with --epilogue: each fused kernel\n"
-    "                    with that one only)\n"
+    "                    05l also with each epilogue their registry rows compare them with (with\n"
+    "                    --epilogue: each fused kernel with that one only)\n"
     "  --sample N        with bench --emulate: blocks emulated per kind of block (default 8; 0: all)\n"
     "  --model GPU       with --emulate: also model the time on GPU (h100, a100, a6000; emu/README.md,\n"
     "                    \"The timing model\"): run and check print it, bench --emulate writes it to\n"
@@ -262,6 +262,8 @@ static int command_list_json(void)
                pass_name(kernel->pass), dtype_name(kernel->dtype), layout_name(kernel->layout),
                kernel->device == ON_GPU ? "gpu" : "cpu");
         print_json_list(kernel->layers ? kernel->layers : CONV_REFERENCE_LAYER, ',');
+        printf(", \"compared_epilogues\": ");
+        print_json_list(kernel->compared_epilogues, ';');
         printf(", \"ptx\": ");
         print_json_list(kernel->ptx, '\n');
         printf(", \"sass\": ");

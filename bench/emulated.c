@@ -89,13 +89,8 @@ static void set_modeled(results_row *row, const results_row *counted, const char
     }
 }
 
-/* Chapter 05's comparison of fusion (05i: the epilogue in the convolution's store; 05l: the same
- * convolution, then a separate pass) and the two epilogues it is counted with when no --epilogue is
- * given, the lightest and the heaviest, so that the counts show what fusing saves and what it costs.
- * (05j and 05k fuse too, but only change 05i's tile: with --epilogue they are counted as well.) */
-static const char *const FUSION_KERNELS[] = {"05i", "05l"};
-static const char *const FUSION_EPILOGUES[] = {"bias,relu", "bn,residual,relu"};
-#define FUSION_EPILOGUE_COUNT (int)(sizeof FUSION_EPILOGUES / sizeof FUSION_EPILOGUES[0])
+/* The most epilogues a kernel's registry row compares it with (conv.h, compared_epilogues). */
+#define MAX_COMPARED 4
 
 /* --quick: a first look at the ladder, each chapter's last step the emulator runs (no later kernel of its
  * chapter but those that call a vendor library, whose machine code has no PTX). */
@@ -107,29 +102,25 @@ static bool last_of_chapter(int i)
     return !registry_kernel(i)->library;
 }
 
-static bool in_fusion_comparison(const conv_kernel *kernel)
-{
-    for (size_t i = 0; i < sizeof FUSION_KERNELS / sizeof FUSION_KERNELS[0]; i++)
-        if (strcmp(kernel->id, FUSION_KERNELS[i]) == 0)
-            return true;
-    return false;
-}
-
 /* The runs of one kernel: without an epilogue when none is asked for and the kernel has a plain launch
- * (05l has none); with the asked epilogue when the kernel has a fused launch, or else with each of
- * FUSION_EPILOGUES when it is in the fusion comparison. Returns how many were written to runs. */
-static int kernel_runs(const conv_kernel *kernel, epilogue_ops asked, epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT])
+ * (05l has none); with the asked epilogue when the kernel has a fused launch, or else with each of the
+ * epilogues its registry row compares it with. Returns how many were written to runs. */
+static int kernel_runs(const conv_kernel *kernel, epilogue_ops asked, epilogue_ops runs[1 + MAX_COMPARED])
 {
     int count = 0;
     if (kernel->launch && !epilogue_any(asked))
         runs[count++] = (epilogue_ops){0};
     if (kernel->launch_fused && epilogue_any(asked)) {
         runs[count++] = asked;
-    } else if (kernel->launch_fused && in_fusion_comparison(kernel)) {
-        for (int e = 0; e < FUSION_EPILOGUE_COUNT; e++) {
+    } else if (kernel->launch_fused && kernel->compared_epilogues) {
+        char list[256];
+        snprintf(list, sizeof list, "%s", kernel->compared_epilogues);
+        for (char *save = NULL, *ops = strtok_r(list, ";", &save); ops; ops = strtok_r(NULL, ";", &save)) {
             char why[256];
-            if (!epilogue_parse(FUSION_EPILOGUES[e], &runs[count++], why, sizeof why))
-                fail("FUSION_EPILOGUES[%d]: %s", e, why);
+            if (count == 1 + MAX_COMPARED)
+                fail("kernel %s compares more than %d epilogues", kernel->id, MAX_COMPARED);
+            if (!epilogue_parse(ops, &runs[count++], why, sizeof why))
+                fail("kernel %s's compared epilogue '%s': %s", kernel->id, ops, why);
         }
     }
     return count;
@@ -152,7 +143,7 @@ int bench_emulated(const emulated_bench *request)
     int rows = 0, failures = 0, total = 0;
     for (int i = 0; i < registry_count(); i++) { /* the runs to come, for the progress lines */
         const conv_kernel *kernel = registry_kernel(i);
-        epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
+        epilogue_ops runs[1 + MAX_COMPARED];
         char layers[MAX_REFERENCE_LAYERS][128];
         const int run_count = kernel_runs(kernel, request->epilogue, runs);
         if (kernel->device == ON_GPU && run_count && registry_selected(kernel, request->kernels) &&
@@ -163,7 +154,7 @@ int bench_emulated(const emulated_bench *request)
     clock_gettime(CLOCK_MONOTONIC, &started);
     for (int i = 0; i < registry_count(); i++) {
         const conv_kernel *kernel = registry_kernel(i);
-        epilogue_ops runs[1 + FUSION_EPILOGUE_COUNT];
+        epilogue_ops runs[1 + MAX_COMPARED];
         int run_count = kernel_runs(kernel, request->epilogue, runs);
         if (kernel->device != ON_GPU || !run_count || !registry_selected(kernel, request->kernels) ||
             (request->quick && !last_of_chapter(i)))

@@ -88,8 +88,14 @@ fi
 
 if [ "$what" = all ] || [ "$what" = fusion ]; then
     step "fused epilogues on resnet50: 05i fused vs 05l unfused vs cuDNN's fused call"
-    for ops in bias,relu bn,relu bn,residual,relu; do
-        ./build/conv bench --kernels 05i,05l --epilogue "$ops" >>"$log" 2>&1 || status=1
+    # the kernels and epilogues of the comparison: their registry rows' (compared_epilogues)
+    compared=$(./build/conv list --json | python3 -c '
+import json, sys
+rows = [k for k in json.load(sys.stdin) if k["compared_epilogues"]]
+print(",".join(k["id"] for k in rows), *dict.fromkeys(e for k in rows for e in k["compared_epilogues"]))')
+    read -r fused_kernels fused_epilogues <<<"$compared"
+    for ops in $fused_epilogues; do
+        ./build/conv bench --kernels "$fused_kernels" --epilogue "$ops" >>"$log" 2>&1 || status=1
     done
     grep -E "^bench:|FAIL" "$log" | tail -6
 fi

@@ -30,6 +30,12 @@ FUSED(05l)
 /* From 05d on, a step pads C/groups to a multiple of 8 when it must (pad_fprop): two paths to test */
 #define PADDED .branches = pad_fprop_branches, .branch_of = pad_fprop_branch
 
+/* The fusion comparison: 05i (the epilogue in the convolution's store) against 05l (the same convolution,
+ * then a separate pass), each benchmarked and counted with these epilogues, from the lightest to the
+ * heaviest, so that the numbers show what fusing saves and what it costs. (05j and 05k fuse too, but
+ * only change 05i's tile: with --epilogue they run as well.) */
+#define FUSION_COMPARED "bias,relu;bn,relu;bn,residual,relu"
+
 const conv_kernel ch05_kernels[] = {
     {.id = "05a", .name = "implicit GEMM, WMMA 16x16x16, 64x64 tile", .source = DIR "05a_wmma.cu", FPROP_F16_NHWC,
      .supports = supports_05a, .launch = launch_05a,
@@ -65,7 +71,8 @@ const conv_kernel ch05_kernels[] = {
              "STG\\.E\\.128\n"},
     {.id = "05i", .name = "05h + fused epilogue (bias, BN, residual, ReLU)", .source = DIR "05i_fused_epilogue.cu",
      FPROP_F16_NHWC, .supports = supports_05i, .workspace_bytes = pad_fprop_workspace_bytes, PADDED, .launch = launch_05i,
-     .launch_fused = launch_fused_05i, /* batch norm's scale and shift: one fma per output, 16-byte stores */
+     .launch_fused = launch_fused_05i, .compared_epilogues = FUSION_COMPARED,
+     /* batch norm's scale and shift: one fma per output, 16-byte stores */
      .ptx = "fma\\.rn\\.f32\n"
             "st\\.global\\.v4\n"},
     {.id = "05j", .name = "05i on a 64x64 tile (small layers)", .source = DIR "05j_small_tile.cu",
@@ -77,6 +84,6 @@ const conv_kernel ch05_kernels[] = {
     /* 05l has no plain launch: without an epilogue it would be 05h again */
     {.id = "05l", .name = "05h + separate epilogue kernel (unfused)", .source = DIR "05l_unfused_epilogue.c",
      FPROP_F16_NHWC, .supports = supports_05h, .workspace_bytes = pad_fprop_workspace_bytes, PADDED,
-     .launch_fused = launch_fused_05l},
+     .launch_fused = launch_fused_05l, .compared_epilogues = FUSION_COMPARED},
 };
 const int ch05_kernel_count = sizeof(ch05_kernels) / sizeof(ch05_kernels[0]);

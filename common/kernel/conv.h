@@ -117,6 +117,10 @@ typedef struct {
      * registers before the store; common/kernel/epilogue.h): launch() plus the epilogue. NULL: none. */
     void (*launch_fused)(const conv_problem *prob, void *x, void *w, void *y, void *workspace,
                          const struct conv_epilogue *epilogue);
+    /* Optional, for chapter 05's comparison of fusion (05i fused against 05l unfused): the epilogues the
+     * kernel is benchmarked and counted with besides any asked for, ';'-separated ("bias,relu;bn,relu"):
+     * `conv bench --emulate` counts it with each, bench/gpu_session.sh times it with each. NULL: none. */
+    const char *compared_epilogues;
     /* A vendor library the kernel calls ("cuBLAS"), NULL if none: its machine code has no PTX, so
      * the emulator cannot run it and reports the kernel as n/a there. */
     const char *library;
