@@ -845,24 +845,46 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
 
 /* ---- Which GPU ----------------------------------------------------------------------------------------- */
 
+static const model_gpu *chosen; /* the GPU launches are modeled on, once read */
+static bool chosen_read;
+
+static const model_gpu *gpu_named(const char *name)
+{
+    for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0]; i++)
+        if (strcmp(name, model_gpus[i].name) == 0)
+            return &model_gpus[i];
+    return NULL;
+}
+
+void model_gpu_names(char *out, size_t size)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0] && used < size; i++)
+        used += (size_t)snprintf(out + used, size - used, "%s%s", i ? ", " : "", model_gpus[i].name);
+}
+
+bool model_gpu_choose(const char *name)
+{
+    const model_gpu *gpu = gpu_named(name);
+    if (gpu)
+        chosen = gpu, chosen_read = true;
+    return gpu != NULL;
+}
+
 const model_gpu *model_gpu_chosen(void)
 {
-    static const model_gpu *chosen;
-    static bool read;
-    if (read)
+    if (chosen_read)
         return chosen;
-    read = true;
+    chosen_read = true;
     const char *name = getenv("EMU_MODEL");
     if (!name || !*name)
         return NULL;
-    for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0]; i++)
-        if (strcmp(name, model_gpus[i].name) == 0)
-            chosen = &model_gpus[i];
+    chosen = gpu_named(name);
     if (!chosen) {
-        fprintf(stderr, "emu: EMU_MODEL=%s names no GPU the model knows (", name);
-        for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0]; i++)
-            fprintf(stderr, "%s%s", i ? ", " : "", model_gpus[i].name);
-        fprintf(stderr, "): no launch is modeled\n");
+        char names[128];
+        model_gpu_names(names, sizeof names);
+        fprintf(stderr, "emu: EMU_MODEL=%s names no GPU the model knows (%s): no launch is modeled\n", name, names);
     }
     return chosen;
 }

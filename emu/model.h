@@ -17,6 +17,9 @@ typedef struct sm_model sm_model;
  * name is reported once, on stderr, and no launch is modeled. */
 const struct model_gpu *model_gpu_chosen(void);
 const char *model_gpu_label(const struct model_gpu *gpu); /* "NVIDIA H100 SXM5 80GB" */
+/* Chooses the GPU by name instead of EMU_MODEL (ptxrun --model); false for a name the model does not know. */
+bool model_gpu_choose(const char *name);
+void model_gpu_names(char *out, size_t size); /* "h100, a100, a6000" */
 const char *model_gpu_arch(const struct model_gpu *gpu);  /* what ptxas compiles for: "sm_90a" */
 
 /* Runs, on one modeled SM of `gpu`, the blocks the GPU's block scheduler gives its first SM (linear ids 0,

@@ -1,6 +1,6 @@
 /* ptxrun: runs one kernel of any PTX file on the emulator, with buffers from and to .npy files.
  *
- *   ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] ARG...
+ *   ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] [--model GPU] ARG...
  *
  * Each ARG is the kernel's next parameter:
  *   in:PATH.npy                  a device buffer filled from the file
@@ -9,7 +9,7 @@
  *                                after
  *   inout:PATH.npy:OUTPATH.npy   filled from PATH.npy, written to OUTPATH.npy after
  *   u32:V  s32:V  u64:V  f32:V   a scalar
- * With EMU_MODEL=GPU (h100, a100, a6000), the launch is also modeled on that GPU and the modeled time and
+ * With --model GPU (h100, a100, a6000; or EMU_MODEL=GPU), the launch is also modeled on that GPU and the modeled time and
  * warp states printed (emu/README.md, "The timing model"; ptxas must be at $CUDA_HOME or /usr/local/cuda).
  * Exit 0 when the kernel ran; otherwise the emulator's one-line error and exit 1 (2 for bad usage).
  * Limits (USAGE below, emu/README.md): a buffer at most NPY_MAX_BYTES, --smem at most 227 KiB, the PTX
@@ -28,13 +28,15 @@
 #include "npy.h"
 
 #define USAGE                                                                                              \
-    "usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] ARG...\n"     \
+    "usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] [--model GPU]\n" \
+    "       ARG...\n"                                                                                        \
     "  ARG, one per kernel parameter:\n"                                                                   \
     "    in:PATH.npy                a buffer filled from the file\n"                                       \
     "    out:PATH.npy:DTYPE:COUNT   COUNT elements (DTYPE f16 f32 f64 u8 s8 u16 s16 u32 s32 u64 s64),\n"   \
     "                               written after\n"                                                       \
     "    inout:PATH.npy:OUT.npy     filled from PATH.npy, written to OUT.npy after\n"                      \
     "    u32:V  s32:V  u64:V  f32:V a scalar\n"                                                            \
+    "  --model GPU  also model the launch's time on GPU (h100, a100, a6000): a model, not a measurement\n"   \
     "limits: a buffer at most 2^36 bytes (64 GiB); --smem at most 232448 (227 KiB); --grid and --block\n"  \
     "  dimensions 1 to 2^31-1; the PTX file at most 256 MiB, and in it at most 2^18 registers and\n"       \
     "  constants per kernel, 32764 bytes of parameters, 227 KiB of static shared memory, 512 KiB of\n"    \
@@ -194,6 +196,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "ptxrun: needs FILE.ptx and KERNEL (see ptxrun --help)\n");
         return 2;
     }
+    for (int i = 3; i < argc; i++) /* --model first: the registers it needs are read with the PTX */
+        if (strcmp(argv[i], "--model") == 0) {
+            char names[128];
+            model_gpu_names(names, sizeof names);
+            if (i + 1 >= argc)
+                usage_error("%s needs a GPU's name", argv[i]);
+            if (!model_gpu_choose(argv[i + 1])) {
+                fprintf(stderr, "ptxrun: --model %s: the model knows %s (see ptxrun --help)\n",
+                        quoted_str(argv[i + 1]).s, names);
+                exit(2);
+            }
+        }
     char err[4200];
     size_t size;
     char *text = bounded_read_file(argv[1], PTX_MAX_TEXT_BYTES, &size, err, sizeof err);
@@ -247,6 +261,10 @@ int main(int argc, char **argv)
     for (int i = 3; i < argc; i++) {
         if (strcmp(argv[i], "--counters") == 0) {
             print_counters = true;
+            continue;
+        }
+        if (strcmp(argv[i], "--model") == 0) { /* read above */
+            i++;
             continue;
         }
         if (strcmp(argv[i], "--grid") == 0 || strcmp(argv[i], "--block") == 0 || strcmp(argv[i], "--smem") == 0) {

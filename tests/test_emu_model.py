@@ -215,6 +215,20 @@ def main():
         return result.stderr.strip()
     R.case("EMU_MODEL with an unknown GPU says so and models nothing", unknown_gpu)
 
+    def flag():
+        ptx = write("flag.ptx", fma_chain(64))
+        out = R.out("f32", 1)[0]
+        by_flag = R.run(ptx, "chain", 1, 1, [out, "--model", "a100"])
+        by_env = R.run(ptx, "chain", 1, 1, [out], env={"EMU_MODEL": "a100"})
+        cycles = [MODELED.search(r.stdout) for r in (by_flag, by_env)]
+        if not all(cycles) or cycles[0][2] != cycles[1][2] or "A100" not in by_flag.stdout:
+            raise Fail(f"ptxrun --model a100 and EMU_MODEL=a100 differ: {by_flag.stdout!r} {by_env.stdout!r}")
+        wrong = R.launch(ptx, "chain", 1, 1, [out, "--model", "h200x"])
+        if wrong.returncode != 2 or "the model knows h100, a100, a6000" not in wrong.stderr:
+            raise Fail(f"ptxrun --model h200x: exit {wrong.returncode}, {wrong.stderr.strip()!r}")
+        return f"{cycles[0][2]} cycles either way; an unknown GPU: {wrong.stderr.strip()}"
+    R.case("ptxrun --model GPU is EMU_MODEL=GPU, and an unknown GPU is bad usage", flag)
+
     return R.summary("emu_model")
 
 

@@ -15,6 +15,7 @@
 
 #include "emu.h"
 #include "fuzz_util.h"
+#include "model.h"
 
 int ptxrun_main(int argc, char **argv);
 
@@ -69,6 +70,19 @@ void fuzz_ptx_free(ptx_module *m)
         }
     ptx_free(m);
 }
+
+/* ptxrun --model NAME: known or not, as the model says; nothing is modeled (ptxrun_hooks.h) */
+bool fuzz_model_gpu_choose(const char *name)
+{
+    char names[128];
+    model_gpu_names(names, sizeof names);
+    for (char *save = NULL, *known = strtok_r(names, ", ", &save); known; known = strtok_r(NULL, ", ", &save))
+        if (strcmp(known, name) == 0)
+            return true;
+    return false;
+}
+
+const struct model_gpu *fuzz_model_gpu_chosen(void) { return NULL; }
 
 void fuzz_alloc_add(uint64_t base, uint64_t size, const char *what, bool initialized)
 {

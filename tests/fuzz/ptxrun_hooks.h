@@ -30,5 +30,8 @@ extern FILE *fuzz_stderr;
 #define ptx_parse fuzz_ptx_parse
 #define ptx_free fuzz_ptx_free
 #define emu_alloc_add fuzz_alloc_add
+/* --model is parsed and checked, never acted on: no ptxas run, no launch modeled, many times a second */
+#define model_gpu_choose fuzz_model_gpu_choose
+#define model_gpu_chosen fuzz_model_gpu_chosen
 
 #endif
