@@ -35,6 +35,26 @@ def measured_rows(gpu):
                 if r["status"] == "pass" and r["time_ms"]}
 
 
+def spearman(xs, ys):
+    """Spearman's rank correlation: Pearson's of the ranks (ties share their mean rank)."""
+    def ranks(values):
+        order = sorted(range(len(values)), key=lambda i: values[i])
+        r = [0.0] * len(values)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and values[order[j + 1]] == values[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.mean(rx), statistics.mean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    return cov / (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
+
+
 def table():
     lines = []
     for gpu in modeled_csv.gpus(os.path.join(ROOT, "bench", "results")):
@@ -51,9 +71,12 @@ def table():
         ratios = [r["modeled_us"] / us for r, us in pairs]
         within = sum(1 for x in ratios if 0.8 <= x <= 1.25)
         error = statistics.median(abs(x - 1) for x in ratios)
+        rho = spearman([r["modeled_us"] for r, _ in pairs], [us for _, us in pairs])
         lines += [f"On the {label}: {len(pairs)} (kernel, layer) pairs, modeled and measured at the same batch; "
                   f"{within} of them within 25% (modeled / measured from 0.8 to 1.25); the median error "
-                  f"{100 * error:.0f}%; from {min(ratios):.2f} to {max(ratios):.2f} times the measured time.", "",
+                  f"{100 * error:.0f}%; from {min(ratios):.2f} to {max(ratios):.2f} times the measured time. "
+                  f"The model orders them as the measurements do with a rank correlation (Spearman) of {rho:.2f}.",
+                  "",
                   f"| kernel | layer | N | modeled on {label}, µs (a model, not a measurement) | measured on {label}, "
                   "µs (median) | modeled / measured | the modeled warps' top states (cycles per issued "
                   "instruction) |",
