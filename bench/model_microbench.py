@@ -23,10 +23,13 @@ import tempfile
 
 import numpy as np
 
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import markers  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 README = os.path.join(ROOT, "emu", "README.md")
-BEGIN, END = "<!-- model-microbench:begin -->", "<!-- model-microbench:end -->"
 HEADER = ".version 8.0\n.target sm_80\n.address_size 64\n"
 CYCLES = re.compile(r"\((\d+) cycles of one SM")
 
@@ -168,26 +171,8 @@ def main(argv=None):
     mode.add_argument("--check", action="store_true")
     ap.add_argument("--ptxrun", default=os.path.join(ROOT, "build", "emu", "ptxrun"))
     args = ap.parse_args(argv)
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        print(f"model_microbench: {README} needs one {BEGIN} and one {END}", file=sys.stderr)
-        return 1
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    fresh = head + BEGIN + "\n" + table(args.ptxrun) + END + tail
-    if args.check:
-        if fresh != text:
-            print("model_microbench: emu/README.md's microbenchmark table is not what the model gives: python3 "
-                  "bench/model_microbench.py --write", file=sys.stderr)
-            return 1
-        print("model_microbench: the table is the model's")
-        return 0
-    if fresh != text:
-        with open(README, "w", encoding="utf-8") as f:
-            f.write(fresh)
-        print("model_microbench: emu/README.md updated")
-    return 0
+    return markers.refresh(README, "model-microbench", table(args.ptxrun), args.check, "model_microbench",
+                           "python3 bench/model_microbench.py --write")
 
 
 if __name__ == "__main__":

@@ -20,10 +20,10 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
+import markers  # noqa: E402
 import modeled_csv  # noqa: E402
 
 README = os.path.join(ROOT, "emu", "README.md")
-BEGIN, END = "<!-- model-validation:begin -->", "<!-- model-validation:end -->"
 
 
 def measured_rows(gpu):
@@ -98,26 +98,8 @@ def main(argv=None):
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
     args = ap.parse_args(argv)
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        print(f"model_validation: {README} needs one {BEGIN} and one {END}", file=sys.stderr)
-        return 1
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    fresh = head + BEGIN + "\n" + table() + END + tail
-    if args.check:
-        if fresh != text:
-            print("model_validation: emu/README.md's validation table is not what the CSVs give: "
-                  "python3 bench/model_validation.py --write", file=sys.stderr)
-            return 1
-        print("model_validation: the table is the CSVs'")
-        return 0
-    if fresh != text:
-        with open(README, "w", encoding="utf-8") as f:
-            f.write(fresh)
-        print("model_validation: emu/README.md updated")
-    return 0
+    return markers.refresh(README, "model-validation", table(), args.check, "model_validation",
+                           "python3 bench/model_validation.py --write")
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ import sys
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import emulator_csv  # noqa: E402
+from markers import replace_between_markers  # noqa: E402
 import modeled_csv  # noqa: E402
 import prose_numbers  # noqa: E402
 from results_csv import DTYPE_LABEL, CsvError, kernel_key, layer_key, layer_name_labels, load  # noqa: E402
@@ -301,19 +302,6 @@ def markdown_files(root):
     chapters = os.path.join(root, "chapters")
     files += [os.path.join(chapters, name, "README.md") for name in sorted(os.listdir(chapters))]
     return [f for f in files if os.path.isfile(f)]
-
-
-def replace_between_markers(text, marker, content):
-    """Put `content` between the NAME:begin/end comments; ValueError if they are not there once."""
-    begin, end = f"<!-- {marker}:begin -->", f"<!-- {marker}:end -->"
-    for tag in (begin, end):
-        count = text.count(tag)
-        if count != 1:
-            raise ValueError(f"marker {tag} found {count} times (need exactly 1)")
-    i, j = text.index(begin) + len(begin), text.index(end)
-    if j < i:
-        raise ValueError(f"marker {end} comes before {begin}")
-    return text[:i] + "\n" + content + "\n" + text[j:]
 
 
 def refresh_chapter_readmes(root, marker, content_of, check, tool):

@@ -20,8 +20,10 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.dont_write_bytecode = True
+import markers  # noqa: E402
 README = os.path.join(ROOT, "tests", "README.md")
-BEGIN, END = "<!-- kernel-tests:begin -->", "<!-- kernel-tests:end -->"
 # The test files that name kernels in the claims they check.
 CLAIM_FILES = ("test_counter_tables.py", "test_emu_counters.py", "test_measured_claims.py", "test_emu_sampling.py")
 
@@ -56,26 +58,8 @@ def table(conv):
 def main():
     if len(sys.argv) != 3 or sys.argv[2] not in ("--write", "--check"):
         sys.exit("usage: kernel_tests.py CONV --write|--check")
-    conv, mode = sys.argv[1], sys.argv[2]
-    with open(README, encoding="utf-8") as f:
-        text = f.read()
-    if text.count(BEGIN) != 1 or text.count(END) != 1:
-        sys.exit(f"kernel_tests: {README} needs one {BEGIN} and one {END}")
-    head, rest = text.split(BEGIN)
-    _, tail = rest.split(END)
-    fresh = head + BEGIN + "\n" + table(conv) + END + tail
-    if mode == "--check":
-        if fresh != text:
-            print("kernel_tests: tests/README.md's table of where each kernel is tested is not the tree's: "
-                  "python3 tests/kernel_tests.py build/conv --write", file=sys.stderr)
-            return 1
-        print("kernel_tests: the table is the tree's")
-        return 0
-    if fresh != text:
-        with open(README, "w", encoding="utf-8") as f:
-            f.write(fresh)
-        print("kernel_tests: tests/README.md updated")
-    return 0
+    return markers.refresh(README, "kernel-tests", table(sys.argv[1]), sys.argv[2] == "--check", "kernel_tests",
+                           "python3 tests/kernel_tests.py build/conv --write")
 
 
 if __name__ == "__main__":
