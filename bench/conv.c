@@ -80,6 +80,9 @@ static const char usage[] =
     "  --model GPU       with --emulate: also model the time on GPU (h100, a100, a6000; emu/README.md,\n"
     "                    \"The timing model\"): run and check print it, bench --emulate writes it to\n"
     "                    bench/results/modeled/GPU.csv. A model, not a measurement\n"
+    "  --ptx-alone       with --model: each PTX instruction one machine instruction, as if ptxas changed\n"
+    "                    nothing (the model reads ptxas's machine code otherwise); bench --emulate writes\n"
+    "                    bench/results/modeled/ptx_alone/GPU.csv. To see what the machine code changes\n"
     "\n"
     "Exit status: 0 all verified, 1 a verification failed or an error, 2 bad input (a flag, or a\n"
     "--load-npy file) or an unsupported problem, 77 (check) no GPU for GPU kernels.\n";
@@ -92,6 +95,7 @@ typedef struct {
     uint64_t seed;
     int reps, warmup, random_count, sample;
     bool verify, cudnn, quick, emulate, gpu, counters, json; /* emulate, gpu, counters: emulate_if_asked() */
+    bool ptx_alone;              /* --ptx-alone: the model without the machine code (EMU_NVDISASM empty) */
     bool suite_given;            /* check verifies on the suite's layers only when asked */
     const char *save_dir, *load_dir, *suite, *kernels, *csv, *epilogue_text;
     const char *model;           /* --model GPU: the timing model's GPU (a file bench/<gpu>.json) */
@@ -139,7 +143,8 @@ static options parse_options(int argc, char **argv)
         {CLI_SETS("--no-verify", &opts.verify, false)},
         {CLI_SETS("--no-cudnn", &opts.cudnn, false)}, {CLI_SETS("--quick", &opts.quick, true)},
         {CLI_SETS("--emulate", &opts.emulate, true)}, {CLI_SETS("--gpu", &opts.gpu, true)},
-        {CLI_SETS("--counters", &opts.counters, true)}, {CLI_SETS("--json", &opts.json, true)}};
+        {CLI_SETS("--counters", &opts.counters, true)}, {CLI_SETS("--json", &opts.json, true)},
+        {CLI_SETS("--ptx-alone", &opts.ptx_alone, true)}};
     /* which command reads which option is checked where it is read (the commands share most of them) */
     cli_parse(argc, argv, at, options, (int)(sizeof options / sizeof options[0]), NULL, usage);
     char why[256];
@@ -153,6 +158,8 @@ static options parse_options(int argc, char **argv)
             stat(file, &st) != 0)
             cli_error("--model '%s': no such GPU file bench/<gpu>.json (the model knows h100, a100, a6000)", opts.model);
     }
+    if (opts.ptx_alone && !opts.model)
+        cli_error("--ptx-alone is an option of the timing model: give --model GPU too");
     opts.suite_given = opts.suite != NULL;
     if (!opts.suite)
         opts.suite = "resnet50";
@@ -653,7 +660,7 @@ static int command_bench(const options *opts)
         emulated_bench request = {.kernels = opts->kernels, .layer = opts->layer, .n = opts->overrides.n,
                                   .sample = opts->sample >= 0 ? (unsigned)opts->sample : 8,
                                   .csv = opts->csv, .seed = opts->seed, .epilogue = opts->epilogue,
-                                  .quick = opts->quick, .model = opts->model};
+                                  .quick = opts->quick, .model = opts->model, .ptx_alone = opts->ptx_alone};
         return bench_emulated(&request);
     }
 

@@ -82,6 +82,9 @@ static void set_modeled(results_row *row, const results_row *counted, const char
     results_set(row, "sm_blocks", "%llu", (unsigned long long)c->modeled_sm_blocks);
     results_set(row, "resident_blocks", "%.1f", ratio(c->modeled_resident_blocks, c->launches));
     results_set(row, "issued", "%llu", (unsigned long long)c->modeled_issued);
+    results_set(row, "issued_ptx", "%llu", (unsigned long long)c->modeled_issued_ptx);
+    results_set(row, "machine_code", "%s", c->modeled_sass_launches == 0 ? "ptx"
+                                           : c->modeled_sass_launches == c->launches ? "sass" : "mixed");
     for (int i = 0; i < STALL_COUNT; i++) {
         char column[64];
         snprintf(column, sizeof column, "warp_cycles_%s", emu_stall_names[i]);
@@ -242,8 +245,13 @@ int bench_emulated(const emulated_bench *request)
                 snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled", CONV_SOURCE_ROOT);
                 if (mkdir(modeled_csv, 0755) != 0 && errno != EEXIST)
                     fail("cannot create %s: %s", modeled_csv, strerror(errno));
-                snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled/%s.csv", CONV_SOURCE_ROOT,
-                         request->model);
+                if (request->ptx_alone) {
+                    snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled/ptx_alone", CONV_SOURCE_ROOT);
+                    if (mkdir(modeled_csv, 0755) != 0 && errno != EEXIST)
+                        fail("cannot create %s: %s", modeled_csv, strerror(errno));
+                }
+                snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled/%s%s.csv", CONV_SOURCE_ROOT,
+                         request->ptx_alone ? "ptx_alone/" : "", request->model);
                 if (!results_merge(modeled_csv, &modeled, 1, reason, sizeof reason))
                     fail("%s", reason);
             }

@@ -19,6 +19,8 @@ typedef struct {
     bool quick;            /* --quick: a first look, each chapter's last step only */
     const char *model;     /* --model GPU: also modeled on it (EMU_MODEL, set before the emulator loaded),
                               into bench/results/modeled/<gpu>.csv; NULL: counts only */
+    bool ptx_alone;        /* --ptx-alone: modeled without the machine code (EMU_NVDISASM empty, set before
+                              the emulator loaded), into bench/results/modeled/ptx_alone/<gpu>.csv */
 } emulated_bench;
 
 /* Runs the request; 0 when every kernel ran (or was unsupported, which its row says), 1 otherwise. */

@@ -11,7 +11,9 @@ measured on an H800 PCIe (bench/h100.json, published_measurements). Written into
 Only rows whose published number is not one of the model's own inputs: the mma.sync and wgmma latencies
 the model takes from the same paper would agree by construction and are left out. An H800 PCIe is not an
 H100 SXM5 (fewer SMs, a lower clock, the same SM design), so throughputs are compared as fractions of each
-GPU's own peak and latencies in clocks.
+GPU's own peak and latencies in clocks. The kernels are modeled from their PTX as written (EMU_NVDISASM
+empty): they compare the model's figures with the paper's, and ptxas would fold their constant operands and
+drop the chains whose results are not stored, which the paper's own kernels are written to prevent.
 """
 import argparse
 import json
@@ -79,7 +81,7 @@ class Runner:
             f.write(ptx)
         done = subprocess.run([self.ptxrun, path, name, "--grid", "1", "--block", str(block)] + args,
                               capture_output=True, text=True, timeout=300,
-                              env=dict(os.environ, EMU_MODEL="h100", EMU_THREADS="1"))
+                              env=dict(os.environ, EMU_MODEL="h100", EMU_THREADS="1", EMU_NVDISASM=""))
         found = CYCLES.search(done.stdout)
         if done.returncode != 0 or not found:
             sys.exit(f"model_microbench: ptxrun failed: {(done.stderr or done.stdout).strip()[-300:]}")

@@ -5,10 +5,16 @@ in emu/README.md between the markers <!-- model-validation:begin --> and <!-- mo
 
     python3 bench/model_validation.py --write     rewrite the table from the CSVs
     python3 bench/model_validation.py --check     exit 1 when the table is not what the CSVs give
+    python3 bench/model_validation.py --stale-ptx-alone GPU
+                                                  the kernels whose rows from the PTX alone are missing or
+                                                  older than the model's (for bench/run.sh to model again)
 
 The modeled and the measured numbers stand in columns of their own, each labelled; their ratio is the
 model's error on that row. The summary says how many rows are within 25% and the median error. Nothing is
-fitted: the model's figures come from the GPU files, never from these measurements.
+fitted: the model's figures come from the GPU files, never from these measurements. Beside each, the same
+kernel modeled from its PTX alone (bench/results/modeled/ptx_alone/<gpu>.csv: conv bench --emulate --model
+GPU --ptx-alone), as the model was before it read ptxas's machine code, so that what the machine code
+changes is in the table, not only in the history.
 """
 import argparse
 import csv
@@ -55,37 +61,61 @@ def spearman(xs, ys):
     return cov / (sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry)) ** 0.5
 
 
+def modeled_rows(gpu, ptx_alone=False):
+    path = os.path.join(ROOT, "bench", "results", modeled_csv.FOLDER, PTX_ALONE if ptx_alone else "", gpu + ".csv")
+    return modeled_csv.load(path) if os.path.exists(path) or not ptx_alone else []
+
+
+PTX_ALONE = "ptx_alone"  # bench/results/modeled/ptx_alone/<gpu>.csv
+
+
+def validation_pairs(gpu):
+    """(modeled row, measured µs) for every counted row the GPU's CSV also measured."""
+    measured = measured_rows(gpu)
+    return [(r, 1000 * float(measured[(r["kernel"], r["layer"], r["n"])]["time_ms"])) for r in modeled_rows(gpu)
+            if r["status"] == "counted" and (r["kernel"], r["layer"], r["n"]) in measured]
+
+
+def summary(ratios, modeled, measured):
+    """How near: within 25%, the median error, the range, the rank correlation."""
+    within = sum(1 for x in ratios if 0.8 <= x <= 1.25)
+    error = statistics.median(abs(x - 1) for x in ratios)
+    return (f"{within} of them within 25% (modeled / measured from 0.8 to 1.25); the median error "
+            f"{100 * error:.0f}%; from {min(ratios):.2f} to {max(ratios):.2f} times the measured time; a rank "
+            f"correlation (Spearman) with the measurements of {spearman(modeled, measured):.2f}")
+
+
 def table():
     lines = []
     for gpu in modeled_csv.gpus(os.path.join(ROOT, "bench", "results")):
-        modeled = modeled_csv.load(os.path.join(ROOT, "bench", "results", modeled_csv.FOLDER, gpu + ".csv"))
-        measured = measured_rows(gpu)
-        pairs = []
-        for r in modeled:
-            m = measured.get((r["kernel"], r["layer"], r["n"]))
-            if r["status"] == "counted" and m:
-                pairs.append((r, 1000 * float(m["time_ms"])))
+        pairs = validation_pairs(gpu)
         if not pairs:
             continue
         label = modeled_csv.gpu_label(gpu)
+        alone = {(r["kernel"], r["layer"], r["n"]): r for r in modeled_rows(gpu, ptx_alone=True)
+                 if r["status"] == "counted"}
         ratios = [r["modeled_us"] / us for r, us in pairs]
-        within = sum(1 for x in ratios if 0.8 <= x <= 1.25)
-        error = statistics.median(abs(x - 1) for x in ratios)
-        rho = spearman([r["modeled_us"] for r, _ in pairs], [us for _, us in pairs])
         lines += [f"On the {label}: {len(pairs)} (kernel, layer) pairs, modeled and measured at the same batch; "
-                  f"{within} of them within 25% (modeled / measured from 0.8 to 1.25); the median error "
-                  f"{100 * error:.0f}%; from {min(ratios):.2f} to {max(ratios):.2f} times the measured time. "
-                  f"The model orders them as the measurements do with a rank correlation (Spearman) of {rho:.2f}.",
-                  "",
+                  f"{summary(ratios, [r['modeled_us'] for r, _ in pairs], [us for _, us in pairs])}."]
+        both = [(alone[(r["kernel"], r["layer"], r["n"])]["modeled_us"], us) for r, us in pairs
+                if (r["kernel"], r["layer"], r["n"]) in alone]
+        if both:
+            lines += [f"Modeled from the PTX alone (each PTX instruction one machine instruction), {len(both)} of "
+                      f"the pairs: {summary([a / us for a, us in both], [a for a, _ in both], [us for _, us in both])}."]
+        lines += ["",
                   f"| kernel | layer | N | modeled on {label}, µs (a model, not a measurement) | measured on {label}, "
-                  "µs (median) | modeled / measured | the modeled warps' top states (cycles per issued "
-                  "instruction) |",
-                  "| --- | --- | --- | ---: | ---: | ---: | --- |"]
+                  "µs (median) | modeled / measured | modeled from the PTX alone, µs (a model) | machine "
+                  "instructions per PTX instruction issued | the modeled warps' top states (cycles per issued "
+                  "machine instruction) |",
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | --- |"]
         for (r, us), ratio in zip(pairs, ratios):
             states = sorted(((v, s) for s, v in modeled_csv.per_issued(r).items() if s != "selected"), reverse=True)
             top = ", ".join(f"{s} {v:.2f}" for v, s in states[:2] if v > 0)
+            a = alone.get((r["kernel"], r["layer"], r["n"]))
+            from_ptx = f"{a['modeled_us']:,.1f}" if a else "not modeled"
+            per_ptx = f"{r['issued'] / r['issued_ptx']:.2f}" if r["machine_code"] == "sass" else "not read"
             lines.append(f"| {r['kernel']} | {r['layer'].split('/')[-1]} | {r['n']} | {r['modeled_us']:,.1f} | "
-                         f"{us:,.1f} | {ratio:.2f} | {top} |")
+                         f"{us:,.1f} | {ratio:.2f} | {from_ptx} | {per_ptx} | {top} |")
         lines.append("")
     if not lines:
         lines = ["No layer has been both modeled and measured on one GPU yet.", ""]
@@ -97,7 +127,25 @@ def main(argv=None):
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true")
     mode.add_argument("--check", action="store_true")
+    mode.add_argument("--stale-ptx-alone", metavar="GPU")
     args = ap.parse_args(argv)
+    try:
+        return run(args)
+    except modeled_csv.CsvError as e:
+        print(f"model_validation: {e}", file=sys.stderr)
+        return 1
+
+
+def run(args):
+    if args.stale_ptx_alone:
+        # a kernel whose validated rows have no row from the PTX alone, or one modeled by other code
+        alone = {(r["kernel"], r["layer"], r["n"]): r for r in modeled_rows(args.stale_ptx_alone, ptx_alone=True)}
+        stale = {r["kernel"] for r, _ in validation_pairs(args.stale_ptx_alone)
+                 if (r["kernel"], r["layer"], r["n"]) not in alone or
+                 any(alone[(r["kernel"], r["layer"], r["n"])][d] != r[d] for d in ("source_sha256", "emulator_sha256"))}
+        # (a fused row, 05i+bn+relu, is modeled with its kernel)
+        print(",".join(sorted({k.split("+")[0] for k in stale})))
+        return 0
     return markers.refresh(README, "model-validation", table(), args.check, "model_validation",
                            "python3 bench/model_validation.py --write")
 

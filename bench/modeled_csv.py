@@ -16,10 +16,11 @@ FOLDER = "modeled"  # bench/results/modeled/<gpu>.csv
 # The warp states, in the order the model counts them (emu/counters.h, emu_stall_names).
 STATES = ("selected", "not_selected", "wait", "short_scoreboard", "long_scoreboard", "math_pipe_throttle",
           "mio_throttle", "lg_throttle", "barrier", "membar")
-NUMBERS = ("flops", "modeled_us", "modeled_tflops", "modeled_cycles", "sm_blocks", "resident_blocks", "issued") + \
+NUMBERS = ("flops", "modeled_us", "modeled_tflops", "modeled_cycles", "sm_blocks", "resident_blocks", "issued",
+           "issued_ptx") + \
     tuple("warp_cycles_" + s for s in STATES)
-TEXT = ("chapter", "kernel", "kernel_name", "pass", "layer", "n", "gpu", "dtype", "status", "source_sha256",
-        "emulator_sha256")
+TEXT = ("chapter", "kernel", "kernel_name", "pass", "layer", "n", "gpu", "dtype", "machine_code", "status",
+        "source_sha256", "emulator_sha256")
 
 
 class CsvError(Exception):

@@ -3,7 +3,8 @@
 # and the plots. Without a GPU the kernels run on the PTX emulator instead (CONV_EMULATE=auto): each on
 # its chapter's reference layers, counted, never timed (bench/results/emulator.csv), and modeled on an H100
 # by the emulator's timing model, and on an A100 (bench/results/modeled/h100.csv, a100.csv: a model, not a
-# measurement); then the
+# measurement; the kernels measured on an H100 also from their PTX alone, for the model's validation, when
+# the model or they changed); then the
 # chapters' counter tables, the counts their text quotes (bench/prose_numbers.py) and the plots are
 # written from the CSVs.
 #
@@ -24,6 +25,12 @@ quick=0
 for arg in "$@"; do [ "$arg" = --quick ] && quick=1; done
 if [ "$quick" = 0 ] && [ bench/results/modeled/h100.csv -nt "$before" ]; then
     ./build/conv bench --emulate --model a100 "$@" --csv "$scratch" || status=$?
+    # The validation's kernels modeled again from their PTX alone, where the model or they changed since
+    # (emu/README.md, "Validation": what reading the machine code changes)
+    stale=$(python3 bench/model_validation.py --stale-ptx-alone h100) || status=1
+    if [ -n "$stale" ]; then
+        ./build/conv bench --emulate --model h100 --ptx-alone --kernels "$stale" --csv "$scratch" || status=$?
+    fi
 fi
 if [ -f bench/results/emulator.csv ]; then
     python3 bench/tables.py --counters bench/results/emulator.csv --readmes . || status=$?
@@ -33,10 +40,13 @@ if [ -f bench/results/modeled/h100.csv ]; then # the timing model's tables (the 
     python3 bench/model_validation.py --write || status=$?
 fi
 python3 bench/plot.py --results bench/results --out docs || status=$?
+# what is generated from the code itself: the chapters' step diffs, where each kernel is tested
+python3 bench/step_diffs.py . || status=$?
+python3 tests/kernel_tests.py build/conv --write || status=$?
 
 # What this run changed in the tree, so the last lines say where to look (nothing, when the code and
 # the emulator are as they were: the counts are deterministic and the files carry no date).
-changed=$(git status --porcelain -- bench/results docs chapters 2>/dev/null | awk '{print $2}' | tr '\n' ' ')
+changed=$(git status --porcelain -- bench/results docs chapters tests 2>/dev/null | awk '{print $2}' | tr '\n' ' ')
 if [ -n "$changed" ]; then
     echo "run.sh: wrote ${changed% }; git diff shows what changed"
 else

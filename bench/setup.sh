@@ -1,5 +1,5 @@
-# bench/setup.sh: sourced by bench/run.sh and tests/run.sh. Makes sure meson, ninja, numpy and
-# matplotlib are there (installing them from PyPI if not), then configures and builds ./build.
+# bench/setup.sh: sourced by bench/run.sh and tests/run.sh. Makes sure meson, ninja, numpy, matplotlib,
+# cuobjdump and nvdisasm are there (installing them from PyPI if not), then configures and builds ./build.
 # Extra meson options can be passed in MESON_SETUP_ARGS, e.g. -Dlib_root=/path/to/nvidia/cudnn.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -43,6 +43,17 @@ PY
         echo "setup: using cuDNN/cuBLAS from Python wheels: $wheel_roots"
         MESON_SETUP_ARGS="-Dlib_root=$wheel_roots"
     fi
+fi
+
+# The timing model and the build suite read the machine code: the toolkit here has no cuobjdump/nvdisasm,
+# PyPI does. Pinned: 13.2.51 is the oldest CUDA 13 release of them on PyPI, the nearest to the toolkit's
+# 13.0 (a newer cuobjdump reads an older toolkit's binaries; an unpinned one would change under the tests).
+if ! command -v cuobjdump >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvdisasm ] &&
+    ! "$python" -c "import glob, site, sys; sys.exit(not all(any(glob.glob(b + '/nvidia/*/bin/' + tool)
+        for b in site.getsitepackages()) for tool in ('cuobjdump', 'nvdisasm')))"; then
+    echo "setup: installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm 13.2.51 with pip (to read machine code)"
+    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
+        "nvidia-cuda-cuobjdump==13.2.51" "nvidia-cuda-nvdisasm==13.2.51"
 fi
 
 if [ ! -f build/build.ninja ]; then

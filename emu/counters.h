@@ -55,7 +55,9 @@ typedef struct {
     uint64_t modeled_picoseconds;     /* the same at the modeled GPU's clock */
     uint64_t modeled_sm_blocks;       /* blocks the modeled SM ran */
     uint64_t modeled_resident_blocks; /* blocks it held at once (summed over launches) */
-    uint64_t modeled_issued;          /* warp instructions it issued */
+    uint64_t modeled_issued;          /* warp instructions it issued: machine instructions (model_compile) */
+    uint64_t modeled_issued_ptx;      /* the PTX instructions they were made of */
+    uint64_t modeled_sass_launches;   /* modeled launches whose machine code was read (else PTX alone) */
     uint64_t modeled_stalls[STALL_COUNT]; /* warp-cycles in each state */
 } emu_counters;
 

@@ -8,7 +8,9 @@
  *   - warps from as many blocks as fit at once (registers, shared memory, warps, blocks: occupancy), a
  *     block starting as soon as one ends, the blocks the GPU's block scheduler would give one SM;
  *   - `schedulers` sub-partitions; warp i of the SM on sub-partition i % schedulers; each issues at most
- *     one warp instruction per cycle, from its eligible warps, greedy-then-oldest (ASSUME_POLICY);
+ *     one machine instruction per cycle, from its eligible warps, greedy-then-oldest (ASSUME_POLICY); a
+ *     PTX instruction is the machine instructions ptxas made of it for the modeled GPU (model_compile,
+ *     ASSUME_SASS_PER_LINE), none, one or many;
  *   - a scoreboard per warp: an instruction issues when the registers it reads have been produced;
  *   - pipes per sub-partition with an issue interval from the throughput table (thr_*: results per clock
  *     per SM; a warp instruction of 32 threads takes 32 / (thr / schedulers) cycles of its pipe) and a
@@ -83,6 +85,16 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * .target changed to that GPU's: a fat binary carries PTX for its newest target only (compute_90 here), and
  * what runs on an A100 is the same kernel compiled for sm_80. A kernel that needs the newer target (wgmma,
  * setmaxnreg) fails to compile and is not modeled on that GPU. */
+/* ASSUME_SASS_PER_LINE: what runs is the machine code ptxas makes of the PTX for the modeled GPU (nvdisasm
+ * -gp attributes each of its instructions to a PTX line), and each time a PTX instruction runs, one copy
+ * of what ptxas made of its line runs: a division becomes its dozen or more instructions, an address
+ * computation folded into a load's offset none. Where ptxas copied a basic block (a loop unrolled four
+ * times holds four runs of each of its lines), a line's instructions are divided among the copies, taken
+ * as the median number of runs of the block's lines. Code ptxas moved out of a loop is counted as often as
+ * its line runs. */
+/* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
+ * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
+ * instruction's would (they depend on each other, as a division's do). */
 /* ASSUME_SM0: every SM runs what the first does; the launch takes as long as the first SM's blocks (ids 0,
  * SMs, 2 SMs, ...: the most any SM gets when the block scheduler deals blocks round the SMs). */
 
@@ -388,6 +400,8 @@ struct sm_model {
     sector_set asked_l2;         /* sectors this SM has asked the L2 for */
     double dram_share;           /* the chance a first request goes to DRAM (see the assumption) */
     int last_issued[8];          /* per sub-partition: the warp it issued last (greedy), -1 none */
+    uint64_t expanding_until[8]; /* per sub-partition: the last PTX instruction's machine instructions
+                                    issue until then, one a cycle (ASSUME_SASS_EXPANSION) */
     /* the instruction executing now: what its accesses cost */
     uint64_t access_done;        /* when its data is back (loads) or gone (stores) */
     bool accessed;
@@ -562,7 +576,13 @@ static emu_stall blocked_by(sm_model *m, slot *s, unsigned wi, const insn *in, i
     return STALL_SELECTED;
 }
 
-/* Issues `in` for warp wi: runs it in the interpreter, then books its pipe and its results. */
+/* The machine instructions a PTX instruction stands for on the modeled GPU: what ptxas made of its line
+ * (ASSUME_SASS_PER_LINE), or one where the machine code was not read. */
+static unsigned machine_instructions(const ptx_kernel *k, const insn *in) { return k->has_sass ? in->sass : 1; }
+
+/* Issues `in` for warp wi: runs it in the interpreter, then books its pipe and its results. Its n machine
+ * instructions issue one a cycle and go down its pipe one after another (ASSUME_SASS_EXPANSION); one that
+ * ptxas folded into others (n = 0) takes neither an issue cycle nor its pipe, and its result is there at once. */
 static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
 {
     block *b = &s->b;
@@ -575,8 +595,10 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     m->access_done = m->now;
     m->l1_bypass = in->op == OP_CP_ASYNC;
     run_warp(b, w, 1);
-    m->pipe_free[sub][tm.pipe] = (double)m->now + tm.interval;
-    double done = (double)m->now + tm.latency;
+    const unsigned n = machine_instructions(b->k, in);
+    if (n > 0) /* (a wgmma's pipe time is its N's, set below) */
+        m->pipe_free[sub][tm.pipe] = (double)m->now + tm.interval * (in->op == OP_WGMMA_MMA ? 1 : n);
+    double done = (double)m->now + (n > 0 ? tm.latency + (n - 1) : 0);
     switch (in->op) {
     case OP_CP_ASYNC:
         groups_issue(&t->copies, m->access_done);
@@ -605,7 +627,7 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
         break;
     default:
         if (m->accessed)
-            done = (double)m->access_done;
+            done = (double)m->access_done + (n > 1 ? n - 1 : 0);
         break;
     }
     /* bulk tensor copies: their bytes through this SM's share of the L2, landing after an L2 round trip */
@@ -683,6 +705,44 @@ static uint64_t launch_footprint(const emu_launch_desc *L)
     return total;
 }
 
+/* A live warp of the SM this cycle: its next instruction, and why it cannot issue it (STALL_SELECTED: it can). */
+typedef struct { slot *s; unsigned wi; int id; const insn *in; emu_stall why; } candidate;
+
+/* PTX instructions ptxas folded away that one sub-partition issues in one cycle at most: a bound, not a
+ * figure (a run of them longer than this takes another cycle; none of this project's kernels has one). */
+enum { FOLDED_PER_CYCLE = 32 };
+
+/* Sub-partition sub's pick among the warps: while `expanding`, the warp whose machine instructions are
+ * issuing; else greedy, the warp that issued last while it can, else the oldest that can (ASSUME_POLICY).
+ * Sets each of its warps' next instruction and state; -1 when none can issue. */
+static int choose(sm_model *m, candidate *warps_now, int n, int sub, bool expanding, bool *any_runnable)
+{
+    const int subs = (int)m->g->schedulers;
+    int chosen = -1;
+    uint64_t chosen_age = UINT64_MAX;
+    for (int i = 0; i < n; i++) {
+        candidate *c = &warps_now[i];
+        if (c->id % subs != sub)
+            continue;
+        const warp *w = &c->s->b.warps[c->wi];
+        *any_runnable |= (w->live & ~w->waiting) != 0;
+        c->in = next_insn(&c->s->b, w);
+        c->why = blocked_by(m, c->s, c->wi, c->in, sub);
+        if (expanding) {
+            if (c->id == m->last_issued[sub])
+                chosen = i;
+            continue;
+        }
+        if (c->why != STALL_SELECTED)
+            continue;
+        const uint64_t age = c->s->time[c->wi].started * 4096 + (uint64_t)c->id;
+        if (chosen < 0 || c->id == m->last_issued[sub] ||
+            (warps_now[chosen].id != m->last_issued[sub] && age < chosen_age))
+            chosen = i, chosen_age = age;
+    }
+    return chosen;
+}
+
 emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t smem_size, int registers,
                         emu_counters *modeled, emu_counters *counts, char *err, size_t err_len)
 {
@@ -741,10 +801,9 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
     for (unsigned i = 0; ok && status == EMU_OK && i < resident; i++)
         slot_start(&m, &slots[i], (next++) * (uint64_t)g->sms, i * warps, k);
     const int subs = (int)g->schedulers;
-    uint64_t stalls[STALL_COUNT] = {0}, issued = 0;
+    uint64_t stalls[STALL_COUNT] = {0}, issued = 0, issued_ptx = 0;
     /* each cycle: every live warp's next instruction and whether it could issue, then one issue per
      * sub-partition, then every warp's state counted */
-    typedef struct { slot *s; unsigned wi; int id; const insn *in; emu_stall why; } candidate;
     candidate *warps_now = malloc((size_t)resident * warps * sizeof *warps_now);
     if (!warps_now && ok) {
         snprintf(err, err_len, "kernel %s: out of host memory to model %u resident blocks", k->name, resident);
@@ -760,39 +819,37 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
             break;
         bool any_issued = false, any_runnable = false;
         for (int sub = 0; sub < subs && status == EMU_OK; sub++) {
-            /* greedy: the warp that issued last, while it can; else the oldest that can */
+            /* while the last PTX instruction's machine instructions issue, its warp is the one selected;
+             * a PTX instruction ptxas folded away issues in no cycle, so the scheduler picks again */
+            const bool expanding = m.expanding_until[sub] > m.now;
             int chosen = -1;
-            uint64_t chosen_age = UINT64_MAX;
-            for (int i = 0; i < n; i++) {
-                candidate *c = &warps_now[i];
-                if (c->id % subs != sub)
-                    continue;
-                const warp *w = &c->s->b.warps[c->wi];
-                any_runnable |= (w->live & ~w->waiting) != 0;
-                c->in = next_insn(&c->s->b, w);
-                c->why = blocked_by(&m, c->s, c->wi, c->in, sub);
-                if (c->why != STALL_SELECTED)
-                    continue;
-                const uint64_t age = c->s->time[c->wi].started * 4096 + (uint64_t)c->id;
-                if (chosen < 0 || c->id == m.last_issued[sub] ||
-                    (warps_now[chosen].id != m.last_issued[sub] && age < chosen_age))
-                    chosen = i, chosen_age = age;
+            for (int folded = 0; status == EMU_OK; folded++) {
+                chosen = choose(&m, warps_now, n, sub, expanding, &any_runnable);
+                if (chosen < 0 || expanding)
+                    break;
+                candidate *c = &warps_now[chosen];
+                const unsigned machine = machine_instructions(k, c->in);
+                if (machine == 0 && folded >= FOLDED_PER_CYCLE)
+                    break; /* (the rest wait for the next cycle) */
+                issue(&m, c->s, c->wi, c->in, sub);
+                issued_ptx++;
+                issued += machine;
+                any_issued = true;
+                m.last_issued[sub] = c->id;
+                if (machine > 1)
+                    m.expanding_until[sub] = m.now + machine;
+                if (c->s->b.status != EMU_OK) {
+                    snprintf(err, err_len, "%s", block_err);
+                    status = c->s->b.status;
+                }
+                if (machine > 0)
+                    break;
             }
+            any_issued |= expanding;
             for (int i = 0; i < n; i++)
                 if (warps_now[i].id % subs == sub)
                     stalls[i == chosen ? STALL_SELECTED
                            : warps_now[i].why == STALL_SELECTED ? STALL_NOT_SELECTED : warps_now[i].why]++;
-            if (chosen < 0)
-                continue;
-            candidate *c = &warps_now[chosen];
-            issue(&m, c->s, c->wi, c->in, sub);
-            issued++;
-            any_issued = true;
-            m.last_issued[sub] = c->id;
-            if (c->s->b.status != EMU_OK) {
-                snprintf(err, err_len, "%s", block_err);
-                status = c->s->b.status;
-            }
         }
         /* blocks that ended make room for the next of this SM's blocks */
         for (unsigned si = 0; si < resident && status == EMU_OK; si++) {
@@ -827,6 +884,8 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         modeled->modeled_sm_blocks += finished;
         modeled->modeled_resident_blocks += resident;
         modeled->modeled_issued += issued;
+        modeled->modeled_issued_ptx += issued_ptx;
+        modeled->modeled_sass_launches += k->has_sass;
         for (int i = 0; i < STALL_COUNT; i++)
             modeled->modeled_stalls[i] += stalls[i];
     }
@@ -907,6 +966,12 @@ void emu_model_print(FILE *out, const emu_counters *c)
     fprintf(out, "    time              %.2f us (%llu cycles of one SM; it ran %llu blocks, %.1f at once per launch)\n",
             (double)c->modeled_picoseconds * 1e-6, (unsigned long long)c->modeled_cycles,
             (unsigned long long)c->modeled_sm_blocks, per(c->modeled_resident_blocks, c->launches));
+    if (c->modeled_sass_launches)
+        fprintf(out, "    issued            %llu warp instructions of machine code (SASS), made of %llu of PTX\n",
+                (unsigned long long)c->modeled_issued, (unsigned long long)c->modeled_issued_ptx);
+    else
+        fprintf(out, "    issued            %llu warp instructions of PTX (the machine code was not read)\n",
+                (unsigned long long)c->modeled_issued_ptx);
     uint64_t warp_cycles = 0;
     for (int i = 0; i < STALL_COUNT; i++)
         warp_cycles += c->modeled_stalls[i];
@@ -918,29 +983,139 @@ void emu_model_print(FILE *out, const emu_counters *c)
     fprintf(out, "\n");
 }
 
-/* ---- ptxas's registers --------------------------------------------------------------------------------- */
+/* ---- The machine code: ptxas's registers and instructions ---------------------------------------------- */
 
-bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const char *arch, int *registers,
-                           char *err, size_t err_len)
+/* nvdisasm: $EMU_NVDISASM, else the one the build found (the toolkit's, or the PyPI wheel's), else none. */
+static const char *nvdisasm_path(void)
+{
+    const char *set = getenv("EMU_NVDISASM");
+    if (set)
+        return *set ? set : NULL;
+#ifdef EMU_NVDISASM_FOUND
+    return EMU_NVDISASM_FOUND;
+#else
+    return NULL;
+#endif
+}
+
+/* Counts nvdisasm's instructions per PTX line, and the runs they stand in: `//## File ".nv_debug_ptx_txt",
+ * line N` starts a run of instructions ptxas made of line N (the NOPs that pad a function's end are no
+ * one's). A loop ptxas unrolled four times holds four runs of each of its lines. */
+static bool count_sass_lines(FILE *f, uint32_t *per_line, uint32_t *runs, int n_lines)
+{
+    char line[1024];
+    int current = 0, previous = 0;
+    bool any = false;
+    while (fgets(line, sizeof line, f)) {
+        const char *at = strstr(line, "nv_debug_ptx_txt\", line ");
+        if (at) {
+            current = atoi(at + strlen("nv_debug_ptx_txt\", line "));
+            continue;
+        }
+        const char *p = line + strspn(line, " \t");
+        if (p[0] != '/' || p[1] != '*' || !strstr(p, "*/"))
+            continue;
+        p = strstr(p, "*/") + 2;
+        p += strspn(p, " \t");
+        if (!*p || *p == '\n' || strncmp(p, "NOP", 3) == 0)
+            continue;
+        any = true;
+        if (current > 0 && current <= n_lines) {
+            per_line[current - 1]++;
+            runs[current - 1] += current != previous;
+        }
+        previous = current;
+    }
+    return any;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over
+ * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated), the copies being the
+ * median of the runs its block's lines stand in. A block starts at a branch target and after a branch. */
+static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint32_t *runs, int n_lines,
+                                     uint32_t *scratch)
+{
+    bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
+    if (!starts)
+        return;
+    for (int j = 0; j < k->n_code; j++) {
+        const insn *in = &k->code[j];
+        if (in->op == OP_BRA || in->op == OP_BRX || in->op == OP_CALL || in->op == OP_RET || in->op == OP_EXIT)
+            starts[j + 1] = true;
+        if (in->op == OP_BRA && in->target >= 0 && in->target < k->n_code)
+            starts[in->target] = true;
+    }
+    for (int j = 0; j < k->n_branch_targets; j++)
+        if (k->branch_targets[j] >= 0 && k->branch_targets[j] < k->n_code)
+            starts[k->branch_targets[j]] = true;
+    for (int first = 0, end; first < k->n_code; first = end) {
+        for (end = first + 1; end < k->n_code && !starts[end]; end++) {
+        }
+        int n = 0;
+        for (int j = first; j < end; j++) {
+            const int at = k->code[j].ptx_line;
+            if (at > 0 && at <= n_lines && per_line[at - 1])
+                scratch[n++] = runs[at - 1];
+        }
+        qsort(scratch, (size_t)n, sizeof *scratch, compare_u32);
+        const uint32_t copies = n ? (scratch[(n - 1) / 2] ? scratch[(n - 1) / 2] : 1) : 1;
+        for (int j = first; j < end; j++) {
+            const int at = k->code[j].ptx_line;
+            const uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;
+            k->code[j].sass = (uint8_t)(machine > 255 ? 255 : machine);
+        }
+    }
+    k->has_sass = true;
+    free(starts);
+}
+
+/* Writes the PTX text for ptxas: its .target the modeled GPU's (ASSUME_SAME_TEXT), and its .loc and .file
+ * lines blank, so that ptxas -lineinfo attributes each machine instruction to a line of this PTX text, not of
+ * the CUDA source (the line numbers stay the text's). */
+static bool directive(const char *word, const char *name)
+{
+    const size_t n = strlen(name);
+    return strncmp(word, name, n) == 0 && (word[n] == ' ' || word[n] == '\t');
+}
+
+static bool write_ptx_for(FILE *f, const char *text, const char *arch, int *n_lines)
+{
+    bool ok = true;
+    *n_lines = 0;
+    for (const char *line = text; *line && ok; (*n_lines)++) {
+        const size_t len = strcspn(line, "\n");
+        const char *word = line + strspn(line, " \t");
+        if (directive(word, ".target"))
+            ok = fprintf(f, ".target %s", arch) > 0;
+        else if (!directive(word, ".loc") && !directive(word, ".file"))
+            ok = fwrite(line, 1, len, f) == len;
+        ok = ok && fputc('\n', f) != EOF;
+        line += len + (line[len] == '\n');
+    }
+    return ok;
+}
+
+bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, char *err, size_t err_len)
 {
     char dir[] = "/tmp/emu-ptxas-XXXXXX";
     if (!mkdtemp(dir)) {
         snprintf(err, err_len, "the timing model: no temporary folder for ptxas");
         return false;
     }
-    char ptx[sizeof dir + 16], log[sizeof dir + 16], command[512];
+    char ptx[sizeof dir + 16], cubin[sizeof dir + 16], log[sizeof dir + 16], sass[sizeof dir + 16], command[1024];
     snprintf(ptx, sizeof ptx, "%s/in.ptx", dir);
+    snprintf(cubin, sizeof cubin, "%s/out.cubin", dir);
     snprintf(log, sizeof log, "%s/log", dir);
-    /* the text as it is, but for its .target: the modeled GPU's (ASSUME_SAME_TEXT) */
+    snprintf(sass, sizeof sass, "%s/sass", dir);
     FILE *f = fopen(ptx, "w");
-    bool ok = f != NULL;
-    const char *target = strstr(ptx_text, "\n.target ");
-    if (ok && target) {
-        ok = fwrite(ptx_text, 1, (size_t)(target - ptx_text), f) == (size_t)(target - ptx_text) &&
-             fprintf(f, "\n.target %s", arch) > 0;
-        ptx_text = target + strcspn(target + 1, "\n") + 1;
-    }
-    ok = ok && fputs(ptx_text, f) >= 0;
+    int n_lines = 0;
+    bool ok = f != NULL && write_ptx_for(f, ptx_text, arch, &n_lines);
     if (f)
         ok = fclose(f) == 0 && ok;
     const char *cuda = getenv("CUDA_HOME");
@@ -948,10 +1123,11 @@ bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const
     snprintf(ptxas, sizeof ptxas, "%s/bin/ptxas", cuda && *cuda ? cuda : "/usr/local/cuda");
     if (access(ptxas, X_OK) != 0)
         snprintf(ptxas, sizeof ptxas, "ptxas");
-    snprintf(command, sizeof command, "'%s' -v -arch=%s -o /dev/null '%s' >'%s' 2>&1", ptxas, arch, ptx, log);
+    snprintf(command, sizeof command, "'%s' -v -lineinfo -arch=%s -o '%s' '%s' >'%s' 2>&1", ptxas, arch, cubin, ptx,
+             log);
     int rc = ok ? system(command) : -1;
     for (int i = 0; i < module->n_kernels; i++)
-        registers[i] = -1;
+        module->kernels[i].ptxas_registers = -1, module->kernels[i].has_sass = false;
     char line[1024], current[512] = "", refusal[300] = "";
     f = fopen(log, "r");
     while (f && fgets(line, sizeof line, f)) {
@@ -967,25 +1143,49 @@ bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const
         if (used && strstr(used, "registers") && *current)
             for (int i = 0; i < module->n_kernels; i++)
                 if (strcmp(module->kernels[i].name, current) == 0)
-                    registers[i] = atoi(used + 5);
+                    module->kernels[i].ptxas_registers = atoi(used + 5);
     }
     if (f)
         fclose(f);
-    remove(ptx), remove(log), rmdir(dir);
+    bool result = true;
     if (rc != 0 && *refusal) {
         snprintf(err, err_len, "ptxas -arch=%s refuses the kernels' PTX (%s)", arch, refusal);
-        return false;
-    }
-    if (rc != 0) {
+        result = false;
+    } else if (rc != 0) {
         snprintf(err, err_len, "the timing model runs ptxas -v -arch=%s for the registers per thread: it failed "
                  "(exit %d; is the CUDA toolkit at $CUDA_HOME or /usr/local/cuda?)", arch, rc);
-        return false;
+        result = false;
     }
-    for (int i = 0; i < module->n_kernels; i++)
-        if (registers[i] < 0) {
+    for (int i = 0; result && i < module->n_kernels; i++)
+        if (module->kernels[i].ptxas_registers < 0) {
             snprintf(err, err_len, "the timing model: ptxas -v -arch=%s gave no register count for kernel %s", arch,
                      module->kernels[i].name);
-            return false;
+            result = false;
         }
-    return true;
+    /* the machine instructions per PTX line (ASSUME_SASS_PER_LINE), where nvdisasm is at hand */
+    const char *nvdisasm = nvdisasm_path();
+    int longest = 0;
+    for (int i = 0; i < module->n_kernels; i++)
+        longest = module->kernels[i].n_code > longest ? module->kernels[i].n_code : longest;
+    uint32_t *per_line = result && nvdisasm ? calloc(2 * ((size_t)n_lines + 1) + (size_t)longest, sizeof *per_line)
+                                            : NULL;
+    if (per_line) {
+        uint32_t *runs = per_line + n_lines + 1, *scratch = runs + n_lines + 1;
+        snprintf(command, sizeof command, "'%s' -gp -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
+        f = system(command) == 0 ? fopen(sass, "r") : NULL;
+        if (f && count_sass_lines(f, per_line, runs, n_lines))
+            for (int i = 0; i < module->n_kernels; i++)
+                set_machine_instructions(&module->kernels[i], per_line, runs, n_lines, scratch);
+        if (f)
+            fclose(f);
+    }
+    static bool said; /* (EMU_NVDISASM set empty asks for the PTX alone: nothing to say) */
+    if (result && module->n_kernels > 0 && !module->kernels[0].has_sass && !said && !getenv("EMU_NVDISASM"))
+        fprintf(stderr, "emu: the timing model reads no machine code (%s): it models each PTX instruction as one "
+                "machine instruction\n", nvdisasm ? "nvdisasm failed on ptxas's output" : "no nvdisasm found; "
+                "EMU_NVDISASM may name one");
+    said = said || (result && module->n_kernels > 0 && !module->kernels[0].has_sass);
+    free(per_line);
+    remove(ptx), remove(cubin), remove(log), remove(sass), rmdir(dir);
+    return result;
 }

@@ -33,11 +33,11 @@ emu_status model_run_sm(const struct model_gpu *gpu, const emu_launch_desc *L, u
 /* The modeled SM runs the blocks whose linear id is a multiple of this (the functional run skips them). */
 uint64_t model_sm_stride(const struct model_gpu *gpu);
 
-/* The registers per thread ptxas gives each kernel of a PTX text for `arch`: ptxas -v, read. Writes
- * registers[i] for kernel i of the module (names as the module has them); false, one line in err, when
- * ptxas cannot be run or refuses the text. */
-bool model_ptxas_registers(const char *ptx_text, const ptx_module *module, const char *arch, int *registers,
-                           char *err, size_t err_len);
+/* Compiles a PTX text for `arch` as the GPU would run it: each kernel's registers per thread (ptxas -v) into
+ * its ptxas_registers and, where nvdisasm is at hand, the machine instructions ptxas made of each PTX
+ * instruction into its .sass (has_sass). False, one line in err, when ptxas cannot be run or refuses the
+ * text. */
+bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, char *err, size_t err_len);
 
 /* Prints the modeled fields of counters under their label: "modeled on <GPU> (a model, not a measurement)". */
 void emu_model_print(FILE *out, const emu_counters *c);

@@ -128,6 +128,8 @@ typedef struct {
     uint8_t combine;       /* setp's optional .and/.or/.xor with a predicate: 0, 1 = and, 2 = or, 3 = xor */
     uint8_t n_dst, n_src;  /* operand counts: destinations first, then sources */
     uint8_t size;          /* bytes of a cp.async copy; the shape of an mma/wmma */
+    uint8_t sass;          /* the machine instructions ptxas made of it for the modeled GPU (model.c; read
+                              when its kernel's has_sass is true; 255: that many or more) */
     uint32_t flags;        /* F_* */
     int32_t guard;         /* predicate slot guarding the instruction, -1 if none (F_NEG_PRED: @!p) */
     uint32_t operands;     /* index of the first operand slot in kernel->slots_of */
@@ -235,6 +237,7 @@ typedef struct {
     int max_registers;     /* .maxnreg, 0 if none */
     int ptxas_registers;   /* per thread, as ptxas -v gives them for the modeled GPU (model.c); 0 unknown,
                               -1: ptxas refuses the kernel for that GPU (not modeled) */
+    bool has_sass;         /* its instructions' .sass were read from that machine code (model.c) */
     int req_threads[3];    /* .reqntid, 0 if none */
 } ptx_kernel;
 

@@ -225,16 +225,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "ptxrun: %s\n", err);
         return 1;
     }
-    if (model_gpu_chosen()) { /* EMU_MODEL: occupancy needs ptxas's registers per thread */
-        int *registers = calloc((size_t)module->n_kernels, sizeof *registers);
-        if (!registers ||
-            !model_ptxas_registers(text, module, model_gpu_arch(model_gpu_chosen()), registers, err, sizeof err)) {
-            fprintf(stderr, "ptxrun: %s\n", registers ? err : "out of memory");
-            return 1;
-        }
-        for (int i = 0; i < module->n_kernels; i++)
-            module->kernels[i].ptxas_registers = registers[i];
-        free(registers);
+    if (model_gpu_chosen() && /* EMU_MODEL: occupancy needs ptxas's registers, timing its machine code */
+        !model_compile(text, module, model_gpu_arch(model_gpu_chosen()), err, sizeof err)) {
+        fprintf(stderr, "ptxrun: %s\n", err);
+        return 1;
     }
     free(text);
     const ptx_kernel *kernel = ptx_find_kernel(module, argv[2]);

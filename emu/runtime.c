@@ -359,24 +359,15 @@ static ptx_file *file_of(const function *fn)
     return &bin->ptx;
 }
 
-/* The timing model's occupancy needs the registers ptxas gives each kernel for the modeled GPU. A module
- * ptxas refuses for that GPU (chapter 08's sm_90a code for an A100) runs as always, its launches not
+/* The timing model needs the registers ptxas gives each kernel for the modeled GPU, and its machine code. A
+ * module ptxas refuses for that GPU (chapter 08's sm_90a code for an A100) runs as always, its launches not
  * modeled (ptxas_registers -1), and says so once. */
-static bool ptxas_registers(const char *text, ptx_module *module, char *err, size_t err_len)
+static void compile_for_model(const char *text, ptx_module *module)
 {
-    int *registers = calloc((size_t)module->n_kernels + 1, sizeof *registers);
-    if (!registers) {
-        snprintf(err, err_len, "out of host memory");
-        return false;
-    }
+    char err[1024];
     const struct model_gpu *gpu = model_gpu_chosen();
-    const bool ok = model_ptxas_registers(text, module, model_gpu_arch(gpu), registers, err, err_len);
-    if (!ok)
+    if (!model_compile(text, module, model_gpu_arch(gpu), err, sizeof err))
         fprintf(stderr, "emu: not modeled on the %s: %s\n", model_gpu_label(gpu), err);
-    for (int i = 0; i < module->n_kernels; i++)
-        module->kernels[i].ptxas_registers = ok ? registers[i] : -1;
-    free(registers);
-    return true;
 }
 
 /* Finds the PTX module for a registered function (see the file comment), parsing it if needed. */
@@ -395,8 +386,8 @@ static cudaError_t resolve(function *fn)
         best->module = ptx_parse(best->text, best->path, err, sizeof err);
         if (!best->module)
             best->error = strdup(err);
-        else if (model_gpu_chosen() && !ptxas_registers(best->text, best->module, err, sizeof err))
-            best->error = strdup(err);
+        else if (model_gpu_chosen())
+            compile_for_model(best->text, best->module);
         free(best->text);
         best->text = NULL;
         for (int v = 0; best->module && v < best->module->n_vars; v++) {

@@ -3,16 +3,6 @@
 #   bash tests/run.sh                 all suites
 #   bash tests/run.sh --suite gpu     one suite (any meson test arguments pass through)
 source "$(dirname "${BASH_SOURCE[0]}")/../bench/setup.sh"
-# The build suite reads the machine code too; the toolkit here has no cuobjdump/nvdisasm, PyPI does.
-# Pinned: 13.2.51 is the oldest CUDA 13 release of them on PyPI, the nearest to the toolkit's 13.0 (a
-# newer cuobjdump reads an older toolkit's binaries; an unpinned one would change under the tests).
-if ! command -v cuobjdump >/dev/null 2>&1 &&
-    ! "$python" -c "import glob, site, sys; sys.exit(not all(any(glob.glob(b + '/nvidia/*/bin/' + tool)
-        for b in site.getsitepackages()) for tool in ('cuobjdump', 'nvdisasm')))"; then
-    echo "setup: installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm 13.2.51 with pip (for the SASS checks)"
-    "$python" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore \
-        "nvidia-cuda-cuobjdump==13.2.51" "nvidia-cuda-nvdisasm==13.2.51"
-fi
 # The fuzz test (tests/fuzz/run.sh) needs clang with libFuzzer and the sanitizers' runtime; on Debian
 # they are two packages. Without them it skips (77), saying so.
 if ! command -v clang >/dev/null 2>&1 || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then

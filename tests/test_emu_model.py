@@ -6,7 +6,9 @@ so a model that ignored the file, or read the wrong figure, fails.
 
 Each case runs a kernel twice with different lengths and takes the difference (the per-step cost, free of
 the launch's fixed start and end). These check that the model does what its figures say, not that the
-figures are right: that is the validation's job (emu/README.md, "The timing model").
+figures are right: that is the validation's job (emu/README.md, "The timing model"). The figures' cases
+model the PTX as written (EMU_NVDISASM empty: each PTX instruction one machine instruction), since ptxas
+would fold their constant operands away; the machine code's cases read what ptxas makes of the PTX.
 """
 import json
 import os
@@ -82,6 +84,26 @@ def clock_kernel(n):
     return kernel("clocked", ".param .u64 out", regs, "\n".join(body))
 
 
+def division_chain(n):
+    """n dependent signed divisions by a divisor the compiler cannot know: ptxas expands each into many
+    machine instructions (there is no integer divide instruction)."""
+    regs = "    .reg .u32 %r<4>;\n    .reg .b64 %rd<3>;"
+    body = ["    ld.param.u32 %r1, [a];", "    ld.param.u32 %r2, [b];"]
+    body += ["    div.s32 %r1, %r1, %r2;"] * n
+    body += ["    ld.param.u64 %rd1, [out];", "    st.global.u32 [%rd1], %r1;"]
+    return kernel("divisions", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
+
+
+def copies_chain(n):
+    """n dependent multiply-adds, each result copied through two moves, which ptxas's register allocation
+    makes vanish: in the machine code only the multiply-adds remain."""
+    regs = "    .reg .u32 %r<6>;\n    .reg .b64 %rd<3>;"
+    body = ["    ld.param.u32 %r1, [a];", "    ld.param.u32 %r3, [b];"]
+    body += ["    mad.lo.u32 %r1, %r1, %r3, %r3;", "    mov.u32 %r2, %r1;", "    mov.u32 %r1, %r2;"] * n
+    body += ["    ld.param.u64 %rd1, [out];", "    st.global.u32 [%rd1], %r1;"]
+    return kernel("copies", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
+
+
 def crossed_barriers():
     """Warp 0 waits at barrier 1, warp 1 at barrier 0: each waits for the other, for ever."""
     regs = "    .reg .u32 %r<3>;\n    .reg .pred %p<2>;"
@@ -91,6 +113,8 @@ def crossed_barriers():
 
 
 MODELED = re.compile(r"time\s+([\d.]+) us \((\d+) cycles of one SM; it ran (\d+) blocks, ([\d.]+) at once")
+MACHINE = re.compile(r"issued\s+(\d+) warp instructions of machine code \(SASS\), made of (\d+) of PTX")
+PTX_ALONE = {"EMU_NVDISASM": ""}  # model each PTX instruction as one machine instruction
 
 
 def main():
@@ -103,22 +127,27 @@ def main():
             f.write(text)
         return name
 
-    def modeled(gpu, ptx, name, grid, block, args, smem=None):
-        result = R.run(ptx, name, grid, block, args, smem=smem, env={"EMU_MODEL": gpu, "EMU_THREADS": "1"})
+    def modeled(gpu, ptx, name, grid, block, args, smem=None, env=PTX_ALONE):
+        result = R.run(ptx, name, grid, block, args, smem=smem, env={"EMU_MODEL": gpu, "EMU_THREADS": "1", **env})
         found = MODELED.search(result.stdout)
         if not found or "(a model, not a measurement)" not in result.stdout:
             raise Fail(f"no labelled modeled time in: {result.stdout.strip()[-300:]}")
+        machine = MACHINE.search(result.stdout)
         return {"us": float(found[1]), "cycles": int(found[2]), "blocks": int(found[3]),
-                "resident": float(found[4]), "text": result.stdout}
+                "resident": float(found[4]), "text": result.stdout,
+                "machine": (int(machine[1]), int(machine[2])) if machine else None}
 
-    def per_step(gpu, make, short, long, grid=1, block=32, args_of=None, smem=None):
-        cycles = []
+    def per_step(gpu, make, short, long, grid=1, block=32, args_of=None, smem=None, env=PTX_ALONE, what="cycles"):
+        got = []
         for n in (short, long):
             ptx = write(f"{make.__name__}_{gpu}_{n}.ptx", make(n))
             args = args_of() if args_of else [R.out("f32", 4)[0]]
             name = re.search(r"\.entry (\w+)", open(os.path.join(work, ptx)).read())[1]
-            cycles.append(modeled(gpu, ptx, name, grid, block, args, smem)["cycles"])
-        return (cycles[1] - cycles[0]) / (long - short)
+            m = modeled(gpu, ptx, name, grid, block, args, smem, env)
+            if what == "machine" and not m["machine"]:
+                raise Fail(f"the model read no machine code: {m['text'].strip()[-300:]}")
+            got.append(m["cycles"] if what == "cycles" else m["machine"][0])
+        return (got[1] - got[0]) / (long - short)
 
     def near(got, want, tolerance, what):
         if abs(got - want) > tolerance:
@@ -161,6 +190,34 @@ def main():
                            "at one wavefront per clock give 31")
             return f"{conflicted - clean:.2f} cycles more for 31 more wavefronts"
         R.case(f"{gpu}: a 32-way bank conflict costs its 31 extra wavefronts", conflicts)
+
+    # The machine code: what ptxas makes of the PTX for the modeled GPU, read through nvdisasm
+    def scalar_args():
+        return ["u32:1000003", "u32:7", R.out("u32", 1)[0]]
+
+    def division():
+        sass = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
+        cycles = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={})
+        alone = per_step("h100", division_chain, 4, 12, args_of=scalar_args)
+        lat_int = figure("h100", "lat_int_cycles")
+        interval = 32 / (figure("h100", "thr_int32_mad") / figure("h100", "warp_schedulers_per_sm"))
+        want = max(lat_int + sass - 1, sass * interval)  # ASSUME_SASS_EXPANSION
+        if sass < 8 or abs(cycles - want) > 0.5 or abs(alone - lat_int) > 0.5:
+            raise Fail(f"a div.s32 is {sass:.1f} machine instructions and {cycles:.2f} cycles per step (the "
+                       f"expansion gives {want:.2f}); from its PTX alone {alone:.2f} (lat_int {lat_int})")
+        return f"{sass:.0f} machine instructions, {cycles:.2f} cycles per division ({alone:.2f} from its PTX alone)"
+    R.case("h100: a PTX division costs the machine instructions ptxas makes of it", division)
+
+    def folded():
+        sass = per_step("h100", copies_chain, 8, 24, args_of=scalar_args, env={}, what="machine")
+        cycles = per_step("h100", copies_chain, 8, 24, args_of=scalar_args, env={})
+        alone = per_step("h100", copies_chain, 8, 24, args_of=scalar_args)
+        lat_int = figure("h100", "lat_int_cycles")
+        if abs(sass - 1) > 0.01 or abs(cycles - lat_int) > 0.5 or abs(alone - 3 * lat_int) > 0.5:
+            raise Fail(f"a multiply-add and two moves: {sass:.2f} machine instructions and {cycles:.2f} cycles per "
+                       f"step (want 1 and lat_int {lat_int}); from the PTX alone {alone:.2f} (want {3 * lat_int})")
+        return f"{sass:.0f} machine instruction, {cycles:.2f} cycles per step ({alone:.2f} from the PTX alone)"
+    R.case("h100: PTX moves that ptxas folds away cost nothing", folded)
 
     def occupancy():
         ptx = write("occupancy.ptx", fma_chain(4))

@@ -1,4 +1,5 @@
-"""The chapters' measured results: their tables are the GPU CSVs', and what their text says of them holds.
+"""The chapters' measured and modeled results: their tables are the CSVs', and what their text says of them
+holds.
 
     python3 tests/test_measured_claims.py SOURCE_ROOT [--print]
 
@@ -10,7 +11,9 @@
    its README: a sentence edited by hand, or a new measurement that changes the verdict, fails, and the
    sentence has to be rewritten from what the CSV now says. `--print` prints each rendered sentence.
 
-Times are the CSV's medians; "faster" compares medians. A claim names its GPU's CSV.
+Times are the CSV's medians; "faster" compares medians. A claim names its GPU's CSV, or the timing model's
+("modeled/h100": bench/results/modeled/h100.csv, each kernel on its chapter's reference layers; its times
+are a model's, not measurements, and the sentence must say so).
 """
 
 import csv
@@ -24,7 +27,9 @@ import sys
 # same run measured), the layers (None: every layer both ran), the sentence). In the sentence: {faster} and
 # {slower} are how many layers a is faster / slower on ("all 10", "none of the 10", "7 of the 10"); {up} is b's
 # time over a's as a range ("1.05 to 2.03"), {down} a's over b's; {faster_on} and {slower_on} name the layers;
-# {copy} is a's GB/s as a percentage of the copy bandwidth, as a range ("42% to 62%").
+# {copy} is a's GB/s as a percentage of the copy bandwidth, as a range ("42% to 62%"); {times} is {up} and
+# {times_down} is {down}, written as one number when they are one ("1.29"); {verdict} is "faster than" or
+# "slower than" when a is so on every layer, else "faster on some layers than".
 CLAIMS = [
     ("chapters/02_naive_cuda/README.md", "h200", "02c", "02b", None,
      "02c was faster than 02b on {faster_on} and slower on {slower_on}"),
@@ -98,9 +103,19 @@ CLAIMS = [
 
 
 def load(root, gpu):
-    """(kernel, short layer name) -> row, for the rows that passed."""
+    """(kernel, short layer name) -> row, for the rows that passed (measured) or were modeled."""
     with open(os.path.join(root, "bench", "results", f"{gpu}.csv"), newline="") as f:
-        return {(r["kernel"], r["layer"].split("/")[-1]): r for r in csv.DictReader(f) if r["status"] == "pass"}
+        rows = list(csv.DictReader(f))
+    if gpu.startswith("modeled/"):
+        rows = [dict(r, time_ms=str(float(r["modeled_us"]) / 1000)) for r in rows if r["status"] == "counted"]
+    else:
+        rows = [r for r in rows if r["status"] == "pass"]
+    return {(r["kernel"], r["layer"].split("/")[-1]): r for r in rows}
+
+
+def span(values):
+    low, high = f"{min(values):.2f}", f"{max(values):.2f}"
+    return low if low == high else f"{low} to {high}"
 
 
 def how_many(count, total):
@@ -137,7 +152,10 @@ def render(rows, a, b, layers, sentence):
     up = [tb / ta for _, ta, tb in times]
     return sentence.format(faster=how_many(len(faster), len(times)), slower=how_many(len(slower), len(times)),
                            faster_on=names(faster), slower_on=names(slower),
-                           up=f"{min(up):.2f} to {max(up):.2f}", down=f"{1 / max(up):.2f} to {1 / min(up):.2f}")
+                           up=f"{min(up):.2f} to {max(up):.2f}", down=f"{1 / max(up):.2f} to {1 / min(up):.2f}",
+                           times=span(up), times_down=span([1 / x for x in up]),
+                           verdict="faster than" if len(faster) == len(times) else "slower than"
+                           if len(slower) == len(times) else "faster on some layers than")
 
 
 def main():
@@ -153,6 +171,8 @@ def main():
             failures.append(f"results tables: {check.stderr.strip()}")
     measured = {}  # gpu -> its CSV's rows, read once
     for readme, gpu, a, b, layers, sentence in CLAIMS:
+        if gpu.startswith("modeled/") and "(a model, not a measurement)" not in sentence:
+            failures.append(f"{readme}: {a} against {b}: a modeled claim that does not say it is a model")
         try:
             if gpu not in measured:
                 measured[gpu] = load(root, gpu)

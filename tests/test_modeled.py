@@ -9,6 +9,8 @@
 3. It is complete: every kernel and layer the emulator counted (bench/results/emulator.csv) was modeled on
    the H100 and on the A100 (or, on the A100, found unsupported: chapter 08's sm_90a code).
 4. Every table and figure caption that shows modeled numbers says "a model, not a measurement".
+5. The validation's kernels were also modeled from their PTX alone, from the same code
+   (bench/results/modeled/ptx_alone/h100.csv), so its table shows what reading the machine code changes.
 
 Run as: test_modeled.py SOURCE_ROOT PTXRUN
 """
@@ -58,6 +60,12 @@ for gpu in gpus:
     have = {(r["kernel"], r["layer"], r["n"]) for r in modeled if r["status"] in ("counted", "unsupported")}
     claim(f"{gpu}: every counted (kernel, layer, N) is modeled (missing: {sorted(counted - have)[:5]})",
           counted <= have)
+
+done = subprocess.run([sys.executable, os.path.join(root, "bench", "model_validation.py"), "--stale-ptx-alone", "h100"],
+                      capture_output=True, text=True)
+claim(f"h100: every validated kernel was modeled from its PTX alone by the tree's code and emu/ (stale: "
+      f"{(done.stdout or done.stderr).strip()[-200:]}; rerun bash bench/run.sh without a GPU)",
+      done.returncode == 0 and not done.stdout.strip())
 
 label = "a model, not a measurement"
 for path in [os.path.join(root, "README.md"), os.path.join(root, "emu", "README.md")] + \

@@ -84,6 +84,8 @@ void emulate_if_asked(int argc, char **argv, bool device_needed)
             setenv("EMU_COUNTERS", "1", 1);
         if (strcmp(argv[i], "--model") == 0 && i + 1 < argc) /* the timing model's GPU (emu/model.h) */
             setenv("EMU_MODEL", argv[i + 1], 1);
+        if (strcmp(argv[i], "--ptx-alone") == 0) /* ... without the machine code (emu/README.md) */
+            setenv("EMU_NVDISASM", "", 1);
     }
     if (asked && gpu_only) {
         fprintf(stderr, "%s: --emulate and --gpu ask for different devices: give one\n", name);

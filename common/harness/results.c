@@ -37,11 +37,13 @@ const results_table results_emulator = {emulator_header, sizeof emulator_header 
 /* The timing model's (emu/README.md, "The timing model"), one file per modeled GPU
  * (bench/results/modeled/<gpu>.csv): modeled time, never a count or a measurement. warp_cycles_<state>:
  * the warp-cycles the modeled SM's warps spent in each state (Nsight Compute's names); issued: the warp
- * instructions it issued, so a state's cycles per issued instruction is their ratio. */
+ * instructions it issued, so a state's cycles per issued instruction is their ratio: machine instructions
+ * (machine_code "sass") or PTX ones where the machine code was not read ("ptx"); issued_ptx: the PTX
+ * instructions they were made of. */
 static const char *const modeled_header[] = {
     "chapter", "kernel", "kernel_name", "pass", "layer", "n", "c", "h", "w", "k", "r", "s", "stride", "pad",
     "dilation", "groups", "dtype", "layout", "flops", "gpu", "modeled_us", "modeled_tflops", "modeled_cycles",
-    "sm_blocks", "resident_blocks", "issued", "warp_cycles_selected", "warp_cycles_not_selected",
+    "sm_blocks", "resident_blocks", "issued", "issued_ptx", "machine_code", "warp_cycles_selected", "warp_cycles_not_selected",
     "warp_cycles_wait", "warp_cycles_short_scoreboard", "warp_cycles_long_scoreboard",
     "warp_cycles_math_pipe_throttle", "warp_cycles_mio_throttle", "warp_cycles_lg_throttle",
     "warp_cycles_barrier", "warp_cycles_membar", "status", "source_sha256", "emulator_sha256"};
