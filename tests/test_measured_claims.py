@@ -99,6 +99,28 @@ CLAIMS = [
      "on the H100, 08a was faster than cuDNN on {faster_on}, and slower on {slower_on}"),
     ("chapters/08_hopper/README.md", "h200", "08b", "08a", None,
      "08b was slower than 08a on {slower} layers, taking {down} times as long"),
+    # the timing model's verdicts, step by step, on each chapter's reference layer
+    ("chapters/02_naive_cuda/README.md", "modeled/h100", "02b", "02a", ("res4_3x3",),
+     "modeled on the H100 (a model, not a measurement), 02b was {verdict} 02a on `res4_3x3`, {times} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05b", "05a", ("res4_3x3",),
+     "Modeled on the H100 (a model, not a measurement), 05b was {verdict} 05a on `res4_3x3`, taking "
+     "{times_down} times as long,"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05c", "05b", ("res4_3x3",),
+     "and, modeled (a model, not a measurement), 05c was {verdict} 05b, taking {times_down} times as long"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05d", "05c", ("res4_3x3",),
+     "Modeled (a model, not a measurement), 05d was {verdict} 05c, {times} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05e", "05d", ("res4_3x3",),
+     "Modeled (a model, not a measurement), 05e was {verdict} 05d, taking {times_down} times as long"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05f", "05e", ("res4_3x3",),
+     "Modeled (a model, not a measurement), 05f was {verdict} 05e, {times} times"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05g", "05f", ("res4_3x3",),
+     "Modeled (a model, not a measurement), 05g was {verdict} 05f, {times} times,"),
+    ("chapters/05_implicit_gemm_tc/README.md", "modeled/h100", "05h", "05g", ("res4_3x3",),
+     "and, modeled (a model, not a measurement), 05h was {verdict} 05g, taking {times_down} times as long"),
+    ("chapters/08_hopper/README.md", "modeled/h100", "08b", "08a", ("res4_3x3",),
+     "Modeled on the H100 (a model, not a measurement), 08b was {verdict} 08a on `res4_3x3`, {times} times"),
+    ("chapters/09_depthwise/README.md", "modeled/h100", "09b", "09a", ("dw144_56",),
+     "Modeled on the H100 (a model, not a measurement), 09b was {verdict} 09a on `dw144_56`, {times} times"),
 ]
 
 
