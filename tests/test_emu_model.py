@@ -104,6 +104,15 @@ def copies_chain(n):
     return kernel("copies", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def late_warp(n):
+    """Warp 0 runs n dependent FMAs before the block's barrier; the other warps reach it at once."""
+    regs = "    .reg .f32 %f<4>;\n    .reg .u32 %r<3>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<3>;"
+    body = ["    mov.f32 %f1, 0f3F800000;", "    mov.u32 %r1, %tid.x;", "    setp.ge.u32 %p1, %r1, 32;",
+            "@%p1 bra WAIT;"] + ["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * n + \
+        ["WAIT:", "    bar.sync 0;", "    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f1;"]
+    return kernel("late", ".param .u64 out", regs, "\n".join(body))
+
+
 def crossed_barriers():
     """Warp 0 waits at barrier 1, warp 1 at barrier 0: each waits for the other, for ever."""
     regs = "    .reg .u32 %r<3>;\n    .reg .pred %p<2>;"
@@ -263,6 +272,29 @@ def main():
             raise Fail(f"a chain of global loads must stall mostly on long_scoreboard: {line}")
         return line.strip()
     R.case("h100: a load chain's warp stalls on long_scoreboard (Nsight Compute's name)", states)
+
+    def barrier_states():
+        ptx = write("late.ptx", late_warp(64))
+        m = modeled("h100", ptx, "late", 1, 256, [R.out("f32", 1)[0]])
+        line = m["text"].strip().splitlines()[-1]
+        named = {s: float(v) for s, v in re.findall(r"(\w+) ([\d.]+)", line.split(":", 1)[1])}
+        top = max((v, s) for s, v in named.items() if s != "selected")[1]
+        if top != "barrier":
+            raise Fail(f"seven warps waiting at a barrier for an eighth must stall most on barrier: {line}")
+        return line.strip()
+    R.case("h100: warps that wait for a late warp stall on barrier (Nsight Compute's name)", barrier_states)
+
+    def waves():
+        # one block per SM (its shared memory), so a grid of SMs + 1 blocks is two waves and 2 SMs one more
+        ptx = write("waves.ptx", fma_chain(64))
+        sms, smem = figure("h100", "sms"), figure("h100", "smem_per_sm_bytes") // 2 + 1024
+        cycles = [modeled("h100", ptx, "chain", blocks, 32, [R.out("f32", 4)[0]], smem=smem)["cycles"]
+                  for blocks in (sms, sms + 1, 2 * sms, 2 * sms + 1)]
+        if not (cycles[1] == cycles[2] == 2 * cycles[0] and cycles[3] == 3 * cycles[0]):
+            raise Fail(f"grids of SMs, SMs + 1, 2 SMs and 2 SMs + 1 blocks took {cycles} cycles: whole waves "
+                       f"give t, 2t, 2t, 3t")
+        return f"{cycles} cycles for {sms}, {sms + 1}, {2 * sms}, {2 * sms + 1} blocks: whole waves"
+    R.case("h100: the modeled time grows in whole waves of the grid", waves)
 
     def unknown_gpu():
         ptx = write("unknown.ptx", fma_chain(1))

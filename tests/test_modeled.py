@@ -11,6 +11,10 @@
 4. Every table and figure caption that shows modeled numbers says "a model, not a measurement".
 5. The validation's kernels were also modeled from their PTX alone, from the same code
    (bench/results/modeled/ptx_alone/h100.csv), so its table shows what reading the machine code changes.
+6. No modeled time is below the bound from counts (bench/emulator_csv.py, the H100's peak rates): the
+   model's H100 rows against the bound's tensor-core, shared-memory and DRAM terms, and its rows from the
+   PTX alone against every term (the instruction terms count PTX, which ptxas shortens: the machine code
+   may beat them).
 
 Run as: test_modeled.py SOURCE_ROOT PTXRUN
 """
@@ -66,6 +70,22 @@ done = subprocess.run([sys.executable, os.path.join(root, "bench", "model_valida
 claim(f"h100: every validated kernel was modeled from its PTX alone by the tree's code and emu/ (stale: "
       f"{(done.stdout or done.stderr).strip()[-200:]}; rerun bash bench/run.sh without a GPU)",
       done.returncode == 0 and not done.stdout.strip())
+
+h100 = emulator_csv.h100_figures()
+counts = {(r["kernel"], r["layer"], str(r["n"])): r for r in emulator_csv.load(
+    os.path.join(root, "bench", "results", "emulator.csv")) if r["status"] == "counted"}
+for path, terms in ((os.path.join(root, "bench", "results", "modeled", "h100.csv"),
+                     ("tensor cores", "shared memory", "DRAM")),
+                    (os.path.join(root, "bench", "results", "modeled", "ptx_alone", "h100.csv"), None)):
+    below = []
+    for r in modeled_csv.load(path) if os.path.exists(path) else []:
+        c = counts.get((r["kernel"], r["layer"], r["n"]))
+        if r["status"] == "counted" and c:
+            bounds = emulator_csv.bound_us(c, h100)
+            floor = max(v for name, v in bounds.items() if terms is None or name in terms)
+            if r["modeled_us"] < floor:
+                below.append(f"{r['kernel']} {r['layer']}: {r['modeled_us']:.1f} < {floor:.1f} µs")
+    claim(f"{os.path.relpath(path, root)}: no modeled time below the bound from counts ({below[:3]})", not below)
 
 label = "a model, not a measurement"
 for path in [os.path.join(root, "README.md"), os.path.join(root, "emu", "README.md")] + \
