@@ -2,6 +2,7 @@
  * verified against the fp64 reference and timed; benchmarks them over a shape suite into the results
  * CSV. `./build/conv --help` for everything it takes.
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "baseline.h"
 #include "check.h"
 #include "cli.h"
+#include "counters.h"
 #include "device.h"
 #include "emulated.h"
 #include "epilogue.h"
@@ -374,6 +376,38 @@ static void choose_device(const options *opts)
         cli_error("--model runs the timing model inside the emulator: it needs the emulator (--emulate, or no GPU)");
 }
 
+/* --model on the emulator: the modeled time of the run's launches in one line, under its label, with the
+ * warp states that held them most (the whole breakdown comes at exit with --counters). */
+static void print_modeled(const conv_kernel *kernel, const conv_problem *prob, const emu_counters *c)
+{
+    emu_model_gpu_fn *describe = (emu_model_gpu_fn *)dlsym(RTLD_DEFAULT, EMU_MODEL_GPU);
+    const char *label;
+    double tensor_tflops, fp32_tflops;
+    if (!describe || !describe(&label, &tensor_tflops, &fp32_tflops) || !c->modeled_picoseconds) {
+        printf("not modeled: the emulator modeled none of its launches (see above)\n");
+        return;
+    }
+    const double us = (double)c->modeled_picoseconds * 1e-6, tflops = problem_flops(prob) / (us * 1e-6) / 1e12;
+    const bool tensor = kernel->dtype == DTYPE_F16;
+    printf("modeled on %s (a model, not a measurement): %.2f us, %.1f TFLOP/s, %.0f%% of its %s peak; its warps "
+           "waited most on", label, us, tflops, 100 * tflops / (tensor ? tensor_tflops : fp32_tflops),
+           tensor ? "fp16 tensor-core" : "fp32");
+    bool shown[STALL_COUNT] = {false};
+    shown[STALL_SELECTED] = true;
+    for (int n = 0; n < 3; n++) {
+        int top = -1;
+        for (int s = 0; s < STALL_COUNT; s++)
+            if (!shown[s] && c->modeled_stalls[s] && (top < 0 || c->modeled_stalls[s] > c->modeled_stalls[top]))
+                top = s;
+        if (top < 0)
+            break;
+        shown[top] = true;
+        printf("%s %s %.2f", n ? "," : "", emu_stall_names[top],
+               c->modeled_issued ? (double)c->modeled_stalls[top] / (double)c->modeled_issued : 0.0);
+    }
+    printf(" (cycles per issued instruction; --counters: all of it)\n");
+}
+
 static int command_run(const options *opts)
 {
     const conv_kernel *kernel = kernel_or_exit(opts->target);
@@ -407,8 +441,22 @@ static int command_run(const options *opts)
     request.load_dir = opts->load_dir;
     request.epilogue = opts->epilogue;
     apply_timing_options(opts, &request);
+    /* --model: the run's launches counted (every block), so that their modeled time is this run's */
+    emu_bench_sample_fn *sample = opts->model && on_emulator() ? (emu_bench_sample_fn *)dlsym(RTLD_DEFAULT,
+                                                                                             EMU_BENCH_SAMPLE) : NULL;
+    emu_bench_take_fn *take = sample ? (emu_bench_take_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_TAKE) : NULL;
+    emu_counters modeled;
+    uint64_t grid_blocks, emulated_blocks;
+    if (take) {
+        sample(0);
+        take(&modeled, &grid_blocks, &emulated_blocks); /* nothing from before */
+    }
     run_outcome outcome = run_kernel(&request);
+    if (take)
+        take(&modeled, &grid_blocks, &emulated_blocks);
     print_outcome(kernel, &prob, opts->seed, opts->load_dir, opts->epilogue, &outcome);
+    if (take && outcome.status != RUN_UNSUPPORTED)
+        print_modeled(kernel, &prob, &modeled);
     if (outcome.status == RUN_PASS && opts->save_dir)
         printf("saved the inputs, the output and the fp64 reference as .npy in %s\n", opts->save_dir);
     return outcome.status == RUN_PASS ? 0 : outcome.status == RUN_FAIL ? 1 : 2;

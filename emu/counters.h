@@ -80,5 +80,9 @@ typedef void emu_bench_sample_fn(unsigned blocks_per_kind); /* from the next lau
 typedef void emu_bench_take_fn(emu_counters *counters, uint64_t *grid_blocks, uint64_t *emulated_blocks);
 #define EMU_BENCH_SAMPLE "emu_bench_sample"
 #define EMU_BENCH_TAKE "emu_bench_take"
+/* The GPU launches are modeled on (EMU_MODEL): its name, and its peaks in TFLOP/s (fp16 on the tensor
+ * cores, dense; fp32 FMA), for `conv run --model`'s line; false when no launch is modeled. */
+typedef bool emu_model_gpu_fn(const char **label, double *tensor_fp16_tflops, double *fp32_tflops);
+#define EMU_MODEL_GPU "emu_model_gpu"
 
 #endif

@@ -90,8 +90,9 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * of what ptxas made of its line runs: a division becomes its dozen or more instructions, an address
  * computation folded into a load's offset none. Where ptxas copied a basic block (a loop unrolled four
  * times holds four runs of each of its lines), a line's instructions are divided among the copies, taken
- * as the median number of runs of the block's lines. Code ptxas moved out of a loop is counted as often as
- * its line runs. */
+ * as the median number of runs of the block's lines; a kernel's or function's return is one instruction
+ * (ptxas puts an EXIT on each way out, and a thread takes one). Code ptxas moved out of a loop is counted
+ * as often as its line runs. */
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
@@ -950,6 +951,12 @@ const model_gpu *model_gpu_chosen(void)
 
 const char *model_gpu_label(const model_gpu *gpu) { return gpu->label; }
 
+double model_gpu_peak_tflops(const model_gpu *gpu, bool tensor_cores)
+{
+    const double per_sm_clock = tensor_cores ? gpu->tensor_flop_per_clock : 2 * gpu->thr_fp32; /* an FMA: 2 */
+    return per_sm_clock * gpu->sms * gpu->clock_ghz * 1e9 / 1e12;
+}
+
 const char *model_gpu_arch(const model_gpu *gpu)
 {
     return gpu->wgmma_clocks_per_n > 0 ? "sm_90a" : strcmp(gpu->name, "a100") == 0 ? "sm_80" : "sm_86";
@@ -999,11 +1006,12 @@ static const char *nvdisasm_path(void)
 }
 
 /* Counts nvdisasm's instructions per PTX line, and the runs they stand in: `//## File ".nv_debug_ptx_txt",
- * line N` starts a run of instructions ptxas made of line N (the NOPs that pad a function's end are no
- * one's). A loop ptxas unrolled four times holds four runs of each of its lines. */
+ * line N` starts a run of instructions ptxas made of line N. The padding after a function's end is no
+ * one's: its NOPs, and the branch to itself that follows the last EXIT (`.L_x_9: BRA `(.L_x_9)`), which no
+ * thread reaches. A loop ptxas unrolled four times holds four runs of each of its lines. */
 static bool count_sass_lines(FILE *f, uint32_t *per_line, uint32_t *runs, int n_lines)
 {
-    char line[1024];
+    char line[1024], label[128] = "";
     int current = 0, previous = 0;
     bool any = false;
     while (fgets(line, sizeof line, f)) {
@@ -1013,11 +1021,19 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, uint32_t *runs, int n_
             continue;
         }
         const char *p = line + strspn(line, " \t");
+        const size_t name = strcspn(p, ": \t\n");
+        if (p[0] == '.' && p[name] == ':' && name < sizeof label) { /* a label: `.L_x_9:` */
+            snprintf(label, sizeof label, "%.*s", (int)name, p);
+            continue;
+        }
         if (p[0] != '/' || p[1] != '*' || !strstr(p, "*/"))
             continue;
         p = strstr(p, "*/") + 2;
         p += strspn(p, " \t");
-        if (!*p || *p == '\n' || strncmp(p, "NOP", 3) == 0)
+        const bool to_itself = *label && strncmp(p, "BRA `(", 6) == 0 && strncmp(p + 6, label, strlen(label)) == 0 &&
+                               p[6 + strlen(label)] == ')';
+        label[0] = '\0';
+        if (!*p || *p == '\n' || strncmp(p, "NOP", 3) == 0 || to_itself)
             continue;
         any = true;
         if (current > 0 && current <= n_lines) {
@@ -1067,7 +1083,9 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
         const uint32_t copies = n ? (scratch[(n - 1) / 2] ? scratch[(n - 1) / 2] : 1) : 1;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
-            const uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;
+            uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;
+            if (k->code[j].op == OP_RET || k->code[j].op == OP_EXIT)
+                machine = 1; /* a thread ends once: of the EXITs ptxas puts on each way out, one runs */
             k->code[j].sass = (uint8_t)(machine > 255 ? 255 : machine);
         }
     }

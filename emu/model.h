@@ -21,6 +21,8 @@ const char *model_gpu_label(const struct model_gpu *gpu); /* "NVIDIA H100 SXM5 8
 bool model_gpu_choose(const char *name);
 void model_gpu_names(char *out, size_t size); /* "h100, a100, a6000" */
 const char *model_gpu_arch(const struct model_gpu *gpu);  /* what ptxas compiles for: "sm_90a" */
+/* Its peaks, TFLOP/s: fp16 on the tensor cores (dense) or fp32 FMA, from the GPU file's figures. */
+double model_gpu_peak_tflops(const struct model_gpu *gpu, bool tensor_cores);
 
 /* Runs, on one modeled SM of `gpu`, the blocks the GPU's block scheduler gives its first SM (linear ids 0,
  * SMs, 2 SMs, ...), cycle by cycle, as many at once as fit; the rest of the grid is exec.c's to run.

@@ -555,6 +555,17 @@ EXPORT void emu_bench_sample(unsigned blocks_per_kind)
     bench_sample = blocks_per_kind;
 }
 
+EXPORT bool emu_model_gpu(const char **label, double *tensor_fp16_tflops, double *fp32_tflops)
+{
+    const struct model_gpu *gpu = model_gpu_chosen();
+    if (!gpu)
+        return false;
+    *label = model_gpu_label(gpu);
+    *tensor_fp16_tflops = model_gpu_peak_tflops(gpu, true);
+    *fp32_tflops = model_gpu_peak_tflops(gpu, false);
+    return true;
+}
+
 EXPORT void emu_bench_take(emu_counters *counters, uint64_t *grid_blocks, uint64_t *emulated_blocks)
 {
     *counters = bench_counters;

@@ -3,6 +3,7 @@ exit, never a crash; good input works. Run as: test_cli.py PATH_TO_CONV TMP_DIR"
 import csv
 import json
 import os
+import re
 import struct
 import subprocess
 import sys
@@ -119,11 +120,19 @@ result = run("run", "02b", *small, "--pad", "1", "--emulate")
 if result.returncode != 0 or " pass" not in result.stdout or "emulated, not timed" not in result.stdout \
         or " ms " in result.stdout:
     failures.append(f"run 02b --emulate: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
-# --model: the emulator's timing model, printed under its label; a GPU it has no file for is refused
+# --model: the emulator's timing model, one line under its label after the result (time, TFLOP/s, share of
+# the peak, the warp states that held it most); with --counters the whole breakdown too; a GPU it has no
+# file for is refused
+MODELED_LINE = re.compile(r"^modeled on NVIDIA H100 SXM5 80GB \(a model, not a measurement\): [\d.]+ us, "
+                          r"[\d.]+ TFLOP/s, \d+% of its fp32 peak; its warps waited most on \w+ [\d.]+", re.M)
 result = run("run", "02b", *small, "--emulate", "--model", "h100")
-if result.returncode != 0 or " pass" not in result.stdout or \
-        "modeled on NVIDIA H100 SXM5 80GB (a model, not a measurement)" not in result.stdout:
+if result.returncode != 0 or " pass" not in result.stdout or not MODELED_LINE.search(result.stdout) or \
+        "warp states" in result.stdout:
     failures.append(f"run 02b --emulate --model h100: exit {result.returncode}: {result.stdout!r} {result.stderr!r}")
+result = run("run", "02b", *small, "--emulate", "--model", "h100", "--counters")
+if result.returncode != 0 or not MODELED_LINE.search(result.stdout) or "warp states" not in result.stdout or \
+        "issued" not in result.stdout:
+    failures.append(f"run 02b --emulate --model h100 --counters: exit {result.returncode}: {result.stdout!r}")
 expect_error(["run", "02b", *small, "--emulate", "--model", "h200x"], "--model 'h200x': no such GPU file", code=2)
 expect_error(["run", "02b", *small, "--emulate", "--model", "../h100"], "--model '../h100': no such GPU file", code=2)
 result = run("run", "04x", *small, "--emulate")

@@ -15,6 +15,8 @@
    model's H100 rows against the bound's tensor-core, shared-memory and DRAM terms, and its rows from the
    PTX alone against every term (the instruction terms count PTX, which ptxas shortens: the machine code
    may beat them).
+7. Every issued machine instruction is one warp-cycle in the state `selected` (its warp issuing it): the
+   two agree on every modeled row, within 1%.
 
 Run as: test_modeled.py SOURCE_ROOT PTXRUN
 """
@@ -70,6 +72,12 @@ done = subprocess.run([sys.executable, os.path.join(root, "bench", "model_valida
 claim(f"h100: every validated kernel was modeled from its PTX alone by the tree's code and emu/ (stale: "
       f"{(done.stdout or done.stderr).strip()[-200:]}; rerun bash bench/run.sh without a GPU)",
       done.returncode == 0 and not done.stdout.strip())
+
+for gpu in gpus:
+    off = [f"{r['kernel']} {r['layer']}: {r['warp_cycles_selected'] / r['issued']:.3f}" for r in modeled_csv.load(
+        os.path.join(root, "bench", "results", modeled_csv.FOLDER, gpu + ".csv"))
+        if r["status"] == "counted" and abs(r["warp_cycles_selected"] - r["issued"]) > 0.01 * r["issued"]]
+    claim(f"{gpu}: selected warp-cycles per issued machine instruction are 1 ({off[:3]})", not off)
 
 h100 = emulator_csv.h100_figures()
 counts = {(r["kernel"], r["layer"], str(r["n"])): r for r in emulator_csv.load(
