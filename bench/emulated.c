@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -136,6 +137,10 @@ int bench_emulated(const emulated_bench *request)
     if (!sample || !take)
         fail("the emulator's library exports no counters (%s, %s): is libcudaemu.so out of date?", EMU_BENCH_SAMPLE,
              EMU_BENCH_TAKE);
+    const char *what_if = getenv("EMU_MODEL_FIGURES");
+    if (request->model && what_if && *what_if) /* the CSV is the GPU file's model, nothing else */
+        fail("EMU_MODEL_FIGURES=%.100s: a what-if is not written to bench/results/modeled/; unset it for bench "
+             "(conv run --model shows it)", what_if);
     char csv[4096];
     if (request->csv)
         snprintf(csv, sizeof csv, "%s", request->csv);

@@ -27,6 +27,7 @@
  */
 #include <ctype.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -908,6 +909,40 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
 static const model_gpu *chosen; /* the GPU launches are modeled on, once read */
 static bool chosen_read;
 
+/* EMU_MODEL_FIGURES="key=value,...": the chosen GPU with some of its file's figures changed, named as the
+ * GPU file names them (twice an H100's DRAM bandwidth: hbm_bandwidth_gbps=6700), to ask the model "what
+ * if". Its label says so, and so does every number printed under it. NULL, said once, for a name that is
+ * no figure or a value that is no positive number. */
+static model_gpu what_if;
+static char what_if_label[512];
+
+static const model_gpu *with_figures(const model_gpu *gpu)
+{
+    const char *set = getenv("EMU_MODEL_FIGURES");
+    if (!gpu || !set || !*set)
+        return gpu;
+    what_if = *gpu;
+    snprintf(what_if_label, sizeof what_if_label, "%s with %.200s", gpu->label, set);
+    what_if.label = what_if_label;
+    for (const char *p = set; *p;) {
+        const size_t len = strcspn(p, ","), name = strcspn(p, "=");
+        char *end = NULL;
+        const double v = name < len ? strtod(p + name + 1, &end) : 0;
+        size_t i = 0;
+        while (i < sizeof model_figures / sizeof model_figures[0] &&
+               !(strlen(model_figures[i].key) == name && strncmp(p, model_figures[i].key, name) == 0))
+            i++;
+        if (i == sizeof model_figures / sizeof model_figures[0] || name >= len || end != p + len || !(v > 0)) {
+            fprintf(stderr, "emu: EMU_MODEL_FIGURES: '%.*s' is not NAME=VALUE with a figure of the GPU files the "
+                    "model reads (emu/gpu_table.py) and a positive number: no launch is modeled\n", (int)len, p);
+            return NULL;
+        }
+        *(double *)((char *)&what_if + model_figures[i].offset) = v;
+        p += len + (p[len] == ',');
+    }
+    return &what_if;
+}
+
 static const model_gpu *gpu_named(const char *name)
 {
     for (size_t i = 0; i < sizeof model_gpus / sizeof model_gpus[0]; i++)
@@ -928,7 +963,7 @@ bool model_gpu_choose(const char *name)
 {
     const model_gpu *gpu = gpu_named(name);
     if (gpu)
-        chosen = gpu, chosen_read = true;
+        chosen = with_figures(gpu), chosen_read = true;
     return gpu != NULL;
 }
 
@@ -946,6 +981,7 @@ const model_gpu *model_gpu_chosen(void)
         model_gpu_names(names, sizeof names);
         fprintf(stderr, "emu: EMU_MODEL=%s names no GPU the model knows (%s): no launch is modeled\n", name, names);
     }
+    chosen = with_figures(chosen);
     return chosen;
 }
 

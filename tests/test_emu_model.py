@@ -104,6 +104,17 @@ def copies_chain(n):
     return kernel("copies", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def copy16():
+    """Each thread copies its 16 bytes: as much DRAM traffic as work, the GPU's bandwidth decides."""
+    regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<6>;"
+    body = ["    mov.u32 %r1, %ctaid.x;", "    mov.u32 %r2, %ntid.x;", "    mov.u32 %r3, %tid.x;",
+            "    mad.lo.u32 %r4, %r1, %r2, %r3;", "    mul.wide.u32 %rd3, %r4, 16;", "    ld.param.u64 %rd1, [src];",
+            "    add.s64 %rd4, %rd1, %rd3;", "    ld.global.v4.u32 {%r5, %r6, %r7, %r8}, [%rd4];",
+            "    ld.param.u64 %rd2, [dst];", "    add.s64 %rd5, %rd2, %rd3;",
+            "    st.global.v4.u32 [%rd5], {%r5, %r6, %r7, %r8};"]
+    return kernel("copy16", ".param .u64 src, .param .u64 dst", regs, "\n".join(body))
+
+
 def late_warp(n):
     """Warp 0 runs n dependent FMAs before the block's barrier; the other warps reach it at once."""
     regs = "    .reg .f32 %f<4>;\n    .reg .u32 %r<3>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<3>;"
@@ -295,6 +306,32 @@ def main():
                        f"give t, 2t, 2t, 3t")
         return f"{cycles} cycles for {sms}, {sms + 1}, {2 * sms}, {2 * sms + 1} blocks: whole waves"
     R.case("h100: the modeled time grows in whole waves of the grid", waves)
+
+    def what_if():
+        # EMU_MODEL_FIGURES: twice the DRAM bandwidth makes a copy faster and an FMA chain no slower
+        doubled = {"EMU_MODEL_FIGURES": f"hbm_bandwidth_gbps={2 * figure('h100', 'hbm_bandwidth_gbps')}"}
+        blocks = 4 * figure("h100", "sms")
+        copy, chain = write("copy16.ptx", copy16()), write("what_if_chain.ptx", fma_chain(64))
+
+        def copy_args():
+            return [R.inp(np.zeros(blocks * 256 * 4, dtype=np.uint32)), R.out("u32", blocks * 256 * 4)[0]]
+        times = {}
+        for name, env in (("as filed", PTX_ALONE), ("doubled", dict(PTX_ALONE, **doubled))):
+            m = modeled("h100", copy, "copy16", blocks, 256, copy_args(), env=env)
+            if name == "doubled" and "with hbm_bandwidth_gbps=" not in m["text"]:
+                raise Fail(f"a what-if's label must say so: {m['text'].strip()[-200:]}")
+            times[name] = (m["cycles"], modeled("h100", chain, "chain", 1, 32, [R.out("f32", 4)[0]], env=env)["cycles"])
+        (copy_filed, chain_filed), (copy_doubled, chain_doubled) = times["as filed"], times["doubled"]
+        if not copy_doubled < copy_filed or chain_doubled != chain_filed:
+            raise Fail(f"twice the DRAM bandwidth: the copy {copy_filed} -> {copy_doubled} cycles (must fall), an FMA "
+                       f"chain {chain_filed} -> {chain_doubled} (must not change)")
+        bad = R.launch(chain, "chain", 1, 1, [R.out("f32", 1)[0]],
+                       env={"EMU_MODEL": "h100", "EMU_MODEL_FIGURES": "hbm_bandwith_gbps=1"})
+        if "is not NAME=VALUE with a figure" not in bad.stderr or "modeled on" in bad.stdout:
+            raise Fail(f"a misspelt figure must be refused in one line, nothing modeled: {bad.stderr.strip()!r}")
+        return (f"copy {copy_filed} -> {copy_doubled} cycles, FMA chain {chain_filed} -> {chain_doubled}; a misspelt "
+                "figure refused")
+    R.case("h100: what if (EMU_MODEL_FIGURES): twice the DRAM bandwidth never slows a kernel", what_if)
 
     def unknown_gpu():
         ptx = write("unknown.ptx", fma_chain(1))
