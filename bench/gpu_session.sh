@@ -106,11 +106,13 @@ if [ "$what" = all ] || [ "$what" = examples ]; then
     tail -12 "$log"
     step "chapter 11: training, our kernels and cuDNN side by side"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
-    ./build/chapters/11_train_cnn/train_cnn --compare --log docs/train_cnn_compare.csv >>"$log" 2>&1 || status=1
+    # the record bench/measured.py looks for
+    record=docs/gpu_ch11_train_cnn_compare.csv
+    ./build/chapters/11_train_cnn/train_cnn --compare --log "$record" >>"$log" 2>&1 || status=1
     tail -8 "$log"
-    python3 chapters/11_train_cnn/plot_loss.py docs/train_cnn_compare.csv --out docs/train_cnn_loss.png \
+    python3 chapters/11_train_cnn/plot_loss.py "$record" --out docs/train_cnn_loss.png \
         --title "train_cnn --compare on ${gpu:-unknown GPU}: batch loss" >>"$log" 2>&1 || status=1
-    cp docs/train_cnn_compare.csv docs/train_cnn_loss.png "$out"/ 2>/dev/null
+    cp "$record" docs/train_cnn_loss.png "$out"/ 2>/dev/null
 fi
 
 if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = fusion ] || [ "$what" = examples ]; then

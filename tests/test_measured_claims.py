@@ -10,6 +10,8 @@ holds.
    which, on how many layers, by how much) is rendered from the CSV and must appear, word for word, in
    its README: a sentence edited by hand, or a new measurement that changes the verdict, fails, and the
    sentence has to be rewritten from what the CSV now says. `--print` prints each rendered sentence.
+3. Chapter 11's GPU record (docs/gpu_ch11_train_cnn_compare.csv): its README's sentence on how close the
+   two backends' losses came is rendered from the record, the same way.
 
 Times are the CSV's medians; "faster" compares medians. A claim names its GPU's CSV, or the timing model's
 ("modeled/h100": bench/results/modeled/h100.csv, each kernel on its chapter's reference layers; its times
@@ -99,6 +101,10 @@ CLAIMS = [
      "on the H100, 08a was faster than cuDNN on {faster_on}, and slower on {slower_on}"),
     ("chapters/08_hopper/README.md", "h200", "08b", "08a", None,
      "08b was slower than 08a on {slower} layers, taking {down} times as long"),
+    ("chapters/10_resnet_block/README.md", "h100", "10a", "10b", None,
+     "the fused 10a was slower than the unfused 10b on {slower} blocks, taking {down} times as long"),
+    ("chapters/10_resnet_block/README.md", "h100", "10b", "cuDNN", None,
+     "10b was faster than cuDNN's calls on {faster_on} and slower on {slower_on}"),
     # the timing model's verdicts, step by step, on each chapter's reference layer
     ("chapters/02_naive_cuda/README.md", "modeled/h100", "02b", "02a", ("res4_3x3",),
      "modeled on the H100 (a model, not a measurement), 02b was {verdict} 02a on `res4_3x3`, {times} times"),
@@ -180,6 +186,23 @@ def render(rows, a, b, layers, sentence):
                            if len(slower) == len(times) else "faster on some layers than")
 
 
+# Chapter 11's GPU record (bench/gpu_session.sh): what its README says of the losses the record holds.
+TRAIN_RECORD = ("chapters/11_train_cnn/README.md", os.path.join("docs", "gpu_ch11_train_cnn_compare.csv"),
+                "at the {steps} logged steps their losses differ by at most {gap:.1e}")
+
+
+def render_train_record(root):
+    """The sentence from the record: how many steps both backends logged, their largest loss difference."""
+    losses = {}
+    with open(os.path.join(root, TRAIN_RECORD[1]), newline="") as f:
+        for row in csv.DictReader(f):
+            losses.setdefault(int(row["step"]), {})[row["backend"]] = float(row["loss"])
+    both = [step for step in losses.values() if {"ours", "cudnn"} <= step.keys()]
+    if not both:
+        raise ValueError(f"{TRAIN_RECORD[1]} has no step logged by both backends")
+    return TRAIN_RECORD[2].format(steps=len(both), gap=max(abs(s["ours"] - s["cudnn"]) for s in both))
+
+
 def main():
     root, show = sys.argv[1], "--print" in sys.argv
     failures = []
@@ -191,6 +214,7 @@ def main():
                                capture_output=True, text=True)
         if check.returncode != 0:
             failures.append(f"results tables: {check.stderr.strip()}")
+    rendered = []  # (README, what the sentence compares, the sentence the results say)
     measured = {}  # gpu -> its CSV's rows, read once
     for readme, gpu, a, b, layers, sentence in CLAIMS:
         if gpu.startswith("modeled/") and "(a model, not a measurement)" not in sentence:
@@ -198,18 +222,22 @@ def main():
         try:
             if gpu not in measured:
                 measured[gpu] = load(root, gpu)
-            text = render(measured[gpu], a, b, layers, sentence)
+            rendered.append((readme, f"{a} against {b}", render(measured[gpu], a, b, layers, sentence)))
         except (OSError, ValueError) as e:
             failures.append(f"{readme}: {a} against {b}: {e}")
-            continue
+    try:
+        rendered.append((TRAIN_RECORD[0], TRAIN_RECORD[1], render_train_record(root)))
+    except (OSError, ValueError, KeyError) as e:
+        failures.append(f"{TRAIN_RECORD[0]}: {TRAIN_RECORD[1]}: {e}")
+    for readme, _what, text in rendered:
         if show:
             print(text)
         with open(os.path.join(root, readme), encoding="utf-8") as f:
             if " ".join(text.split()) not in " ".join(f.read().split()):
-                failures.append(f"{readme}: the CSV now says \"{text}\", which the text does not")
+                failures.append(f"{readme}: the results now say \"{text}\", which the text does not")
     for line in failures:
         print(f"FAIL {line}")
-    print(f"measured_claims: {len(CLAIMS)} claims, {len(failures)} failed")
+    print(f"measured_claims: {len(CLAIMS) + 1} claims, {len(failures)} failed")
     return 1 if failures else 0
 
 

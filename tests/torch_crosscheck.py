@@ -10,14 +10,16 @@ and the two must agree to the tolerance of cuDNN's conv tutorial for fp16 (atol 
 scaled to unit size) and to 1e-5 for fp32. Prints a table, exits 1 on any mismatch, 77 (skip) where
 PyTorch or a GPU for GPU kernels is missing.
 
-Run as: torch_crosscheck.py PATH_TO_CONV TMP_DIR [ID_PREFIX] [--random N] [--report FILE.md]
+Run as: torch_crosscheck.py PATH_TO_CONV TMP_DIR [ID_PREFIX] [--random N] [--jobs N] [--report FILE.md]
 --report also writes the table as Markdown, headed by the GPU and the PyTorch version (docs/ keeps the
 one bench/gpu_session.sh wrote on a GPU).
 """
 import argparse
+import concurrent.futures
 import datetime
 import os
 import random
+import shutil
 import subprocess
 import sys
 
@@ -77,7 +79,9 @@ def torch_answer(torch, pass_name, shape, tensors):
 
 def write_report(path, rows, summary, torch):
     """The table as Markdown, with what it ran on: written by the script, never by hand."""
-    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                         text=True) if shutil.which("nvidia-smi") else None
+    gpu = smi.stdout.splitlines()[0].strip() if smi and smi.returncode == 0 and smi.stdout.strip() else "no GPU"
     commit = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
     lines = ["# Our kernels against PyTorch", "",
@@ -101,6 +105,7 @@ def main():
     parser.add_argument("--random", type=int, default=4)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--report", help="also write the table as Markdown to this file")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="runs at once (default: one per CPU)")
     args = parser.parse_args()
     try:
         import torch
@@ -115,19 +120,30 @@ def main():
         return 2
     rng = random.Random(args.seed)
     shapes = SHAPES + [random_shape(rng) for _ in range(args.random)]
-    rows, mismatches, skipped_gpu = [], 0, None
-    for kernel_id, pass_name, dtype, _layout, where in kernels:
-        for index, shape in enumerate(shapes):
-            folder = os.path.join(args.tmp, f"torch_{kernel_id}_{index}")
-            os.makedirs(folder, exist_ok=True)
-            command = [args.conv, "run", kernel_id, *map(str, flags(shape)), "--save-npy", folder, "--reps", "1",
-                       "--warmup", "0", "--no-cudnn", "--seed", str(args.seed + index)]
-            run = subprocess.run(command, capture_output=True, text=True)
+
+    def run_kernel(job):
+        """One `conv run` writing its .npy files: the runs are separate processes, so they go in parallel."""
+        kernel_id, index, shape = job
+        folder = os.path.join(args.tmp, f"torch_{kernel_id}_{index}")
+        os.makedirs(folder, exist_ok=True)
+        command = [args.conv, "run", kernel_id, *map(str, flags(shape)), "--save-npy", folder, "--reps", "1",
+                   "--warmup", "0", "--no-cudnn", "--seed", str(args.seed + index)]
+        return folder, subprocess.run(command, capture_output=True, text=True)
+
+    jobs = [(kernel[0], index, shape) for kernel in kernels for index, shape in enumerate(shapes)]
+    passes = {kernel[0]: kernel[1:] for kernel in kernels}
+    rows, mismatches, skipped_gpu, done = [], 0, None, set()
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for (kernel_id, index, shape), (folder, run) in zip(jobs, pool.map(run_kernel, jobs)):
+            pass_name, dtype, _layout, where = passes[kernel_id]
+            if kernel_id not in done:  # progress: one line per kernel, as its first run comes back
+                done.add(kernel_id)
+                print(f"torch_crosscheck: {kernel_id} ({len(done)} of {len(kernels)})", file=sys.stderr, flush=True)
             if "unsupported:" in run.stdout:
                 continue
             if where == "gpu" and "no CUDA device" in run.stderr:
                 skipped_gpu = run.stderr.strip()
-                break
+                continue
             if run.returncode not in (0, 1):  # 1: our own check failed, which PyTorch may confirm
                 rows.append((kernel_id, shape, "runner error", run.stderr.strip() or run.stdout.strip()))
                 mismatches += 1
