@@ -8,6 +8,7 @@
 #   bash bench/gpu_session.sh bench [opts]    1 and 4; opts go to `conv bench` (e.g. --quick, --kernels 05)
 #   bash bench/gpu_session.sh fusion          1 and 5, then 4's plots and tables
 #   bash bench/gpu_session.sh examples        1 and 6, then 4's plots and tables
+#   bash bench/gpu_session.sh profile         1 and 7
 #
 # 1. build (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them), record the GPU;
 # 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
@@ -16,7 +17,9 @@
 #    each chapter's results table;
 # 5. chapter 05's fused epilogues on the resnet50 suite (05i fused, 05l unfused, cuDNN's fused call);
 # 6. chapter 10's ResNet block benchmark (rows 10a, 10b in the same CSV) and chapter 11's training run
-#    on both backends (its loss curves and plot into docs/).
+#    on both backends (its loss curves and plot into docs/);
+# 7. Nsight Compute over every GPU kernel on its chapter's reference layers (bench/ncu_profile.py: machine
+#    instructions, warp states; bench/results/ncu/<gpu>.csv), then the model's table against it (emu/README.md).
 # Logs go to build/gpu_session (or the folder OUT names): session.log, the CSV, PNGs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -113,6 +116,14 @@ if [ "$what" = all ] || [ "$what" = examples ]; then
     python3 chapters/11_train_cnn/plot_loss.py "$record" --out docs/train_cnn_loss.png \
         --title "train_cnn --compare on ${gpu:-unknown GPU}: batch loss" >>"$log" 2>&1 || status=1
     cp "$record" docs/train_cnn_loss.png "$out"/ 2>/dev/null
+fi
+
+if [ "$what" = all ] || [ "$what" = profile ]; then
+    step "Nsight Compute: every GPU kernel on its chapter's reference layers"
+    python3 bench/ncu_profile.py --raw "$out/ncu" --deadline "${NCU_DEADLINE:-600}" >>"$log" 2>&1 || status=1
+    tail -2 "$log"
+    python3 bench/model_validation.py --write >>"$log" 2>&1 || status=1
+    cp bench/results/ncu/*.csv "$out"/ 2>/dev/null
 fi
 
 if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = fusion ] || [ "$what" = examples ]; then

@@ -122,6 +122,72 @@ def table():
     return "\n".join(lines)
 
 
+def ncu_rows(gpu):
+    """(kernel, layer, n) -> Nsight Compute's row (bench/results/ncu/<gpu>.csv, bench/ncu_profile.py)."""
+    path = os.path.join(ROOT, "bench", "results", "ncu", gpu + ".csv")
+    if not os.path.exists(path):
+        return {}
+    with open(path, newline="", encoding="utf-8") as f:
+        return {(r["kernel"], r["layer"], r["n"]): r for r in csv.DictReader(f)}
+
+
+def top_states(per_issue, count=3):
+    """'wait 2.22, short_scoreboard 0.70, ...': the states besides selected with the most cycles per issue."""
+    states = sorted(((v, s) for s, v in per_issue.items() if s != "selected" and v >= 0.005), reverse=True)
+    return ", ".join(f"{s} {v:.2f}" for v, s in states[:count])
+
+
+def ncu_table():
+    """The model against what Nsight Compute counted on the same GPU: machine instructions and warp states."""
+    lines = []
+    for gpu in modeled_csv.gpus(os.path.join(ROOT, "bench", "results")):
+        counted = ncu_rows(gpu)
+        both = [(r, counted[(r["kernel"], r["layer"], r["n"])]) for r in modeled_rows(gpu)
+                if r["status"] == "counted" and (r["kernel"], r["layer"], r["n"]) in counted]
+        pairs = [(r, m) for r, m in both if r["source_sha256"] == m["source_sha256"]]  # the same code
+        if not pairs:
+            continue
+        label = modeled_csv.gpu_label(gpu)
+        tool = f"Nsight Compute {pairs[0][1]['ncu']} on an {pairs[0][1]['gpu']}"
+        rows, ratios, same_top, unmodeled = [], [], 0, []
+        for r, m in pairs:
+            measured = {c[len("stall_"):]: float(v) for c, v in m.items() if c.startswith("stall_")}
+            modeled = modeled_csv.per_issued(r)
+            top_m, top_r = top_states(measured, 1).split(" ")[0], top_states(modeled, 1).split(" ")[0]
+            same_top += top_m == top_r
+            unmodeled.append(sum(v for s, v in measured.items() if s not in modeled_csv.STATES) /
+                             (sum(measured.values()) or 1.0))
+            one_kernel = m["kernels"] == "1" and r["sm_blocks"] and r["machine_code"] == "sass"
+            if one_kernel:
+                per_block = int(m["inst_executed"]) / int(m["blocks"])
+                ratio = r["issued"] / r["sm_blocks"] / per_block
+                ratios.append(ratio)
+                inst = f"{per_block:,.0f} | {r['issued'] / r['sm_blocks']:,.0f} | {ratio:.2f}"
+            else:
+                inst = f"{m['kernels']} kernels | not compared | "
+            rows.append(f"| {r['kernel']} | {r['layer'].split('/')[-1]} | {r['n']} | {inst} | "
+                        f"{sum(measured.values()):.2f}: {top_states(measured)} | "
+                        f"{sum(modeled.values()):.2f}: {top_states(modeled)} |")
+        within = sum(1 for x in ratios if 0.9 <= x <= 1.1)
+        lines += [f"On the {label}, against {tool}: {len(pairs)} (kernel, layer) pairs at the same batch. Machine "
+                  f"instructions per block, on the {len(ratios)} pairs that launch one kernel: modeled / measured "
+                  f"from {min(ratios):.2f} to {max(ratios):.2f}, median {statistics.median(ratios):.2f}, "
+                  f"{within} within 10%. The state that held the warps most (besides `selected`) is the same in "
+                  f"{same_top} of the {len(pairs)}. States the model does not have (`dispatch_stall`, "
+                  f"`branch_resolving`, `no_instruction`, `drain`, ...) hold a median "
+                  f"{100 * statistics.median(unmodeled):.0f}% of the measured warp-cycles "
+                  f"(at most {100 * max(unmodeled):.0f}%)." +
+                  (f" Left out: {len(both) - len(pairs)} pairs profiled on older code than the model ran."
+                   if len(both) > len(pairs) else ""), "",
+                  f"| kernel | layer | N | warp instructions per block, measured (Nsight Compute) | modeled on "
+                  f"{label} (a model, not a measurement) | modeled / measured | warp-cycles per issued "
+                  "instruction, measured: in all, the top states | modeled (a model): in all, the top states |",
+                  "| --- | --- | --- | ---: | ---: | ---: | --- | --- |"] + rows + [""]
+    if not lines:
+        lines = ["No kernel has been both modeled and profiled with Nsight Compute on one GPU yet.", ""]
+    return "\n".join(lines)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
@@ -146,8 +212,9 @@ def run(args):
         # (a fused row, 05i+bn+relu, is modeled with its kernel)
         print(",".join(sorted({k.split("+")[0] for k in stale})))
         return 0
-    return markers.refresh(README, "model-validation", table(), args.check, "model_validation",
-                           "python3 bench/model_validation.py --write")
+    regenerate = "python3 bench/model_validation.py --write"
+    return max(markers.refresh(README, "model-validation", table(), args.check, "model_validation", regenerate),
+               markers.refresh(README, "model-vs-ncu", ncu_table(), args.check, "model_validation", regenerate))
 
 
 if __name__ == "__main__":

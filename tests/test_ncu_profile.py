@@ -1,0 +1,56 @@
+"""bench/ncu_profile.py's condensing of Nsight Compute's raw output into a row of bench/results/ncu/<gpu>.csv.
+
+    python3 tests/test_ncu_profile.py SOURCE_ROOT PATH_TO_CONV
+
+The fixture (tests/fixtures/ncu_raw_07b.csv) is `ncu --csv --page raw` of `conv run 07b --layer
+resnet50/res4_3x3 --reps 1 --warmup 0` on an H100: two kernels (wgrad_split, wgrad_reduce), each launched
+twice, the first time as the warm-up. One number is changed from the measurement, so that the wrong launch
+cannot pass: the first wgrad_split's time, made 99,999 ns. A row is the last launch of each kernel, summed;
+the warp states weighted by each launch's instructions. The values below were worked out by hand from the
+file. A run that launched nothing (05l, which needs an epilogue) gives no row.
+"""
+import csv
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+root, conv = sys.argv[1], sys.argv[2]
+failures = []
+with tempfile.TemporaryDirectory() as tmp:
+    raw = os.path.join(tmp, "raw")
+    os.makedirs(raw)
+    shutil.copy(os.path.join(root, "tests", "fixtures", "ncu_raw_07b.csv"), os.path.join(raw, "07b_resnet50_res4_3x3.csv"))
+    with open(os.path.join(raw, "05l_resnet50_res4_3x3.csv"), "w") as f:  # what ncu writes when nothing launched
+        f.write("==PROF== Connected to process 1\n05l ... | unsupported: kernel 05l runs only with an epilogue\n"
+                "==ERROR== The application returned an error code (2).\n")
+    out = os.path.join(tmp, "h100.csv")
+    run = subprocess.run([sys.executable, os.path.join(root, "bench", "ncu_profile.py"), "--from-raw", raw,
+                          "--conv", conv, "--gpu-name", "NVIDIA H100 80GB HBM3", "--ncu-version", "2025.3.1.0",
+                          "--date", "2026-11-26", "--out", out], capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"FAIL ncu_profile.py --from-raw: {run.stderr.strip()}")
+    with open(out, newline="") as f:
+        rows = list(csv.DictReader(f))
+if [r["kernel"] for r in rows] != ["07b"]:
+    failures.append(f"rows for {[r['kernel'] for r in rows]}, expected 07b's alone (05l launched nothing)")
+else:
+    row = rows[0]
+    expected = {
+        "layer": "resnet50/res4_3x3", "n": "32", "kernels": "2",
+        "time_us": "76.128",             # 69,184 + 6,944 ns: the second launches (the first split took 99,999)
+        "blocks": "864",                 # 72 x 4 + 576
+        "inst_executed": "27470720",     # 26,507,648 + 963,072
+        "registers": "164+54",
+        "stall_wait": "1.725",           # (1.73 x 26,507,648 + 1.60 x 963,072) / 27,470,720
+        "stall_selected": "1.000",
+        "gpu": "NVIDIA H100 80GB HBM3", "ncu": "2025.3.1.0", "chapter": "07",
+    }
+    for column, value in expected.items():
+        if row.get(column) != value:
+            failures.append(f"{column} = {row.get(column)!r}, expected {value!r}")
+for line in failures:
+    print(f"FAIL {line}")
+print(f"ncu_profile: {'ok' if not failures else f'{len(failures)} failed'}")
+sys.exit(1 if failures else 0)
