@@ -90,10 +90,12 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * -gp attributes each of its instructions to a PTX line), and each time a PTX instruction runs, one copy
  * of what ptxas made of its line runs: a division becomes its dozen or more instructions, an address
  * computation folded into a load's offset none. Where ptxas copied a basic block (a loop unrolled four
- * times holds four runs of each of its lines), a line's instructions are divided among the copies, taken
- * as the median number of runs of the block's lines; a kernel's or function's return is one instruction
- * (ptxas puts an EXIT on each way out, and a thread takes one). Code ptxas moved out of a loop is counted
- * as often as its line runs. */
+ * times holds four copies of each of its lines), a line's instructions are divided among the copies, taken
+ * as the fewest instructions any of the block's lines has (each copy holds at least one of every line
+ * ptxas kept; a count, unlike the runs of a line, does not grow when ptxas interleaves a division's
+ * instructions with its neighbours'); a block of one line is one copy (its count alone cannot tell a
+ * copy from an expansion). A kernel's or function's return is one instruction (ptxas puts an EXIT on each
+ * way out, and a thread takes one). Code ptxas moved out of a loop is counted as often as its line runs. */
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
@@ -1041,14 +1043,13 @@ static const char *nvdisasm_path(void)
 #endif
 }
 
-/* Counts nvdisasm's instructions per PTX line, and the runs they stand in: `//## File ".nv_debug_ptx_txt",
- * line N` starts a run of instructions ptxas made of line N. The padding after a function's end is no
- * one's: its NOPs, and the branch to itself that follows the last EXIT (`.L_x_9: BRA `(.L_x_9)`), which no
- * thread reaches. A loop ptxas unrolled four times holds four runs of each of its lines. */
-static bool count_sass_lines(FILE *f, uint32_t *per_line, uint32_t *runs, int n_lines)
+/* Counts nvdisasm's instructions per PTX line: `//## File ".nv_debug_ptx_txt", line N` starts the
+ * instructions ptxas made of line N. The padding after a function's end is no one's: its NOPs, and the
+ * branch to itself that follows the last EXIT (`.L_x_9: BRA `(.L_x_9)`), which no thread reaches. */
+static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
 {
     char line[1024], label[128] = "";
-    int current = 0, previous = 0;
+    int current = 0;
     bool any = false;
     while (fgets(line, sizeof line, f)) {
         const char *at = strstr(line, "nv_debug_ptx_txt\", line ");
@@ -1072,26 +1073,17 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, uint32_t *runs, int n_
         if (!*p || *p == '\n' || strncmp(p, "NOP", 3) == 0 || to_itself)
             continue;
         any = true;
-        if (current > 0 && current <= n_lines) {
+        if (current > 0 && current <= n_lines)
             per_line[current - 1]++;
-            runs[current - 1] += current != previous;
-        }
-        previous = current;
     }
     return any;
 }
 
-static int compare_u32(const void *a, const void *b)
-{
-    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over
  * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated), the copies being the
- * median of the runs its block's lines stand in. A block starts at a branch target and after a branch. */
-static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint32_t *runs, int n_lines,
-                                     uint32_t *scratch)
+ * fewest instructions of any of the block's lines, or one for a block of one line. A block starts at a
+ * branch target and after a branch. */
+static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, int n_lines)
 {
     bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
     if (!starts)
@@ -1109,14 +1101,17 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
     for (int first = 0, end; first < k->n_code; first = end) {
         for (end = first + 1; end < k->n_code && !starts[end]; end++) {
         }
-        int n = 0;
+        int lines = 0, last = 0;
+        uint32_t fewest = UINT32_MAX;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
-            if (at > 0 && at <= n_lines && per_line[at - 1])
-                scratch[n++] = runs[at - 1];
+            if (at > 0 && at <= n_lines && per_line[at - 1]) {
+                lines += at != last;
+                last = at;
+                fewest = per_line[at - 1] < fewest ? per_line[at - 1] : fewest;
+            }
         }
-        qsort(scratch, (size_t)n, sizeof *scratch, compare_u32);
-        const uint32_t copies = n ? (scratch[(n - 1) / 2] ? scratch[(n - 1) / 2] : 1) : 1;
+        const uint32_t copies = lines > 1 ? fewest : 1;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
             uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;
@@ -1218,18 +1213,13 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
         }
     /* the machine instructions per PTX line (ASSUME_SASS_PER_LINE), where nvdisasm is at hand */
     const char *nvdisasm = nvdisasm_path();
-    int longest = 0;
-    for (int i = 0; i < module->n_kernels; i++)
-        longest = module->kernels[i].n_code > longest ? module->kernels[i].n_code : longest;
-    uint32_t *per_line = result && nvdisasm ? calloc(2 * ((size_t)n_lines + 1) + (size_t)longest, sizeof *per_line)
-                                            : NULL;
+    uint32_t *per_line = result && nvdisasm ? calloc((size_t)n_lines + 1, sizeof *per_line) : NULL;
     if (per_line) {
-        uint32_t *runs = per_line + n_lines + 1, *scratch = runs + n_lines + 1;
         snprintf(command, sizeof command, "'%s' -gp -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
         f = system(command) == 0 ? fopen(sass, "r") : NULL;
-        if (f && count_sass_lines(f, per_line, runs, n_lines))
+        if (f && count_sass_lines(f, per_line, n_lines))
             for (int i = 0; i < module->n_kernels; i++)
-                set_machine_instructions(&module->kernels[i], per_line, runs, n_lines, scratch);
+                set_machine_instructions(&module->kernels[i], per_line, n_lines);
         if (f)
             fclose(f);
     }

@@ -94,6 +94,16 @@ def division_chain(n):
     return kernel("divisions", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def two_division_chains(n):
+    """n steps of two independent chains of divisions: ptxas interleaves the two expansions for parallelism,
+    so each division's machine instructions stand in many short runs between the other's."""
+    regs = "    .reg .u32 %r<5>;\n    .reg .b64 %rd<3>;"
+    body = ["    ld.param.u32 %r1, [a];", "    ld.param.u32 %r2, [b];", "    add.u32 %r3, %r1, 1;"]
+    body += ["    div.s32 %r1, %r1, %r2;", "    div.s32 %r3, %r3, %r2;"] * n
+    body += ["    ld.param.u64 %rd1, [out];", "    add.u32 %r4, %r1, %r3;", "    st.global.u32 [%rd1], %r4;"]
+    return kernel("two_divisions", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
+
+
 def copies_chain(n):
     """n dependent multiply-adds, each result copied through two moves, which ptxas's register allocation
     makes vanish: in the machine code only the multiply-adds remain."""
@@ -227,6 +237,15 @@ def main():
                        f"expansion gives {want:.2f}); from its PTX alone {alone:.2f} (lat_int {lat_int})")
         return f"{sass:.0f} machine instructions, {cycles:.2f} cycles per division ({alone:.2f} from its PTX alone)"
     R.case("h100: a PTX division costs the machine instructions ptxas makes of it", division)
+
+    def interleaved():
+        one = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
+        two = per_step("h100", two_division_chains, 4, 12, args_of=scalar_args, env={}, what="machine")
+        if abs(two - 2 * one) > 1:
+            raise Fail(f"two independent divisions are {two:.1f} machine instructions a step, one alone "
+                       f"{one:.1f}: ptxas interleaving their instructions must not hide them")
+        return f"{two:.0f} machine instructions a step of two divisions (one alone: {one:.0f})"
+    R.case("h100: divisions ptxas interleaves cost their whole expansions", interleaved)
 
     def folded():
         sass = per_step("h100", copies_chain, 8, 24, args_of=scalar_args, env={}, what="machine")
