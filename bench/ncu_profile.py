@@ -16,10 +16,16 @@ Compute names, the warp-cycles spent in it per issued instruction
 (smsp__average_warps_issue_stalled_<state>_per_issue_active.ratio), launches weighted by their instructions.
 These are the units of the timing model's warp states (bench/modeled_csv.py, per_issued), which
 bench/model_validation.py compares with them. Everything in the CSV is measured, by Nsight Compute.
+
+Beside it, bench/results/ncu/<gpu>_sass.csv.gz: the same runs' second launch profiled again with
+SourceCounters, one row per machine instruction (its offset in the kernel, its SASS, how many warp-level
+times it executed, and Nsight Compute's warp-state samples on it): what the model's count of the machine
+code per PTX line can be checked against, line by line.
 """
 import argparse
 import csv
 import datetime
+import gzip
 import io
 import json
 import os
@@ -98,8 +104,32 @@ def pairs(conv):
     return [(k["id"], k["id"][:2], layer) for k in listing if k["device"] == "gpu" for layer in k["layers"]]
 
 
-def raw_name(kernel_id, layer):
-    return f"{kernel_id}_{layer.replace('/', '_')}.csv"
+def raw_name(kernel_id, layer, what="csv"):
+    return f"{kernel_id}_{layer.replace('/', '_')}.{what}"
+
+
+def sass_rows(kernel_id, layer, path):
+    """One row per machine instruction from `ncu --page source --print-source sass --csv`'s output."""
+    with open(path, encoding="utf-8", errors="replace") as f:
+        rows = list(csv.reader(f))
+    if len(rows) < 3 or not rows[0] or rows[0][0] != "Kernel Name":
+        return []
+    header, function = rows[1], rows[0][1]
+    at = {name: header.index(name) for name in ("Address", "Source", "Instructions Executed", "# Samples")}
+    states = [(name[len("stall_"):], i) for i, name in enumerate(header)
+              if name.startswith("stall_") and "(" not in name]
+    out, first = [], None
+    for row in rows[2:]:
+        if len(row) != len(header):
+            continue
+        address = int(row[at["Address"]], 16)
+        first = address if first is None else first
+        out.append(dict({"kernel": kernel_id, "layer": layer, "function": function, "offset": address - first,
+                         "sass": row[at["Source"]].strip(),
+                         "executed": int(number(row[at["Instructions Executed"]])),
+                         "samples": int(number(row[at["# Samples"]]))},
+                        **{"samples_" + state: int(number(row[i])) for state, i in states}))
+    return out
 
 
 def profile(args, raw):
@@ -120,6 +150,14 @@ def profile(args, raw):
                    "--no-verify"]
         with open(os.path.join(raw, raw_name(kernel_id, layer)), "w") as out:
             run = subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, timeout=120)
+        # the second launch (the first is the warm-up) again, per machine instruction
+        report = os.path.join(raw, raw_name(kernel_id, layer, "ncu-rep"))
+        subprocess.run([ncu, "--clock-control", "none", "--section", "SourceCounters", "--launch-skip", "1",
+                        "--launch-count", "1", "-f", "-o", report, *command[command.index(args.conv):]],
+                       capture_output=True, timeout=120)
+        with open(os.path.join(raw, raw_name(kernel_id, layer, "sass.csv")), "w") as out:
+            subprocess.run([ncu, "-i", report, "--page", "source", "--print-source", "sass", "--csv"], stdout=out,
+                           stderr=subprocess.DEVNULL, timeout=120)
         print(f"ncu_profile: {kernel_id} {layer} ({i + 1} of {len(todo)}, {time.time() - start:.0f} s): "
               f"exit {run.returncode}", file=sys.stderr, flush=True)
     return todo, version
@@ -166,6 +204,9 @@ def main():
             digests[chapter] = code_digest(os.path.join(ROOT, "chapters", folder), ROOT)
         rows.append(dict(condense(kernel_id, layer, found), chapter=chapter, n=batch.group(1) if batch else "", gpu=gpu, ncu=version,
                          source_sha256=digests[chapter], date=args.date))
+    sass = [row for kernel_id, _chapter, layer in todo
+            if os.path.exists(os.path.join(raw, raw_name(kernel_id, layer, "sass.csv")))
+            for row in sass_rows(kernel_id, layer, os.path.join(raw, raw_name(kernel_id, layer, "sass.csv")))]
     states = sorted({c for r in rows for c in r if c.startswith("stall_")})
     out = args.out or os.path.join(FOLDER, gpu_key(gpu) + ".csv")
     os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -174,6 +215,14 @@ def main():
         writer.writeheader()
         writer.writerows(rows)
     print(f"ncu_profile: {len(rows)} rows written to {os.path.relpath(out, ROOT)}")
+    if sass:
+        per_instruction = out[:-len(".csv")] + "_sass.csv.gz"
+        with gzip.open(per_instruction, "wt", newline="") as f:
+            columns = list(dict.fromkeys(c for r in sass for c in r))
+            writer = csv.DictWriter(f, columns, restval=0, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(sass)
+        print(f"ncu_profile: {len(sass)} machine instructions written to {os.path.relpath(per_instruction, ROOT)}")
 
 
 if __name__ == "__main__":

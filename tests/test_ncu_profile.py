@@ -10,6 +10,7 @@ the warp states weighted by each launch's instructions. The values below were wo
 file. A run that launched nothing (05l, which needs an epilogue) gives no row.
 """
 import csv
+import gzip
 import os
 import shutil
 import subprocess
@@ -22,6 +23,8 @@ with tempfile.TemporaryDirectory() as tmp:
     raw = os.path.join(tmp, "raw")
     os.makedirs(raw)
     shutil.copy(os.path.join(root, "tests", "fixtures", "ncu_raw_07b.csv"), os.path.join(raw, "07b_resnet50_res4_3x3.csv"))
+    shutil.copy(os.path.join(root, "tests", "fixtures", "ncu_raw_05d.sass.csv"),
+                os.path.join(raw, "05d_resnet50_res4_3x3.sass.csv"))
     with open(os.path.join(raw, "05l_resnet50_res4_3x3.csv"), "w") as f:  # what ncu writes when nothing launched
         f.write("==PROF== Connected to process 1\n05l ... | unsupported: kernel 05l runs only with an epilogue\n"
                 "==ERROR== The application returned an error code (2).\n")
@@ -33,6 +36,8 @@ with tempfile.TemporaryDirectory() as tmp:
         sys.exit(f"FAIL ncu_profile.py --from-raw: {run.stderr.strip()}")
     with open(out, newline="") as f:
         rows = list(csv.DictReader(f))
+    with gzip.open(os.path.join(tmp, "h100_sass.csv.gz"), "rt", newline="") as f:
+        sass = list(csv.DictReader(f))
 if [r["kernel"] for r in rows] != ["07b"]:
     failures.append(f"rows for {[r['kernel'] for r in rows]}, expected 07b's alone (05l launched nothing)")
 else:
@@ -50,6 +55,14 @@ else:
     for column, value in expected.items():
         if row.get(column) != value:
             failures.append(f"{column} = {row.get(column)!r}, expected {value!r}")
+# The per-instruction page (tests/fixtures/ncu_raw_05d.sass.csv: 05d's first six machine instructions, as
+# measured): offsets from the kernel's first instruction, the executed counts, the samples.
+want = [(0, "LDC R1, c[0x0][0x28]", "1568", "25"), (16, "LDC R21, c[0x0][0x244]", "1568", "1"),
+        (32, "S2R R79, SR_CTAID.X", "1568", "0"), (48, "ULDC UR4, c[0x0][0x210]", "1568", "14"),
+        (64, "ULDC.64 UR8, c[0x0][0x208]", "1568", "0"), (80, "CS2R R54, SRZ", "1568", "0")]
+got = [(int(r["offset"]), r["sass"], r["executed"], r["samples"]) for r in sass]
+if got != want or any(r["kernel"] != "05d" for r in sass):
+    failures.append(f"machine instructions {got}, expected {want}")
 for line in failures:
     print(f"FAIL {line}")
 print(f"ncu_profile: {'ok' if not failures else f'{len(failures)} failed'}")
