@@ -95,7 +95,8 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * ptxas kept; a count, unlike the runs of a line, does not grow when ptxas interleaves a division's
  * instructions with its neighbours'); a block of one line is one copy (its count alone cannot tell a
  * copy from an expansion). A kernel's or function's return is one instruction (ptxas puts an EXIT on each
- * way out, and a thread takes one). Code ptxas moved out of a loop is counted as often as its line runs. */
+ * way out, and a thread takes one). What ptxas moved out of the innermost loop a line's instructions are
+ * in is not counted: it runs once per loop, not each time the line runs. */
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
@@ -1043,40 +1044,141 @@ static const char *nvdisasm_path(void)
 #endif
 }
 
-/* Counts nvdisasm's instructions per PTX line: `//## File ".nv_debug_ptx_txt", line N` starts the
- * instructions ptxas made of line N. The padding after a function's end is no one's: its NOPs, and the
- * branch to itself that follows the last EXIT (`.L_x_9: BRA `(.L_x_9)`), which no thread reaches. */
-static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
+/* One machine instruction as nvdisasm lists it: the PTX line it was made of, and for a branch, its target. */
+typedef struct {
+    int line;
+    int target; /* the instruction a branch goes to (an index into the list), or -1 */
+} sass_insn;
+
+typedef struct {
+    char name[32];
+    int at; /* the index of the instruction it labels */
+} sass_label;
+
+/* The instruction a label names, or -1. */
+static int label_at(const sass_label *labels, int n, const char *name, size_t len)
 {
-    char line[1024], label[128] = "";
-    int current = 0;
-    bool any = false;
-    while (fgets(line, sizeof line, f)) {
-        const char *at = strstr(line, "nv_debug_ptx_txt\", line ");
+    for (int i = 0; i < n; i++)
+        if (strlen(labels[i].name) == len && strncmp(labels[i].name, name, len) == 0)
+            return labels[i].at;
+    return -1;
+}
+
+/* Reads nvdisasm -gp's listing of the .text sections: `//## File ".nv_debug_ptx_txt", line N` starts the
+ * instructions ptxas made of line N. The padding after a function's end is no one's: its NOPs, and the
+ * branch to itself that follows the last EXIT (`.L_x_9: BRA `(.L_x_9)`), which no thread reaches.
+ * Returns the instructions (free()d by the caller) and their number in *n, or NULL. */
+static sass_insn *read_sass(FILE *f, int *n)
+{
+    char text[1024];
+    int current = 0, cap = 0, n_labels = 0, cap_labels = 0;
+    bool in_code = false, ok = true;
+    sass_insn *code = NULL;
+    sass_label *labels = NULL;
+    struct { int from; char name[32]; } *branches = NULL;
+    int n_branches = 0, cap_branches = 0;
+    *n = 0;
+    while (ok && fgets(text, sizeof text, f)) {
+        const char *p = text + strspn(text, " \t");
+        if (strncmp(p, ".section", 8) == 0) { /* code, or data that is no line's */
+            in_code = strstr(p, ".text.") != NULL;
+            current = 0;
+            continue;
+        }
+        const char *at = strstr(text, "nv_debug_ptx_txt\", line ");
         if (at) {
             current = atoi(at + strlen("nv_debug_ptx_txt\", line "));
             continue;
         }
-        const char *p = line + strspn(line, " \t");
+        if (!in_code)
+            continue;
         const size_t name = strcspn(p, ": \t\n");
-        if (p[0] == '.' && p[name] == ':' && name < sizeof label) { /* a label: `.L_x_9:` */
-            snprintf(label, sizeof label, "%.*s", (int)name, p);
+        if (p[0] == '.' && p[name] == ':' && name < sizeof labels->name) { /* a label: `.L_x_9:` */
+            if (n_labels == cap_labels) {
+                cap_labels = cap_labels ? 2 * cap_labels : 64;
+                sass_label *grown = realloc(labels, (size_t)cap_labels * sizeof *labels);
+                ok = grown != NULL;
+                labels = grown ? grown : labels;
+            }
+            if (ok)
+                snprintf(labels[n_labels].name, sizeof labels->name, "%.*s", (int)name, p), labels[n_labels++].at = *n;
             continue;
         }
         if (p[0] != '/' || p[1] != '*' || !strstr(p, "*/"))
             continue;
         p = strstr(p, "*/") + 2;
         p += strspn(p, " \t");
-        const bool to_itself = *label && strncmp(p, "BRA `(", 6) == 0 && strncmp(p + 6, label, strlen(label)) == 0 &&
-                               p[6 + strlen(label)] == ')';
-        label[0] = '\0';
-        if (!*p || *p == '\n' || strncmp(p, "NOP", 3) == 0 || to_itself)
+        if (!*p || *p == '\n' || strncmp(p, "NOP", 3) == 0)
             continue;
-        any = true;
-        if (current > 0 && current <= n_lines)
-            per_line[current - 1]++;
+        const char *bra = strstr(p, "BRA `(");
+        const size_t target_len = bra ? strcspn(bra + 6, ")") : 0;
+        if (bra && n_labels > 0 && labels[n_labels - 1].at == *n &&
+            label_at(labels + n_labels - 1, 1, bra + 6, target_len) == *n)
+            continue; /* the padding's branch to itself */
+        if (*n == cap) {
+            cap = cap ? 2 * cap : 1024;
+            sass_insn *grown = realloc(code, (size_t)cap * sizeof *code);
+            ok = grown != NULL;
+            code = grown ? grown : code;
+        }
+        if (ok && bra && target_len < sizeof labels->name) {
+            if (n_branches == cap_branches) {
+                cap_branches = cap_branches ? 2 * cap_branches : 64;
+                void *grown = realloc(branches, (size_t)cap_branches * sizeof *branches);
+                ok = grown != NULL;
+                branches = grown ? grown : branches;
+            }
+            if (ok) {
+                branches[n_branches].from = *n;
+                snprintf(branches[n_branches++].name, sizeof branches->name, "%.*s", (int)target_len, bra + 6);
+            }
+        }
+        if (ok)
+            code[(*n)++] = (sass_insn){.line = current, .target = -1};
     }
-    return any;
+    for (int i = 0; ok && i < n_branches; i++)
+        code[branches[i].from].target = label_at(labels, n_labels, branches[i].name, strlen(branches[i].name));
+    free(labels);
+    free(branches);
+    if (!ok || *n == 0) {
+        free(code);
+        return NULL;
+    }
+    return code;
+}
+
+/* The machine instructions per PTX line, counting only those in the line's innermost loop
+ * (ASSUME_SASS_PER_LINE): a branch back to an earlier instruction closes a loop from there to itself, and
+ * what ptxas moved out of the loop a line is in (an invariant part of an address) runs once per loop, not
+ * once per time the line runs. */
+static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
+{
+    int n;
+    sass_insn *code = read_sass(f, &n);
+    int *depth = code ? calloc((size_t)n + 1, sizeof *depth) : NULL;
+    int *deepest = depth ? malloc(((size_t)n_lines + 1) * sizeof *deepest) : NULL;
+    if (!deepest) {
+        free(code);
+        free(depth);
+        return false;
+    }
+    for (int i = 0; i < n; i++)
+        if (code[i].target >= 0 && code[i].target <= i)
+            depth[code[i].target]++, depth[i + 1]--;
+    for (int i = 1; i < n; i++)
+        depth[i] += depth[i - 1];
+    for (int l = 0; l <= n_lines; l++)
+        deepest[l] = -1;
+    for (int i = 0; i < n; i++)
+        if (code[i].line > 0 && code[i].line <= n_lines && depth[i] > deepest[code[i].line])
+            deepest[code[i].line] = depth[i];
+    for (int i = 0; i < n; i++)
+        if (code[i].line > 0 && code[i].line <= n_lines && depth[i] == deepest[code[i].line])
+            per_line[code[i].line - 1]++;
+    free(code);
+    free(depth);
+    free(deepest);
+    return true;
 }
 
 /* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over

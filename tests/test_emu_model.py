@@ -104,6 +104,20 @@ def two_division_chains(n):
     return kernel("two_divisions", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def divisions_in_a_loop():
+    """A loop of a runtime trip count that divides by a loop-invariant divisor each time: ptxas computes the
+    divisor's reciprocal once, before the loop (a dozen machine instructions of the division's line), and
+    leaves only the rest of the division in it."""
+    regs = "    .reg .u32 %r<9>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<3>;"
+    body = ["    ld.param.u32 %r1, [a];", "    ld.param.u32 %r2, [b];", "    ld.param.u32 %r7, [n];",
+            "    mov.u32 %r3, 0;", "    mov.u32 %r5, 0;", "LOOP:", "    add.u32 %r4, %r1, %r3;",
+            "    div.s32 %r6, %r4, %r2;", "    add.u32 %r5, %r5, %r6;", "    add.u32 %r3, %r3, 1;",
+            "    setp.lt.u32 %p1, %r3, %r7;", "@%p1 bra LOOP;", "    ld.param.u64 %rd1, [out];",
+            "    st.global.u32 [%rd1], %r5;"]
+    return kernel("divide_in_loop", ".param .u32 a, .param .u32 b, .param .u32 n, .param .u64 out", regs,
+                  "\n".join(body))
+
+
 def copies_chain(n):
     """n dependent multiply-adds, each result copied through two moves, which ptxas's register allocation
     makes vanish: in the machine code only the multiply-adds remain."""
@@ -246,6 +260,22 @@ def main():
                        f"{one:.1f}: ptxas interleaving their instructions must not hide them")
         return f"{two:.0f} machine instructions a step of two divisions (one alone: {one:.0f})"
     R.case("h100: divisions ptxas interleaves cost their whole expansions", interleaved)
+
+    def hoisted():
+        one = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
+        ptx = write("divide_in_loop.ptx", divisions_in_a_loop())
+        counts = [modeled("h100", ptx, "divide_in_loop", 1, 32, ["u32:1000003", "u32:7", f"u32:{n}",
+                                                                  R.out("u32", 1)[0]], env={})["machine"][0]
+                  for n in (64, 192)]
+        per_iteration = (counts[1] - counts[0]) / 128
+        # a division in a chain by one divisor (its reciprocal computed once, as here before the loop) and
+        # the loop's five other instructions, each one machine instruction or two; not the reciprocal again
+        if not one + 3 <= per_iteration <= one + 7:
+            raise Fail(f"a loop iteration with a division by an invariant divisor is {per_iteration:.1f} machine "
+                       f"instructions, a division in a chain {one:.1f}: what ptxas moved out of the loop counted "
+                       "in it, or the loop's own instructions missed")
+        return f"{per_iteration:.1f} machine instructions an iteration (a division in a chain: {one:.0f})"
+    R.case("h100: what ptxas moves out of a loop is not counted in it", hoisted)
 
     def folded():
         sass = per_step("h100", copies_chain, 8, 24, args_of=scalar_args, env={}, what="machine")
