@@ -10,7 +10,9 @@ holds.
    which, on how many layers, by how much) is rendered from the CSV and must appear, word for word, in
    its README: a sentence edited by hand, or a new measurement that changes the verdict, fails, and the
    sentence has to be rewritten from what the CSV now says. `--print` prints each rendered sentence.
-3. Chapter 11's GPU record (docs/gpu_ch11_train_cnn_compare.csv): its README's sentence on how close the
+3. What the chapters say of Nsight Compute's counts on a GPU (bench/results/ncu/<gpu>.csv: which warp state
+   came first, how many machine instructions one step executed against another) is rendered the same way.
+4. Chapter 11's GPU record (docs/gpu_ch11_train_cnn_compare.csv): its README's sentence on how close the
    two backends' losses came is rendered from the record, the same way.
 
 Times are the CSV's medians; "faster" compares medians. A claim names its GPU's CSV, or the timing model's
@@ -187,6 +189,42 @@ def render(rows, a, b, layers, sentence):
                            if len(slower) == len(times) else "faster on some layers than")
 
 
+# What Nsight Compute counted on a GPU (bench/results/ncu/<gpu>.csv, bench/ncu_profile.py), as the chapters
+# say it: (README, GPU, kernel a, kernel b or None, layer, sentence). {top} and {second} are the warp states
+# (Nsight Compute's names) in which a's warps spent the most cycles per issued instruction, besides
+# `selected`; {inst_change} is how many machine instructions a executed against b ("13% fewer", "4% more").
+NCU_CLAIMS = [
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05a", None, "resnet50/res4_3x3",
+     "Measured by Nsight Compute on the H100, 05a's warps waited most in `{top}`, then `{second}`"),
+    ("chapters/05_implicit_gemm_tc/README.md", "h100", "05g", "05f", "resnet50/res4_3x3",
+     "Nsight Compute settled it on the H100: in machine code 05g executed {inst_change} warp instructions "
+     "than 05f"),
+    ("chapters/08_hopper/README.md", "h100", "08a", None, "resnet50/res4_3x3",
+     "Nsight Compute on the H100 found 08a's warps waiting most in `{top}`"),
+    ("chapters/08_hopper/README.md", "h100", "08a", "05h", "resnet50/res4_3x3",
+     "08a executed {inst_change} machine instructions than 05h"),
+    ("chapters/08_hopper/README.md", "h100", "08b", None, "resnet50/res4_3x3",
+     "Nsight Compute found 08b's warps waiting most in `{top}`"),
+    ("chapters/09_depthwise/README.md", "h100", "09b", None, "mobilenet/dw144_56",
+     "Nsight Compute on the H100 puts `{top}` first for 09b, then `{second}`"),
+]
+
+
+def render_ncu(root, gpu, a, b, layer, sentence):
+    """An NCU_CLAIMS sentence with the values of bench/results/ncu/<gpu>.csv."""
+    with open(os.path.join(root, "bench", "results", "ncu", f"{gpu}.csv"), newline="") as f:
+        rows = {(r["kernel"], r["layer"]): r for r in csv.DictReader(f)}
+    if (a, layer) not in rows or (b and (b, layer) not in rows):
+        raise ValueError(f"Nsight Compute has no row for {a}{' or ' + b if b else ''} on {layer}")
+    states = sorted(((float(v), c[len("stall_"):]) for c, v in rows[(a, layer)].items()
+                     if c.startswith("stall_") and c != "stall_selected"), reverse=True)
+    change = ""
+    if b:
+        ratio = int(rows[(a, layer)]["inst_executed"]) / int(rows[(b, layer)]["inst_executed"])
+        change = f"{abs(1 - ratio) * 100:.0f}% {'fewer' if ratio < 1 else 'more'}"
+    return sentence.format(top=states[0][1], second=states[1][1], inst_change=change)
+
+
 # Chapter 11's GPU record (bench/gpu_session.sh): what its README says of the losses the record holds.
 TRAIN_RECORD = ("chapters/11_train_cnn/README.md", os.path.join("docs", "gpu_ch11_train_cnn_compare.csv"),
                 "at the {steps} logged steps their losses differ by at most {gap:.1e}")
@@ -226,6 +264,11 @@ def main():
             rendered.append((readme, f"{a} against {b}", render(measured[gpu], a, b, layers, sentence)))
         except (OSError, ValueError) as e:
             failures.append(f"{readme}: {a} against {b}: {e}")
+    for readme, gpu, a, b, layer, sentence in NCU_CLAIMS:
+        try:
+            rendered.append((readme, f"Nsight Compute: {a}", render_ncu(root, gpu, a, b, layer, sentence)))
+        except (OSError, ValueError, KeyError) as e:
+            failures.append(f"{readme}: Nsight Compute: {a}: {e}")
     try:
         rendered.append((TRAIN_RECORD[0], TRAIN_RECORD[1], render_train_record(root)))
     except (OSError, ValueError, KeyError) as e:
@@ -238,7 +281,7 @@ def main():
                 failures.append(f"{readme}: the results now say \"{text}\", which the text does not")
     for line in failures:
         print(f"FAIL {line}")
-    print(f"measured_claims: {len(CLAIMS) + 1} claims, {len(failures)} failed")
+    print(f"measured_claims: {len(CLAIMS) + len(NCU_CLAIMS) + 1} claims, {len(failures)} failed")
     return 1 if failures else 0
 
 
