@@ -101,6 +101,8 @@ CLAIMS = [
      "08b was slower than 08a on {slower} layers, {down} times as long"),
     ("chapters/08_hopper/README.md", "h100", "08a", "cuDNN", None,
      "on the H100, 08a was faster than cuDNN on {faster_on}, and slower on {slower_on}"),
+    ("chapters/07_wgrad/README.md", "h100", "07b", "07a", ("res5_3x3",),
+     "measured on the H100, 07b was {verdict} 07a on `res5_3x3`"),
     ("chapters/08_hopper/README.md", "h200", "08b", "08a", None,
      "08b was slower than 08a on {slower} layers, taking {down} times as long"),
     ("chapters/10_resnet_block/README.md", "h100", "10a", "10b", None,
