@@ -194,8 +194,11 @@ def render(rows, a, b, layers, sentence):
 # What Nsight Compute counted on a GPU (bench/results/ncu/<gpu>.csv, bench/ncu_profile.py), as the chapters
 # say it: (README, GPU, kernel a, kernel b or None, layer, sentence). {top} and {second} are the warp states
 # (Nsight Compute's names) in which a's warps spent the most cycles per issued instruction, besides
-# `selected`; {inst_change} is how many machine instructions a executed against b ("13% fewer", "4% more").
+# `selected`; {inst_change} is how many machine instructions a executed against b ("13% fewer", "4% more"),
+# {vs_ptx} against the PTX warp instructions the emulator counted for a on the same layer and batch.
 NCU_CLAIMS = [
+    ("chapters/03_smem_tiling/README.md", "h100", "03a", None, "resnet50/res4_3x3",
+     "in machine code, Nsight Compute counted on the H100 that 03a executed {vs_ptx} warp instructions than its PTX"),
     ("chapters/05_implicit_gemm_tc/README.md", "h100", "05a", None, "resnet50/res4_3x3",
      "Measured by Nsight Compute on the H100, 05a's warps waited most in `{top}`, then `{second}`"),
     ("chapters/05_implicit_gemm_tc/README.md", "h100", "05g", "05f", "resnet50/res4_3x3",
@@ -220,11 +223,19 @@ def render_ncu(root, gpu, a, b, layer, sentence):
         raise ValueError(f"Nsight Compute has no row for {a}{' or ' + b if b else ''} on {layer}")
     states = sorted(((float(v), c[len("stall_"):]) for c, v in rows[(a, layer)].items()
                      if c.startswith("stall_") and c != "stall_selected"), reverse=True)
-    change = ""
+    def more_or_fewer(ratio):
+        return f"{abs(1 - ratio) * 100:.0f}% {'fewer' if ratio < 1 else 'more'}"
+    change = vs_ptx = ""
     if b:
-        ratio = int(rows[(a, layer)]["inst_executed"]) / int(rows[(b, layer)]["inst_executed"])
-        change = f"{abs(1 - ratio) * 100:.0f}% {'fewer' if ratio < 1 else 'more'}"
-    return sentence.format(top=states[0][1], second=states[1][1], inst_change=change)
+        change = more_or_fewer(int(rows[(a, layer)]["inst_executed"]) / int(rows[(b, layer)]["inst_executed"]))
+    if "{vs_ptx}" in sentence:
+        with open(os.path.join(root, "bench", "results", "emulator.csv"), newline="") as f:
+            counted = {(r["kernel"], r["layer"], r["n"]): r for r in csv.DictReader(f)}
+        ptx = counted.get((a, layer, rows[(a, layer)]["n"]))
+        if not ptx or not ptx["warp_inst"]:
+            raise ValueError(f"the emulator counted no {a} on {layer}")
+        vs_ptx = more_or_fewer(int(rows[(a, layer)]["inst_executed"]) / float(ptx["warp_inst"]))
+    return sentence.format(top=states[0][1], second=states[1][1], inst_change=change, vs_ptx=vs_ptx)
 
 
 # Chapter 11's GPU record (bench/gpu_session.sh): what its README says of the losses the record holds.
