@@ -60,21 +60,31 @@ if [ "$what" = all ] || [ "$what" = sanitize ]; then
         # the chapters named after `sanitize` (e.g. `sanitize 05 08`: a 10-minute device call may not
         # hold them all), else every chapter with GPU kernels
         chapters=${*:-$(./build/conv list | awk '$5 == "gpu" { print substr($1, 1, 2) }' | sort -u)}
+        # every (chapter, tool) at once, each in its own process and log: one after another they take
+        # longer than a device call (racecheck alone is minutes per chapter), all together a few minutes
+        runs=()
         for chapter in $chapters; do
             tools="memcheck racecheck"
             # chapter 08 synchronizes through mbarriers and async proxies: synccheck too
             [ "$chapter" = 08 ] && tools="$tools synccheck"
             for tool in $tools; do
                 # every GPU kernel of the chapter on the 17 fixed awkward shapes, in one process
-                timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 \
-                    ./build/conv check "$chapter" --random 0 >>"$log" 2>&1
-                case $? in
-                0) verdict=clean ;;
-                124) verdict="timed out after 300 s" ;;
-                *) verdict="ERRORS (see session.log)"; status=1 ;;
-                esac
-                echo "$tool chapter $chapter: $verdict" | tee -a "$log"
+                (timeout 300 compute-sanitizer --tool "$tool" --error-exitcode 3 \
+                    ./build/conv check "$chapter" --random 0 >"$out/sanitize_${tool}_$chapter.log" 2>&1
+                 echo $? >"$out/sanitize_${tool}_$chapter.rc") &
+                runs+=("$tool $chapter")
             done
+        done
+        wait
+        for run in "${runs[@]}"; do
+            read -r tool chapter <<<"$run"
+            cat "$out/sanitize_${tool}_$chapter.log" >>"$log"
+            case $(cat "$out/sanitize_${tool}_$chapter.rc") in
+            0) verdict=clean ;;
+            124) verdict="timed out after 300 s" ;;
+            *) verdict="ERRORS (see session.log)"; status=1 ;;
+            esac
+            echo "$tool chapter $chapter: $verdict" | tee -a "$log"
         done
     else
         echo "compute-sanitizer not found" | tee -a "$log"
