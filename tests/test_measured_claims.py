@@ -198,6 +198,8 @@ def render(rows, a, b, layers, sentence):
 # {vs_ptx} against the PTX warp instructions the emulator counted for a on the same layer and batch.
 NCU_CLAIMS = [
     ("chapters/03_smem_tiling/README.md", "h100", "03a", None, "resnet50/res4_3x3",
+     "Nsight Compute on the H100 found 03a's warps waiting most in `{top}`, then `{second}`"),
+    ("chapters/03_smem_tiling/README.md", "h100", "03a", None, "resnet50/res4_3x3",
      "in machine code, Nsight Compute counted on the H100 that 03a executed {vs_ptx} warp instructions than its PTX"),
     ("chapters/05_implicit_gemm_tc/README.md", "h100", "05a", None, "resnet50/res4_3x3",
      "Measured by Nsight Compute on the H100, 05a's warps waited most in `{top}`, then `{second}`"),
