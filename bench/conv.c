@@ -481,6 +481,7 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
 {
     int passed = 0, failed = 0, unsupported = 0;
     int branch_shapes[CONV_MAX_BRANCHES] = {0}; /* fixed shapes that took each of the kernel's branches */
+    int branch_random[CONV_MAX_BRANCHES] = {0}; /* and random ones */
     char first_reason[512] = "";
     uint64_t state = opts->seed;
     int total = check_fixed_count() + opts->random_count, layers = 0;
@@ -499,8 +500,8 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         request.time = false;
         request.epilogue = opts->epilogue;
         run_outcome outcome = run_kernel(&request);
-        if (kernel->branch_of && i < check_fixed_count() && outcome.status != RUN_UNSUPPORTED)
-            branch_shapes[branch_index(kernel, &prob)]++;
+        if (kernel->branch_of && i < total && outcome.status != RUN_UNSUPPORTED)
+            (i < check_fixed_count() ? branch_shapes : branch_random)[branch_index(kernel, &prob)]++;
         if (outcome.status == RUN_PASS) {
             passed++;
         } else if (outcome.status == RUN_UNSUPPORTED) {
@@ -527,8 +528,8 @@ static int check_kernel(const conv_kernel *kernel, const options *opts)
         failed++;
     }
     for (int b = 0; kernel->branches && kernel->branches[b]; b++) {
-        printf("%-4s   branch %-34s %d fixed shape%s\n", kernel->id, kernel->branches[b], branch_shapes[b],
-               branch_shapes[b] == 1 ? "" : "s");
+        printf("%-4s   branch %-34s %d fixed shape%s, %d random\n", kernel->id, kernel->branches[b], branch_shapes[b],
+               branch_shapes[b] == 1 ? "" : "s", branch_random[b]);
         if (!branch_shapes[b]) {
             printf("FAIL %s: no fixed shape takes its branch '%s': a path no test runs (add a shape to the "
                    "fixed ones, common/harness/harness.c)\n", kernel->id, kernel->branches[b]);

@@ -13,14 +13,11 @@
  *      of every wgmma exactly, element for element; and that a tile not 1024-byte aligned is not;
  *   4. the accumulator fragment: every (row, column) of the 64 x 128 warpgroup tile exactly once, as
  *      four m16n8 C fragments stacked per warp (tensor_core.h's mma_c_row/col);
- *   5. the whole kernel, 08a and 08b, emulated on small problems: the copies (05g's walk and masks,
- *      zero-fill; 08b: A by the 128 producer threads, B as the TMA box with its zero fill), the stage
- *      ring, the wgmma reads through descriptors, the accumulator fragment, the staged epilogue,
- *      against the fp64 reference;
- *   6. 08b: the TMA box lands exactly where 08a's copies put B, the tensor map's dimensions against
+ *   5. 08b: the TMA box lands exactly where 08a's copies put B, the tensor map's dimensions against
  *      hand-worked values and cuTensorMapEncodeTiled's rules, and the mbarrier protocol (full/empty
  *      barriers, phases and parities, expect_tx, the producer's lag, the consumers' releases) in a
- *      randomized simulation of the producer, the TMA unit and the consumers.
+ *      randomized simulation of the producer, the TMA unit and the consumers: orders of events a kernel
+ *      run on the emulator meets only one at a time.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -29,12 +26,8 @@
 #include <string.h>
 
 #include "harness.h"
-#include "igemm_fixture.h"
 #include "hopper.h"
 #include "implicit_gemm.h"
-#include "pad_channels.h"
-#include "reference.h"
-#include "tensor.h"
 #include "tensor_core.h"
 #include "test_util.h"
 
@@ -210,7 +203,7 @@ static void check_accumulators(void)
     EXPECT(not_once == 0, "%zu of the 64 x 128 accumulators not held exactly once", not_once);
 }
 
-/* ---- 6. 08b: the TMA box, and the mbarrier protocol ------------------------------------------------------ */
+/* ---- 5. 08b: the TMA box, and the mbarrier protocol ------------------------------------------------------ */
 
 static void check_tma_layout(void)
 {
@@ -438,284 +431,6 @@ static void check_pipeline_protocol(void)
     EXPECT(bad_reads == 0, "%zu wgmma issued on a stage that did not hold its whole tile", bad_reads);
 }
 
-/* ---- 5. the kernel, emulated ---------------------------------------------------------------------------- */
-
-typedef struct {
-    size_t wrong_source; /* a staged chunk that is not A or B where the definition says */
-    size_t stage_hazard; /* a copy into a stage a wgmma group in flight may still read */
-} emulation_counts;
-
-enum { THREADS = H08A_THREADS, CPR = H08_CHUNKS_PER_ROW, MAX_LOADS = H08A_BM * CPR / 128 };
-
-/* One thread's copier state, set up as the kernel sets up its h08a_copier. */
-typedef struct {
-    int a_offset[MAX_LOADS];
-    uint32_t a_h[MAX_LOADS], a_w[MAX_LOADS];
-    int b_offset[MAX_LOADS];
-    bool b_ok[MAX_LOADS];
-    igemm_iter at;
-} thread_copier;
-
-/* What one block's emulation works with. */
-typedef struct {
-    const conv_problem *prob;
-    int g, rows, cols, depth;
-    gemm_block blk;
-    igemm_walk walk;
-    const float *x, *w;
-    double *smem; /* one double per 2-byte slot of the stages; NAN where no copy wrote */
-    int copiers;  /* threads that gather A: 256 (08a: every thread, B too) or 128 (08b: the producer) */
-    bool tma;     /* 08b: B arrives as a TMA box */
-    int tile;     /* the k tile the next copy_next() copies */
-    thread_copier tc[THREADS];
-    emulation_counts *counts;
-} block_state;
-
-/* Every thread's copies of its next k tile into the stage at byte address `stage`, as copy_next() in
- * the kernel: each 16-byte chunk at hopper_chunk_offset(), its 8 values checked against the GEMM's
- * definition (igemm_a_offset, igemm_b_offset; zeros outside). */
-static void copy_next(block_state *bs, uint32_t stage)
-{
-    const conv_problem *prob = bs->prob;
-    const int a_loads = H08A_BM * CPR / bs->copiers, b_loads = bs->tma ? 0 : H08A_BN * CPR / bs->copiers;
-    for (int tid = 0; tid < bs->copiers; tid++) {
-        thread_copier *tc = &bs->tc[tid];
-        const int chunk = igemm_load_chunk(tid, CPR);
-        const bool k_ok = tc->at.kappa < bs->depth;
-        for (int i = 0; i < a_loads; i++) {
-            const int row = igemm_load_row(tid, i, bs->copiers, CPR);
-            const bool ok = k_ok && ((tc->a_h[i] >> tc->at.r) & (tc->a_w[i] >> tc->at.s) & 1u);
-            for (int e = 0; e < 8; e++) {
-                const double v = ok ? bs->x[tc->a_offset[i] + tc->at.offset + e] : 0.0;
-                bs->smem[(stage + hopper_chunk_offset(row, chunk)) / 2 + e] = v;
-                const int m = bs->blk.row0 + row, kappa = tc->at.kappa + e;
-                const int from = m < bs->rows && kappa < bs->depth ? igemm_a_offset(prob, bs->g, m, kappa) : -1;
-                bs->counts->wrong_source += v != (from >= 0 ? bs->x[from] : 0.0);
-            }
-        }
-        for (int i = 0; i < b_loads; i++) {
-            const int row = igemm_load_row(tid, i, bs->copiers, CPR);
-            const bool ok = k_ok && tc->b_ok[i];
-            for (int e = 0; e < 8; e++) {
-                const double v = ok ? bs->w[tc->b_offset[i] + tc->at.kappa + e] : 0.0;
-                bs->smem[(stage + H08A_A_TILE_BYTES + hopper_chunk_offset(row, chunk)) / 2 + e] = v;
-                const int j = bs->blk.col0 + row, kappa = tc->at.kappa + e;
-                const double want = j < bs->cols && kappa < bs->depth ? bs->w[igemm_b_offset(prob, bs->g, j, kappa)] : 0.0;
-                bs->counts->wrong_source += v != want;
-            }
-        }
-        tc->at = igemm_iter_next(tc->at, bs->walk);
-    }
-    if (bs->tma) {
-        /* The TMA unit: the box at (kappa0, row0) of the filter seen as [K][depth] (hopper_filter_tma),
-         * zeros outside it, each element at hopper_tma_box_offset(). Columns of the block tile past
-         * the group's last one get the next group's filter rows: never stored, not checked. */
-        const hopper_tma_2d t = hopper_filter_tma(prob);
-        const int kappa0 = hopper_tma_kappa(bs->tile), row0 = hopper_tma_row(prob, bs->g, bs->blk.col0);
-        for (int row = 0; row < (int)t.box[1]; row++)
-            for (int col = 0; col < (int)t.box[0]; col++) {
-                const uint64_t r = (uint64_t)(row0 + row), c = (uint64_t)(kappa0 + col);
-                const double v = r < t.dim[1] && c < t.dim[0] ? bs->w[r * (t.row_stride / 2) + c] : 0.0;
-                bs->smem[(stage + H08A_A_TILE_BYTES + hopper_tma_box_offset(row, col)) / 2] = v;
-                const int j = bs->blk.col0 + row, kappa = kappa0 + col;
-                if (j < bs->cols)
-                    bs->counts->wrong_source += v != (kappa < bs->depth ? bs->w[igemm_b_offset(prob, bs->g, j, kappa)] : 0.0);
-            }
-    }
-    bs->tile++;
-}
-
-/* One block (group g, block index `block`) of hopper_wgmma_kernel, step by step, every thread. */
-static void emulate_block(const conv_problem *prob, bool ws, int g, int block, const float *x, const float *w,
-                          double *y, int *writes, emulation_counts *counts)
-{
-    enum { STAGES = H08A_STAGES };
-    static block_state state;
-    block_state *bs = &state;
-    bs->prob = prob;
-    bs->g = g;
-    bs->rows = igemm_rows(prob);
-    bs->cols = igemm_cols(prob);
-    bs->depth = igemm_depth(prob);
-    bs->blk = gemm_block_of(block, bs->cols, H08A_BM, H08A_BN);
-    bs->walk = igemm_walk_make(prob, H08A_BK);
-    bs->x = x;
-    bs->w = w;
-    bs->counts = counts;
-    bs->copiers = ws ? 128 : H08A_THREADS;
-    bs->tma = ws;
-    bs->tile = 0;
-    const int rows = bs->rows, cols = bs->cols;
-    const gemm_block blk = bs->blk;
-    const uint32_t smem_base = 0; /* the kernel's rounded-up, 1024-byte aligned start */
-    const size_t slots = (size_t)STAGES * H08A_STAGE_BYTES / 2;
-    bs->smem = xmalloc(sizeof(double) * slots);
-    for (size_t i = 0; i < slots; i++)
-        bs->smem[i] = NAN;
-    const double *smem = bs->smem;
-
-    for (int tid = 0; tid < bs->copiers; tid++) {
-        thread_copier *tc = &bs->tc[tid];
-        for (int i = 0; i < H08A_BM * CPR / bs->copiers; i++) {
-            const int m = blk.row0 + igemm_load_row(tid, i, bs->copiers, CPR);
-            tc->a_offset[i] = 0;
-            tc->a_h[i] = tc->a_w[i] = 0;
-            if (m < rows) {
-                const igemm_origin o = igemm_row_origin(prob, g, m);
-                tc->a_offset[i] = o.offset;
-                tc->a_h[i] = igemm_tap_mask(o.h, prob->r, prob->dil_h, prob->h);
-                tc->a_w[i] = igemm_tap_mask(o.w, prob->s, prob->dil_w, prob->w);
-            }
-        }
-        for (int i = 0; i < (ws ? 0 : H08A_BN * CPR / bs->copiers); i++) {
-            const int j = blk.col0 + igemm_load_row(tid, i, bs->copiers, CPR);
-            tc->b_ok[i] = j < cols;
-            tc->b_offset[i] = igemm_b_offset(prob, g, tc->b_ok[i] ? j : 0, 0);
-        }
-        tc->at = igemm_iter_at(prob, igemm_load_chunk(tid, CPR) * 8);
-    }
-
-    /* The stage ring: which k tile each stage holds. */
-    const int k_tiles = tiles_covering(bs->depth, H08A_BK);
-    int in_stage[STAGES], copied = 0;
-    for (int s = 0; s < STAGES; s++)
-        in_stage[s] = -1;
-    for (int s = 0; s < STAGES - 2; s++)
-        if (s < k_tiles) {
-            copy_next(bs, smem_base + (uint32_t)s * H08A_STAGE_BYTES);
-            in_stage[s] = copied++;
-        }
-
-    /* acc[wg][thread in wg][register], as the warpgroups hold them. */
-    static double acc[H08A_WARPGROUPS][128][H08A_ACC];
-    memset(acc, 0, sizeof acc);
-    int read_stage = 0, write_stage = STAGES - 2;
-    for (int kt = 0; kt < k_tiles; kt++) {
-        /* In flight after the barrier: the wgmma group of tile kt-1 (its stage must not be written). */
-        if (kt + STAGES - 2 < k_tiles) {
-            counts->stage_hazard += kt >= 1 && in_stage[write_stage] == kt - 1;
-            counts->stage_hazard += in_stage[write_stage] == kt;
-            copy_next(bs, smem_base + (uint32_t)write_stage * H08A_STAGE_BYTES);
-            in_stage[write_stage] = copied++;
-        }
-        counts->stage_hazard += in_stage[read_stage] != kt;
-        const uint32_t a_tile = smem_base + (uint32_t)read_stage * H08A_STAGE_BYTES;
-        const uint32_t b_tile = a_tile + H08A_A_TILE_BYTES;
-        for (int ks = 0; ks < H08A_BK / H08_MMA_K; ks++)
-            for (int wg = 0; wg < H08A_WARPGROUPS; wg++) {
-                const uint64_t da = hopper_operand_desc(a_tile, wg * H08_WG_M, ks * H08_MMA_K);
-                const uint64_t db = hopper_operand_desc(b_tile, 0, ks * H08_MMA_K);
-                for (int t = 0; t < 128; t++)
-                    for (int i = 0; i < H08A_ACC; i++) {
-                        const int row = hopper_d_row(t, i), col = hopper_d_col(t, i);
-                        double sum = 0.0;
-                        for (int k = 0; k < H08_MMA_K; k++)
-                            sum += smem[hopper_operand_address(da, row, k) / 2] *
-                                   smem[hopper_operand_address(db, col, k) / 2];
-                        acc[wg][t][i] += sum;
-                    }
-            }
-        read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
-        write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
-    }
-    /* The staged epilogue: the fragment into the BM x OUT_PITCH tile, then 16-byte chunks to y. */
-    enum { PITCH = H08A_BN + 8 };
-    static double out[H08A_BM * PITCH];
-    for (int i = 0; i < H08A_BM * PITCH; i++)
-        out[i] = NAN;
-    for (int wg = 0; wg < H08A_WARPGROUPS; wg++)
-        for (int t = 0; t < 128; t++)
-            for (int i = 0; i < H08A_ACC; i++)
-                out[(wg * H08_WG_M + hopper_d_row(t, i)) * PITCH + hopper_d_col(t, i)] = acc[wg][t][i];
-    for (int tid = 0; tid < THREADS; tid++)
-        for (int pass = 0; pass < H08A_BM * H08A_BN / 8 / THREADS; pass++) {
-            const int index = tid + pass * THREADS;
-            const int row = index / (H08A_BN / 8), col = index % (H08A_BN / 8) * 8;
-            const int m = blk.row0 + row, j = blk.col0 + col;
-            if (m >= rows || j >= cols)
-                continue;
-            for (int e = 0; e < 8 && j + e < cols; e++) {
-                const int at_y = igemm_y_offset(prob, g, m, j + e);
-                y[at_y] = out[row * PITCH + col + e];
-                writes[at_y]++;
-            }
-        }
-    free(bs->smem);
-}
-
-static int emulated = 0;
-
-/* 08a (ws false) or 08b (ws true: A by the 128 producer threads, B by the TMA box) on one problem. */
-static void check_variant(const conv_problem *prob, uint64_t seed, bool ws)
-{
-    const char *id = ws ? "08b" : "08a";
-    char text[128];
-    problem_format(prob, text, sizeof text);
-    fixture f = fixture_make(prob, seed);
-    const conv_problem run = pad_fprop_problem(prob);
-    float *x_padded, *w_padded;
-    pad_operands(prob, f.x, f.w, &x_padded, &w_padded);
-    const size_t y_elems = (size_t)problem_y_elems(prob);
-    double *y = xmalloc(sizeof(double) * y_elems);
-    int *writes = calloc(y_elems, sizeof(int));
-    for (size_t i = 0; i < y_elems; i++)
-        y[i] = NAN;
-    emulation_counts counts = {0, 0};
-    const int blocks = tiles_covering(igemm_rows(&run), H08A_BM) * tiles_covering(igemm_cols(&run), H08A_BN);
-    for (int g = 0; g < run.groups; g++)
-        for (int b = 0; b < blocks; b++)
-            emulate_block(&run, ws, g, b, x_padded, w_padded, y, writes, &counts);
-    size_t not_once = 0, wrong = 0;
-    for (size_t i = 0; i < y_elems; i++)
-        not_once += writes[i] != 1;
-    for (int g = 0; g < prob->groups; g++)
-        for (int m = 0; m < igemm_rows(prob); m++)
-            for (int j = 0; j < igemm_cols(prob); j++) {
-                const output_pixel px = output_pixel_of(prob, m);
-                const int k = g * igemm_cols(prob) + j;
-                const size_t at = (((size_t)px.n * prob->k + k) * prob->p + px.p) * prob->q + px.q;
-                const double got = y[igemm_y_offset(prob, g, m, j)];
-                wrong += !(fabs(got - f.ref[at]) <= 1e-12 * (1.0 + f.magnitude[at]));
-            }
-    EXPECT(counts.wrong_source == 0, "%s %s: %zu staged values not A or B by the definition", id, text,
-           counts.wrong_source);
-    EXPECT(counts.stage_hazard == 0, "%s %s: %zu stage hazards in the ring", id, text, counts.stage_hazard);
-    EXPECT(not_once == 0, "%s %s: %zu of %zu outputs not written exactly once", id, text, not_once, y_elems);
-    EXPECT(wrong == 0, "%s %s: emulated kernel differs from the reference at %zu of %zu outputs", id, text, wrong,
-           y_elems);
-    emulated++;
-    free(writes);
-    free(y);
-    free(w_padded);
-    free(x_padded);
-    fixture_free(&f);
-}
-
-static void check_emulation(const conv_problem *prob, uint64_t seed)
-{
-    check_variant(prob, seed, false);
-    check_variant(prob, seed, true);
-}
-
-/* Multiply-adds of the emulation, zeros and all. */
-static double emulation_cost(const conv_problem *prob)
-{
-    const conv_problem run = pad_fprop_problem(prob);
-    return (double)run.groups * tiles_covering(igemm_rows(&run), H08A_BM) * H08A_BM *
-           tiles_covering(igemm_cols(&run), H08A_BN) * H08A_BN * tiles_covering(igemm_depth(&run), H08A_BK) * H08A_BK;
-}
-
-/* igemm_fixture.h's edge shapes. */
-static void check_edge_shapes(void)
-{
-    for (int i = 0; i < IGEMM_EDGE_SHAPES; i++) {
-        conv_problem prob = igemm_edge_shapes[i];
-        char why[256];
-        EXPECT(problem_validate(&prob, why, sizeof why), "edge shape %d: %s", i, why);
-        check_emulation(&prob, 9000 + 2 * (uint64_t)i);
-    }
-}
-
 int main(void)
 {
     check_swizzle();
@@ -724,19 +439,5 @@ int main(void)
     check_accumulators();
     check_tma_layout();
     check_pipeline_protocol();
-    check_edge_shapes();
-    /* The runner's fixed and random check shapes, where the emulation is cheap enough. */
-    for (int i = 0; i < check_fixed_count(); i++) {
-        const conv_problem prob = check_fixed_problem(i);
-        if (emulation_cost(&prob) <= 2e8)
-            check_emulation(&prob, 100 + 2 * (uint64_t)i);
-    }
-    uint64_t state = 5;
-    for (int i = 0; i < 100; i++) {
-        const conv_problem prob = check_random_problem(&state);
-        if (emulation_cost(&prob) <= 5e7)
-            check_emulation(&prob, 1000 + 2 * (uint64_t)i);
-    }
-    printf("emulated %d kernel runs (08a and 08b)\n", emulated);
     return test_summary("test_ch08_hopper");
 }

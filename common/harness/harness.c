@@ -658,6 +658,11 @@ conv_problem check_random_problem(uint64_t *state)
         prob.dil_h = draw(state, 0, 3) ? 1 : draw(state, 2, 3);
         prob.dil_w = draw(state, 0, 3) ? 1 : draw(state, 2, 3);
         prob.pad_h = draw(state, 0, 4), prob.pad_w = draw(state, 0, 4);
+        if (depthwise && draw(state, 0, 1)) { /* half of them as networks use it: 3x3 or 5x5, stride 1 or 2 */
+            prob.r = prob.s = draw(state, 0, 1) ? 3 : 5;
+            prob.stride_h = prob.stride_w = draw(state, 1, 2);
+            prob.dil_h = prob.dil_w = 1;
+        }
         char why[256];
         if (problem_validate(&prob, why, sizeof why) && problem_flops(&prob) <= (wide < 2 ? 2e7 : CPU_REFERENCE_MAX_FLOPS))
             return prob;
