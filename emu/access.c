@@ -2,8 +2,8 @@
  *
  * mem_access() turns a PTX address into a host address for one thread, after memcheck (the address is
  * inside an allocation, the block's shared memory, the thread's local memory or the parameters, and
- * aligned to its size), initcheck (a read is of bytes something has written) and, in shared memory,
- * racecheck (racecheck.c), as compute-sanitizer defines them. A generic address is resolved to its
+ * aligned to its size), initcheck (a read is of bytes something has written) and racecheck in shared
+ * memory (racecheck.c) and global memory (racecheck_global.c), as compute-sanitizer defines them. A generic address is resolved to its
  * space through the windows emu.h places shared, local and parameter memory at.
  */
 #include <inttypes.h>
@@ -25,8 +25,7 @@ static const char *access_name(access_kind kind)
 }
 
 /* The host address of `size` bytes at `addr` in `space` for one thread, or NULL after a fault:
- * memcheck (bounds, alignment), initcheck (reads of bytes nothing has written) and, in shared memory,
- * racecheck (racecheck.c), as compute-sanitizer defines them. */
+ * memcheck (bounds, alignment), initcheck (reads of bytes nothing has written) and racecheck. */
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind)
 {
@@ -61,11 +60,11 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
         if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
             const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
             if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
-                race_acquire_at(b, w, (uint32_t)addr);
+                race_acquire_at(b, w, addr);
             if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
                 return NULL;
             if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
-                race_release_at(b, w, (uint32_t)addr);
+                race_release_at(b, w, addr);
         }
         if (initcheck && marks_written)
             memset(b->smem_written + addr, 1, size);
@@ -113,6 +112,17 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "out-of-bounds global %s of %" PRIu64 " bytes at 0x%" PRIx64
                   " (%s)", access_name(kind), size, addr, where);
             return NULL;
+        }
+        if (b->global_shadow && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
+            const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
+            if (in && (in->flags & (F_ACQUIRE | F_RELEASE)))
+                race_global_synchronized(b); /* it may order blocks: see racecheck_global.c */
+            if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
+                race_acquire_at(b, w, RACE_GLOBAL_WORD | addr);
+            if (!race_global_access(b, w, in, lane, a, addr, size, kind != ACCESS_READ, strong))
+                return NULL;
+            if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
+                race_release_at(b, w, RACE_GLOBAL_WORD | addr);
         }
         uint64_t unwritten;
         if (initcheck && marks_written)

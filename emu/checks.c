@@ -48,23 +48,27 @@ const emu_options *emu_get_options(void)
 }
 
 /* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
+void describe_line(const block *b, const insn *in, char *out, size_t len)
+{
+    const ptx_module *mod = b->launch->module;
+    const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
+    const char *base = file ? strrchr(file, '/') : NULL;
+    if (file && in->src_line > 0)
+        snprintf(out, len, "PTX line %d (%s:%d)", in->ptx_line, base ? base + 1 : file, in->src_line);
+    else
+        snprintf(out, len, "PTX line %d", in->ptx_line);
+}
+
 void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
 {
     if (b->status != EMU_OK)
         return;
     b->status = status;
-    const ptx_module *mod = b->launch->module;
     unsigned t = w->index * LANES + (unsigned)lane;
     emu_dim3 bd = b->launch->block;
     char where[512] = "";
-    if (in) {
-        const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
-        const char *base = file ? strrchr(file, '/') : NULL;
-        if (file && in->src_line > 0)
-            snprintf(where, sizeof where, "PTX line %d (%s:%d)", in->ptx_line, base ? base + 1 : file, in->src_line);
-        else
-            snprintf(where, sizeof where, "PTX line %d", in->ptx_line);
-    }
+    if (in)
+        describe_line(b, in, where, sizeof where);
     int n = snprintf(b->err, b->err_len, "kernel %s, %s, block (%u,%u,%u) thread (%u,%u,%u): ", b->k->name, where,
                      b->ctaid.x, b->ctaid.y, b->ctaid.z, t % bd.x, t / bd.x % bd.y, t / (bd.x * bd.y));
     va_list ap;

@@ -80,7 +80,7 @@ typedef enum {
     EMU_ERR_TRAP,
     EMU_ERR_UNINITIALIZED,    /* initcheck: a read of memory nothing has written */
     EMU_ERR_INVALID,          /* an instruction used against its rules (a diverged .aligned op, ...) */
-    EMU_ERR_RACE              /* racecheck: two threads access shared memory unordered, one of them writing */
+    EMU_ERR_RACE              /* racecheck: two threads access shared or global memory unordered, one of them writing */
 } emu_status;
 
 typedef struct { unsigned x, y, z; } emu_dim3;

@@ -1890,6 +1890,8 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
             race_proxy_fence(b, w, m);
         if (b->racecheck && (in->flags & F_MBAR_INIT_FENCE) && m)
             race_mbar_init_fence(b, w, m);
+        if (!(in->flags & (F_PROXY_ASYNC | F_MBAR_INIT_FENCE)) && m)
+            race_global_synchronized(b); /* a fence may order blocks (racecheck_global.c) */
         return STEP_NEXT;
     case OP_PREFETCH: case OP_NOP:
         return STEP_NEXT;
@@ -2204,6 +2206,7 @@ typedef struct {
     _Atomic int failed;
     pthread_mutex_t lock;
     emu_counters *counters;    /* where the blocks' counts go, or NULL */
+    launch_race *races;        /* racecheck between the blocks (racecheck_global.c), or NULL */
     emu_status status;
     char *err;
     size_t err_len;
@@ -2280,6 +2283,7 @@ void block_start(block *b)
     memset(b->smem_written, 0, b->smem_size);
     if (b->racecheck)
         race_begin_block(b);
+    race_global_begin_block(b);
     memset(b->bars, 0, sizeof b->bars);
     for (int i = 0; i < 16; i++)
         b->bars[i].red_slot = -1;
@@ -2445,6 +2449,7 @@ void block_release(block *b)
     free(b->smem);
     free(b->smem_written);
     race_free(b);
+    race_global_free(b);
 }
 
 /* The block of the grid with linear index id: its %ctaid, and its seed for EMU_INTERLEAVE. */
@@ -2464,7 +2469,8 @@ static void *grid_worker(void *arg)
     const ptx_kernel *k = L->kernel;
     block b;
     char err[1024];
-    bool allocated = block_alloc(&b, L, g->smem_size, g->counters != NULL, err, sizeof err);
+    bool allocated = block_alloc(&b, L, g->smem_size, g->counters != NULL, err, sizeof err) &&
+                     (!g->races || race_global_attach(&b, g->races));
     if (!allocated) { /* one line, and no block runs on a missing register file or .local depot */
         pthread_mutex_lock(&g->lock);
         if (!atomic_load(&g->failed)) {
@@ -2482,6 +2488,7 @@ static void *grid_worker(void *arg)
             break;
         block_place(&b, g->sample ? g->sample[next] : next);
         run_block(&b);
+        race_global_end_block(&b);
         atomic_fetch_add(&g->blocks_done, 1);
         if (g->per_block) { /* kept apart: how much it counts depends on the whole sample */
             g->per_block[next] = b.c;
@@ -2772,6 +2779,10 @@ emu_status exec_launch(const emu_launch_desc *L, uint64_t skip_every, emu_counte
         return checked;
     grid_run g = {.launch = L, .smem_size = smem, .n_blocks = n_blocks, .status = EMU_OK, .err = err,
                   .err_len = err_len, .counters = counters};
+    if (emu_get_options()->racecheck && !L->sample && !(g.races = launch_race_new())) {
+        snprintf(err, err_len, "kernel %s: out of host memory for racecheck", k->name);
+        return EMU_ERR_LAUNCH;
+    }
     pthread_mutex_init(&g.lock, NULL);
     uint64_t emulated = n_blocks;
     if (L->sample && counters) {
@@ -2791,6 +2802,9 @@ emu_status exec_launch(const emu_launch_desc *L, uint64_t skip_every, emu_counte
         run_blocks(&g);
     }
     pthread_mutex_destroy(&g.lock);
+    if (g.status == EMU_OK && !launch_race_result(g.races, err, err_len))
+        g.status = EMU_ERR_RACE;
+    launch_race_free(g.races);
     if (counters) {
         counters->launches++;
         counters->grid_blocks += n_blocks;

@@ -127,8 +127,10 @@ typedef struct {
     uint32_t released[32 + RACE_COPY_AGENTS]; /* racecheck: the arrived warps' clocks, joined */
 } barrier;
 
-typedef struct shadow_byte shadow_byte; /* racecheck.c */
+typedef struct shadow_byte shadow_byte; /* racecheck.h */
 struct race_mbar;
+struct global_shadow;                  /* racecheck_global.c */
+typedef struct launch_race launch_race;
 
 typedef struct {
     const emu_launch_desc *launch;
@@ -161,6 +163,10 @@ typedef struct {
     uint32_t *init_fence_clock; /* each thread's last fence.mbarrier_init */
     struct race_mbar *race_mbars;
     int n_race_mbars, cap_race_mbars;
+    /* racecheck in global memory (racecheck_global.c): the bytes this block touched, and the launch's, which
+     * its blocks are checked against when each ends; NULL for blocks the grid's workers do not run */
+    struct global_shadow *global_shadow;
+    launch_race *launch_race;
     /* the timing model running this block (model.c), or NULL: the cycle %clock reads, and what it is told
      * of each memory access */
     struct sm_model *model;
@@ -198,6 +204,9 @@ void describe_deadlock(block *b);
 emu_status exec_launch_check(const emu_launch_desc *L, uint64_t *smem_size, char *err, size_t err_len);
 emu_status exec_launch(const emu_launch_desc *L, uint64_t skip_every, emu_counters *counters, char *err,
                        size_t err_len);
+
+/* "PTX line N (file.cu:L)", the source line where the PTX has one: how every report names an instruction. */
+void describe_line(const block *b, const insn *in, char *out, size_t len);
 
 /* One line: kernel, PTX line (source line), block, thread, what. The first error of a block wins. */
 void fault(block *b, const insn *in, int lane, const warp *w, emu_status status, const char *fmt, ...)
@@ -243,9 +252,25 @@ bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t
                       int32_t issued_at);
 void race_mbar_phase_complete(block *b, uint32_t at);
 void race_mbar_acquire(block *b, const warp *w, uint32_t at);
-void race_release_at(block *b, const warp *w, uint32_t at);  /* st/atom .release on shared memory */
-void race_acquire_at(block *b, const warp *w, uint32_t at);  /* ld/atom .acquire */
+/* st/atom .release on a word of memory, and ld/atom .acquire of it: the word's shared offset, or for global
+ * memory RACE_GLOBAL_WORD | its address */
+#define RACE_GLOBAL_WORD (1ull << 63)
+void race_release_at(block *b, const warp *w, uint64_t at);
+void race_acquire_at(block *b, const warp *w, uint64_t at);
 void race_free(block *b);
+
+/* racecheck in global memory (racecheck_global.c). */
+launch_race *launch_race_new(void);        /* NULL: out of host memory */
+void launch_race_free(launch_race *lr);
+bool race_global_attach(block *b, launch_race *lr); /* a grid worker's block: false, out of host memory */
+void race_global_begin_block(block *b);
+bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
+                        uint64_t size, bool write, bool strong);
+void race_global_synchronized(block *b);   /* a fence, or a release or acquire in global memory */
+void race_global_end_block(block *b);      /* the block's bytes against the other blocks' */
+void race_global_free(block *b);
+/* after the launch: false, with the one-line error, when two of its blocks raced */
+bool launch_race_result(launch_race *lr, char *err, size_t err_len);
 
 /* A call of the CUDA runtime's device-side vprintf or __assertfail (device_calls.c). */
 step exec_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);

@@ -45,24 +45,12 @@
 #include <stdlib.h>
 
 #include "interp.h"
-
-/* writers that are not threads: the bulk copies completing on mbarrier i of the block's table */
-enum { NO_THREAD = 0xffff, COPY_AGENT = 0x8000, COPY_AGENTS = RACE_COPY_AGENTS };
-/* a copy's bytes in flight; a write by the async proxy; the last write, and the read kept, were strong */
-enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2, SHADOW_STRONG_WRITE = 4, SHADOW_STRONG_READ = 8 };
-
-struct shadow_byte {
-    uint32_t write_clock, read_clock;
-    int32_t write_at, read_at;      /* the instructions (indexes into the kernel's code) */
-    uint16_t writer, reader;        /* thread numbers in the block, NO_THREAD: none since the block began */
-    uint8_t flags;
-    uint8_t async_reads;            /* asynchronous reads in flight (wgmma, a bulk copy to global memory) */
-};
+#include "racecheck.h"
 
 /* An mbarrier's clocks: what the arrivals on its current phase release, and what its last completed
  * phase released (a waiter that sees it complete acquires that). */
 struct race_mbar {
-    uint32_t at;
+    uint64_t at;               /* its shared offset, or (RACE_GLOBAL_WORD | address) for a word of global memory */
     uint32_t *arrived, *completed;
     uint32_t landings;         /* its copy agent's clock */
     uint16_t init_thread;      /* the mbarrier.init that made it, by this thread at this clock (NO_THREAD: none) */
@@ -120,60 +108,63 @@ static inline bool ordered(block *b, unsigned thread, uint32_t clock, const warp
 static void other_side(const block *b, unsigned t, int32_t at, char *out, size_t len)
 {
     const emu_dim3 bd = b->launch->block;
-    const insn *in = &b->k->code[at];
-    const ptx_module *mod = b->launch->module;
-    const char *file = in->src_file > 0 && in->src_file < mod->n_files ? mod->files[in->src_file] : NULL;
-    const char *base = file ? strrchr(file, '/') : NULL;
-    int n = t >= COPY_AGENT ? snprintf(out, len, "the bulk copy completing on the mbarrier at shared 0x%x, issued at "
-                                       "PTX line %d", b->race_mbars[t - COPY_AGENT].at, in->ptx_line)
-                            : snprintf(out, len, "thread (%u,%u,%u) at PTX line %d", t % bd.x, t / bd.x % bd.y,
-                                       t / (bd.x * bd.y), in->ptx_line);
-    if (file && in->src_line > 0 && n > 0 && (size_t)n < len)
-        snprintf(out + n, len - (size_t)n, " (%s:%d)", base ? base + 1 : file, in->src_line);
+    char line[256];
+    describe_line(b, &b->k->code[at], line, sizeof line);
+    if (t >= COPY_AGENT)
+        snprintf(out, len, "the bulk copy completing on the mbarrier at shared 0x%" PRIx64 ", issued at %s",
+                 b->race_mbars[t - COPY_AGENT].at, line);
+    else
+        snprintf(out, len, "thread (%u,%u,%u) at %s", t % bd.x, t / bd.x % bd.y, t / (bd.x * bd.y), line);
 }
 
-static bool report(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at, const char *mine,
-                   const char *theirs, unsigned other, int32_t other_at, const char *why)
+static bool report(block *b, warp *w, const insn *in, uint32_t lane, const char *space, uint64_t at,
+                   const char *mine, const char *theirs, unsigned other, int32_t other_at, const char *why)
 {
-    char other_name[320];
+    char other_name[400];
     other_side(b, other, other_at, other_name, sizeof other_name);
-    fault(b, in, (int)lane, w, EMU_ERR_RACE, "racecheck: %s of shared 0x%" PRIx64 " races with the %s by %s: %s", mine,
-          at, theirs, other_name, why);
+    fault(b, in, (int)lane, w, EMU_ERR_RACE, "racecheck: %s of %s 0x%" PRIx64 " races with the %s by %s: %s", mine,
+          space, at, theirs, other_name, why);
     return false;
 }
 
 static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait orders them";
 
-bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
-                 bool strong)
+bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, const char *space, uint64_t at,
+               bool write, bool strong)
 {
     const unsigned me = w->index * LANES + lane;
     const uint32_t now = clock_of(b, w->index)[w->index];
     const char *const mine = write ? (strong ? "strong write" : "write") : (strong ? "strong read" : "read");
-    for (uint64_t at = addr; at < addr + size; at++) {
-        shadow_byte *s = &b->shadow[at];
-        if (s->flags & SHADOW_IN_FLIGHT)
-            return report(b, w, in, lane, at, mine, "asynchronous copy", s->writer, s->write_at,
-                          "the copy is in flight, not yet waited for");
-        /* two strong accesses never race ("Conflict and Data-races": morally strong) */
-        if (s->writer != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_WRITE)) &&
-            !ordered(b, s->writer, s->write_clock, w, lane))
-            return report(b, w, in, lane, at, mine, "write", s->writer, s->write_at, unordered);
-        if (write && s->async_reads) /* the reader is one of the reads in flight */
-            return report(b, w, in, lane, at, mine, "asynchronous read still in flight", s->reader, s->read_at,
-                          "its wait has not come yet");
-        if (write) {
-            if (s->reader != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_READ)) &&
-                !ordered(b, s->reader, s->read_clock, w, lane))
-                return report(b, w, in, lane, at, mine, "read", s->reader, s->read_at, unordered);
-            *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
-                               strong ? SHADOW_STRONG_WRITE : 0, 0};
-        } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
-            /* an unordered earlier read is kept: it is the one a later write may race with */
-            s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
-            s->flags = (uint8_t)((s->flags & ~SHADOW_STRONG_READ) | (strong ? SHADOW_STRONG_READ : 0));
-        }
+    if (s->flags & SHADOW_IN_FLIGHT)
+        return report(b, w, in, lane, space, at, mine, "asynchronous copy", s->writer, s->write_at,
+                      "the copy is in flight, not yet waited for");
+    /* two strong accesses never race ("Conflict and Data-races": morally strong) */
+    if (s->writer != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_WRITE)) &&
+        !ordered(b, s->writer, s->write_clock, w, lane))
+        return report(b, w, in, lane, space, at, mine, "write", s->writer, s->write_at, unordered);
+    if (write && s->async_reads) /* the reader is one of the reads in flight */
+        return report(b, w, in, lane, space, at, mine, "asynchronous read still in flight", s->reader, s->read_at,
+                      "its wait has not come yet");
+    if (write) {
+        if (s->reader != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_READ)) &&
+            !ordered(b, s->reader, s->read_clock, w, lane))
+            return report(b, w, in, lane, space, at, mine, "read", s->reader, s->read_at, unordered);
+        *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
+                           strong ? SHADOW_STRONG_WRITE : 0, 0};
+    } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
+        /* an unordered earlier read is kept: it is the one a later write may race with */
+        s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
+        s->flags = (uint8_t)((s->flags & ~SHADOW_STRONG_READ) | (strong ? SHADOW_STRONG_READ : 0));
     }
+    return true;
+}
+
+bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
+                 bool strong)
+{
+    for (uint64_t at = addr; at < addr + size; at++)
+        if (!race_byte(b, w, in, lane, &b->shadow[at], "shared", at, write, strong))
+            return false;
     return true;
 }
 
@@ -199,7 +190,7 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
         const shadow_byte *s = &b->shadow[at];
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
-            return report(b, w, in, lane, at, "asynchronous read (async proxy)", "write (generic proxy)",
+            return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
                           s->writer, s->write_at, "the writer ran no fence.proxy.async after it");
     }
     if (!race_access(b, w, in, lane, addr, size, false, false))
@@ -241,7 +232,7 @@ void race_mbar_init_fence(block *b, const warp *w, uint32_t lanes)
     race_tick(b, w);
 }
 
-static struct race_mbar *mbar_clocks(block *b, uint32_t at)
+static struct race_mbar *mbar_clocks(block *b, uint64_t at)
 {
     for (int i = 0; i < b->n_race_mbars; i++)
         if (b->race_mbars[i].at == at)
@@ -286,7 +277,7 @@ bool race_mbar_async_use(block *b, warp *w, const insn *in, uint32_t lane, uint3
                                                         : NULL;
     if (!why)
         return true;
-    char init_name[320];
+    char init_name[400];
     other_side(b, t, m->init_at, init_name, sizeof init_name);
     fault(b, in, (int)lane, w, EMU_ERR_RACE, "racecheck: a bulk copy completes on the mbarrier at shared 0x%x, but the "
           "async proxy may not see its mbarrier.init by %s yet: that thread %s", at, init_name, why);
@@ -322,12 +313,12 @@ void race_mbar_phase_complete(block *b, uint32_t at)
 
 void race_mbar_acquire(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
 
-/* st.release / atom.release on a word of shared memory, and ld.acquire / atom.acquire of it ("Release and
- * Acquire Patterns"): the word keeps a clock as an mbarrier does. An acquire takes whatever was released
- * there, whether or not it read that release's value: it can miss a race, never invent one. */
-void race_release_at(block *b, const warp *w, uint32_t at) { race_release(b, w, mbar_clocks(b, at)->completed); }
+/* st.release / atom.release on a word of memory, and ld.acquire / atom.acquire of it ("Release and Acquire
+ * Patterns"): the word keeps a clock as an mbarrier does. An acquire takes whatever was released there,
+ * whether or not it read that release's value: it can miss a race, never invent one. */
+void race_release_at(block *b, const warp *w, uint64_t at) { race_release(b, w, mbar_clocks(b, at)->completed); }
 
-void race_acquire_at(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
+void race_acquire_at(block *b, const warp *w, uint64_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
 
 void race_free(block *b)
 {

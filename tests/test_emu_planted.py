@@ -307,6 +307,22 @@ def main():
     r.expect_error("s.pointer_call bad_pointer", "pointer_call_bad_pointer", (1,), (32,), [x], [("s32", 32)],
                    "not the address of a function", line=bug_line["bad_pointer"], where=("0,0,0", "7,0,0"))
 
+    # t-v: races in global memory, within a block and between blocks (the answers are right in the emulator's
+    # schedule); a launch that orders its blocks by a fence and an atomic ticket is not a race
+    x = rng.integers(-50, 50, size=256).astype(np.float32)
+    want = np.concatenate([x[:32], x[:32] + x[32:64]]).astype(np.float32)
+    r.expect_correct("t.global_handoff ok", "global_handoff_ok", (1,), (64,), [x[:64]], [("f32", 64)], want)
+    r.expect_error("t.global_handoff global_no_barrier", "global_handoff_no_barrier", (1,), (64,), [x[:64]],
+                   [("f32", 64)], "racecheck", line=bug_line["global_no_barrier"])
+    r.expect_correct("u.two_blocks ok", "two_blocks_ok", (2,), (64,), [x[:64]], [("f32", 64)], x[:64].copy())
+    r.expect_error("u.two_blocks blocks_overlap", "two_blocks_overlap", (2,), (64,), [x[:64]], [("f32", 64)],
+                   "two blocks of one launch", line=bug_line["blocks_overlap"])
+    zeros, ticket = np.zeros(4, dtype=np.float32), np.zeros(1, dtype=np.uint32)
+    want = np.array([x.sum(dtype=np.float32)], dtype=np.float32)
+    r.expect_correct("v.last_block ok", "last_block_ok", (4,), (64,), [x, zeros, ticket], [("f32", 1)], want)
+    r.expect_error("v.last_block fence_dropped", "last_block_fence_dropped", (4,), (64,), [x, zeros, ticket],
+                   [("f32", 1)], "two blocks of one launch", line=bug_line["fence_dropped"])
+
     return r.summary("emu_planted")
 
 

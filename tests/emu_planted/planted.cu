@@ -530,3 +530,79 @@ extern "C" __global__ void pointer_call_bad_pointer(const int* x, int* out)
     int_op f = (int_op)((const char*)ops[t % 2] + 4 * (t == 7));
     out[t] = f(x[t]); // BUG: bad_pointer -- thread 7 calls 4 bytes past a function
 }
+
+// t-v: races in global memory (racecheck_global.c), within a block and between the blocks of a launch.
+// t. Warp 0 stores in[t] to out[t]; after a barrier, warp 1 stores out[t - 32] + in[t].
+//    global_no_barrier: no barrier, so warp 1's loads are not ordered after warp 0's stores (the emulator
+//    runs warp 0 first, so the answer is right here; a GPU may run warp 1 first).
+template <bool sync>
+__device__ void global_handoff(const float* in, float* out)
+{
+    unsigned t = threadIdx.x;
+    if (t < 32)
+        out[t] = in[t];
+    if (sync)
+        __syncthreads();
+    if (t >= 32)
+        out[t] = out[t - 32] + in[t]; // BUG: global_no_barrier -- warp 0's store is not ordered before this load
+}
+
+extern "C" __global__ void global_handoff_ok(const float* in, float* out) { global_handoff<true>(in, out); }
+extern "C" __global__ void global_handoff_no_barrier(const float* in, float* out) { global_handoff<false>(in, out); }
+
+// u. Two blocks copy in[0..63] to out[0..63], block b the elements i with i % 2 == b.
+//    blocks_overlap: the test of i % 2 forgotten: both blocks store every element (the same values, so
+//    the answer is right), and nothing orders one block's stores with the other's.
+template <bool split>
+__device__ void copy_by_two_blocks(const float* in, float* out)
+{
+    unsigned i = threadIdx.x;
+    if (!split || i % 2 == blockIdx.x)
+        out[i] = in[i]; // BUG: blocks_overlap -- block 1 stores what block 0 stores, unordered
+}
+
+extern "C" __global__ void two_blocks_ok(const float* in, float* out) { copy_by_two_blocks<true>(in, out); }
+extern "C" __global__ void two_blocks_overlap(const float* in, float* out) { copy_by_two_blocks<false>(in, out); }
+
+// v. The last block sums the blocks' partial sums: each block's thread 0 stores its block's sum to
+//    partial[b], fences (__threadfence) and takes a ticket; the block that takes the last ticket reads every
+//    partial and stores the total. The fence and the ticket order each partial before the last block's
+//    reads ("Memory Consistency Model"): a launch that synchronizes through global memory is not checked
+//    between its blocks (racecheck_global.c), and this one must pass.
+//    fence_dropped: no __threadfence: a relaxed atomic orders nothing, and the last block's reads race with
+//    the other blocks' stores.
+template <bool fence>
+__device__ void last_block_sum(const float* in, float* partial, unsigned* ticket, float* out)
+{
+    __shared__ float s[64];
+    __shared__ bool last;
+    unsigned t = threadIdx.x, b = blockIdx.x;
+    s[t] = in[64 * b + t];
+    __syncthreads();
+    if (t == 0) {
+        float sum = 0.0f;
+        for (int i = 0; i < 64; i++)
+            sum += s[i];
+        partial[b] = sum;
+        if (fence)
+            __threadfence();
+        last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    }
+    __syncthreads();
+    if (last && t == 0) {
+        float total = 0.0f;
+        for (unsigned i = 0; i < gridDim.x; i++)
+            total += ((volatile float*)partial)[i]; // BUG: fence_dropped -- the partials' stores are not ordered before
+        out[0] = total;
+    }
+}
+
+extern "C" __global__ void last_block_ok(const float* in, float* partial, unsigned* ticket, float* out)
+{
+    last_block_sum<true>(in, partial, ticket, out);
+}
+
+extern "C" __global__ void last_block_fence_dropped(const float* in, float* partial, unsigned* ticket, float* out)
+{
+    last_block_sum<false>(in, partial, ticket, out);
+}
