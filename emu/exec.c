@@ -2288,6 +2288,8 @@ void block_start(block *b)
     for (int i = 0; i < 16; i++)
         b->bars[i].red_slot = -1;
     b->n_tma = 0;
+    for (unsigned g = 0; b->wgmma_logs && g < b->n_warps / 4; g++)
+        b->wgmma_logs[g].n = 0;
     b->fruitless_polls = 0;
     b->since_progress = 0;
     for (unsigned i = 0; i < b->n_warps; i++) {
@@ -2319,6 +2321,7 @@ void block_start(block *b)
         w->n_wgmma = 0;
         calls_reset(b, w);
         w->wgmma_committed = 0;
+        w->wgmma_issued = 0;
         w->wgmma_fenced = false;
         memset(w->wgmma_busy, 0, (size_t)k->n_slots);
         for (int c = 0; c < k->n_consts; c++)
@@ -2394,8 +2397,10 @@ static void run_block(block *b)
             if (b->status != EMU_OK)
                 return;
         }
-        if (!alive)
+        if (!alive) {
+            wgmma_block_done(b);
             return;
+        }
         if (!ran) {
             describe_deadlock(b);
             return;
@@ -2445,6 +2450,7 @@ void block_release(block *b)
         free(w->stores);
     }
     free(b->tma);
+    wgmma_logs_free(b);
     free(b->warps);
     free(b->smem);
     free(b->smem_written);

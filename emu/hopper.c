@@ -631,6 +631,91 @@ static bool descriptor_ok(block *b, warp *w, const insn *in, uint64_t desc, cons
     return true;
 }
 
+/* wgmma.mma_async is the warpgroup's instruction ("wgmma.mma_async": "The mandatory .aligned qualifier
+ * indicates that all threads in the warpgroup must execute the same wgmma.mma_async instruction"; its
+ * descriptors are the warpgroup's). The emulator runs each warp's part on its own, so it checks that the
+ * four warps agree: the first warp to issue its k-th wgmma.mma_async writes it, with its descriptors, into
+ * the warpgroup's log; the others must find the same there; and when the block ends, each must have issued
+ * all the log holds. */
+static bool wgmma_warpgroup_issue(block *b, warp *w, const insn *in, const wgmma_op *op)
+{
+    const unsigned group = w->index / 4;
+    if (4 * group + 4 > b->n_warps) {
+        fault(b, in, 0, w, EMU_ERR_INVALID, "wgmma.mma_async belongs to a warpgroup: warps %u to %u must all execute "
+              "it, and the block has %u warp%s (\"wgmma.mma_async\": .aligned)", 4 * group, 4 * group + 3, b->n_warps,
+              b->n_warps == 1 ? "" : "s");
+        return false;
+    }
+    if (!b->wgmma_logs && !(b->wgmma_logs = calloc(b->n_warps / 4, sizeof *b->wgmma_logs))) {
+        fault(b, in, 0, w, EMU_ERR_LAUNCH, "out of host memory for the warpgroups' wgmma logs");
+        return false;
+    }
+    struct wgmma_log *log = &b->wgmma_logs[group];
+    const uint32_t k = w->wgmma_issued++;
+    if (k < log->n) {
+        char first[256];
+        describe_line(b, log->in[k], first, sizeof first);
+        if (log->in[k] != in) {
+            fault(b, in, 0, w, EMU_ERR_INVALID, "warp %u of warpgroup %u issues this as its wgmma.mma_async number %u; "
+                  "another warp of the warpgroup issued the one at %s (\"wgmma.mma_async\": .aligned, every thread of "
+                  "the warpgroup must execute the same one)", w->index % 4, group, k + 1, first);
+            return false;
+        }
+        const bool a_differs = !(in->flags & F_A_REGS) && log->a_desc[k] != op->a_desc;
+        if (a_differs || log->b_desc[k] != op->b_desc) {
+            fault(b, in, 0, w, EMU_ERR_INVALID, "warp %u of warpgroup %u gives the %s descriptor 0x%" PRIx64 ", another "
+                  "warp of the warpgroup gave 0x%" PRIx64 " (the descriptors are one per warpgroup)", w->index % 4,
+                  group, a_differs ? "A" : "B", a_differs ? op->a_desc : op->b_desc,
+                  a_differs ? log->a_desc[k] : log->b_desc[k]);
+            return false;
+        }
+        return true;
+    }
+    if (log->n == log->cap) {
+        const uint32_t cap = log->cap ? 2 * log->cap : 16;
+        const insn **ins = realloc(log->in, cap * sizeof *ins);
+        if (ins)
+            log->in = ins;
+        uint64_t *a = ins ? realloc(log->a_desc, cap * sizeof *a) : NULL;
+        if (a)
+            log->a_desc = a;
+        uint64_t *d = a ? realloc(log->b_desc, cap * sizeof *d) : NULL;
+        if (!d) {
+            fault(b, in, 0, w, EMU_ERR_LAUNCH, "out of host memory for the warpgroups' wgmma logs");
+            return false;
+        }
+        log->b_desc = d, log->cap = cap;
+    }
+    log->in[log->n] = in, log->a_desc[log->n] = op->a_desc, log->b_desc[log->n] = op->b_desc;
+    log->n++;
+    return true;
+}
+
+bool wgmma_block_done(block *b)
+{
+    for (unsigned group = 0; b->wgmma_logs && group < b->n_warps / 4; group++) {
+        const struct wgmma_log *log = &b->wgmma_logs[group];
+        for (unsigned rank = 0; rank < 4; rank++) {
+            warp *w = &b->warps[4 * group + rank];
+            if (w->wgmma_issued < log->n) {
+                fault(b, log->in[w->wgmma_issued], 0, w, EMU_ERR_INVALID, "warp %u of warpgroup %u ended without "
+                      "executing this wgmma.mma_async, which another warp of the warpgroup issued (\"wgmma.mma_async\": "
+                      ".aligned, every thread of the warpgroup must execute it)", rank, group);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+void wgmma_logs_free(block *b)
+{
+    for (unsigned group = 0; b->wgmma_logs && group < b->n_warps / 4; group++)
+        free(b->wgmma_logs[group].in), free(b->wgmma_logs[group].a_desc), free(b->wgmma_logs[group].b_desc);
+    free(b->wgmma_logs);
+    b->wgmma_logs = NULL;
+}
+
 step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     if (m != FULL_MASK) { /* .sync.aligned: the whole warp, as for mma.sync */
@@ -696,7 +781,7 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
         }
         b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
         if ((!(in->flags & F_A_REGS) && !descriptor_ok(b, w, in, op.a_desc, "A")) ||
-            !descriptor_ok(b, w, in, op.b_desc, "B"))
+            !descriptor_ok(b, w, in, op.b_desc, "B") || !wgmma_warpgroup_issue(b, w, in, &op))
             return STEP_FAULT;
         if (b->racecheck && !wgmma_operands_in_flight(b, w, &op, true))
             return STEP_FAULT;

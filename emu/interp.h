@@ -107,6 +107,7 @@ typedef struct {
     wgmma_op *wgmma;           /* issued wgmma.mma_async not yet waited for */
     int n_wgmma, cap_wgmma;
     uint32_t wgmma_committed;  /* wgmma groups committed */
+    uint32_t wgmma_issued;     /* wgmma.mma_async issued since the block began (the warpgroup's log, below) */
     bool wgmma_fenced;         /* a wgmma.fence since the last wgmma.wait_group (or the start) */
     uint8_t *wgmma_busy;       /* per register slot: the in-flight wgmma that will write or read it */
     bulk_store *stores;        /* cp.async.bulk shared -> global, not yet waited for */
@@ -143,6 +144,13 @@ typedef struct {
     warp *warps;
     barrier bars[16];
     tma_copy *tma;             /* bulk tensor copies in flight */
+    /* each warpgroup's wgmma.mma_async in the order its first warp to reach them issued them: the
+     * instruction and its descriptors, which the warpgroup's other warps must repeat (hopper.c) */
+    struct wgmma_log {
+        const insn **in;
+        uint64_t *a_desc, *b_desc;
+        uint32_t n, cap;
+    } *wgmma_logs;
     int n_tma, cap_tma;
     int64_t register_pool;     /* setmaxnreg: registers released and not yet taken again */
     uint64_t fruitless_polls;  /* mbarrier.test_wait that found nothing new, since the last phase completed */
@@ -286,6 +294,10 @@ void calls_reset(block *b, warp *w);  /* a block starts: no thread is in a call 
 void calls_free(warp *w);
 
 /* Hopper's instruction families (hopper.c). */
+/* A block ended: every warp of each warpgroup issued the same wgmma.mma_async (false after reporting one
+ * that did not); and the logs' memory. */
+bool wgmma_block_done(block *b);
+void wgmma_logs_free(block *b);
 /* The instruction touches a register an in-flight wgmma.mma_async owns (false after reporting it). */
 bool wgmma_registers_free(block *b, warp *w, const insn *in);
 step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);

@@ -9,8 +9,9 @@ tests/emu_hopper/tma_test.cu and runs it on a GPU where one answers and on the e
 PTXRUN, preloaded). The emulator's code is not a source of expectations.
 
 What the ISA makes undefined is an error (tests/emu_hopper/wgmma_misuse.ptx): a wgmma.mma_async without a
-wgmma.fence before it, lanes giving different descriptors, a swizzled matrix off its pattern with base offset
-0, an accumulator touched before the wgmma.wait_group that covers it. What it leaves unspecified is not
+wgmma.fence before it, lanes or warps giving different descriptors, warps of the warpgroup that skip it, a
+block with fewer warps than the warpgroup, a swizzled matrix off its pattern with base offset 0, an
+accumulator touched before the wgmma.wait_group that covers it. What it leaves unspecified is not
 asserted:
   - the tensor cores' summation order: every operand is k/4 with |k| <= 8 and K <= 64, so every product and
     partial sum is exact in f32 and D is compared bit for bit;
@@ -252,13 +253,18 @@ def wgmma_pipe(R):
 
 
 def wgmma_misuse_cases(R):
-    for kernel, words in (('misuse_no_fence', 'no wgmma.fence'),
-                          ('misuse_lane_descriptors', 'gives the B descriptor'),
-                          ('misuse_swizzle_base', 'base offset must then be 1'),
-                          ('misuse_read_before_wait', 'in-flight wgmma.mma_async')):
-        def fn(kernel=kernel, words=words):
+    # the last three never write their tiles (initcheck off): only the warpgroup's issue is under test
+    unwritten = {'EMU_INITCHECK': '0'}
+    for kernel, block, env, words in (('misuse_no_fence', 128, None, 'no wgmma.fence'),
+                                      ('misuse_lane_descriptors', 128, None, 'gives the B descriptor'),
+                                      ('misuse_swizzle_base', 128, None, 'base offset must then be 1'),
+                                      ('misuse_read_before_wait', 128, None, 'in-flight wgmma.mma_async'),
+                                      ('misuse_warps_skip', 128, unwritten, 'ended without executing this'),
+                                      ('misuse_warp_descriptors', 128, unwritten, 'another warp of the warpgroup gave'),
+                                      ('misuse_one_warp', 32, unwritten, 'belongs to a warpgroup')):
+        def fn(kernel=kernel, block=block, env=env, words=words):
             o, _ = R.out('u32', 1)
-            p = R.launch('wgmma_misuse.ptx', kernel, 1, 128, [o])
+            p = R.launch('wgmma_misuse.ptx', kernel, 1, block, [o], env=env)
             lines = (p.stdout + p.stderr).strip().splitlines()
             if p.returncode != 1 or len(lines) != 1 or words not in lines[0]:
                 raise Fail('exit %d, want 1 and one line saying "%s": %s' % (p.returncode, words, ' | '.join(lines)))
