@@ -65,6 +65,8 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                 return NULL;
             if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
                 race_release_at(b, w, addr);
+            if (strong && !race_strong_access(b, w, in, lane, addr, kind != ACCESS_WRITE, kind != ACCESS_READ))
+                return NULL;
         }
         if (initcheck && marks_written)
             memset(b->smem_written + addr, 1, size);
@@ -123,6 +125,9 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                 return NULL;
             if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
                 race_release_at(b, w, RACE_GLOBAL_WORD | addr);
+            if (strong && !race_strong_access(b, w, in, lane, RACE_GLOBAL_WORD | addr, kind != ACCESS_WRITE,
+                                              kind != ACCESS_READ))
+                return NULL;
         }
         uint64_t unwritten;
         if (initcheck && marks_written)

@@ -1890,8 +1890,11 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
             race_proxy_fence(b, w, m);
         if (b->racecheck && (in->flags & F_MBAR_INIT_FENCE) && m)
             race_mbar_init_fence(b, w, m);
-        if (!(in->flags & (F_PROXY_ASYNC | F_MBAR_INIT_FENCE)) && m)
+        if (!(in->flags & (F_PROXY_ASYNC | F_MBAR_INIT_FENCE)) && m) {
             race_global_synchronized(b); /* a fence may order blocks (racecheck_global.c) */
+            if (b->racecheck)
+                race_fence(b, w);
+        }
         return STEP_NEXT;
     case OP_PREFETCH: case OP_NOP:
         return STEP_NEXT;
@@ -2446,6 +2449,7 @@ void block_release(block *b)
         free(w->wgmma_busy);
         calls_free(w);
         free(w->copies);
+        free(w->strong_reads);
         free(w->wgmma);
         free(w->stores);
     }

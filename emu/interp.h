@@ -113,6 +113,11 @@ typedef struct {
     bulk_store *stores;        /* cp.async.bulk shared -> global, not yet waited for */
     int n_stores, cap_stores;
     uint32_t bulk_committed[LANES];
+    /* racecheck: fences with strong accesses (racecheck.c, race_fence): whether the warp has fenced since the
+     * block began, and the words its strong loads read since its last fence */
+    bool fenced;
+    uint64_t *strong_reads;
+    int n_strong_reads, cap_strong_reads;
     /* device functions (functions.c): each thread's calls, NULL when the module has no .func */
     call_stack *calls;
     uint32_t in_call;          /* the lanes inside a call */
@@ -265,6 +270,10 @@ void race_mbar_acquire(block *b, const warp *w, uint32_t at);
 #define RACE_GLOBAL_WORD (1ull << 63)
 void race_release_at(block *b, const warp *w, uint64_t at);
 void race_acquire_at(block *b, const warp *w, uint64_t at);
+/* A strong access of the word at `at` (the same keys), after race_access: the release and acquire patterns
+ * fences make with strong accesses (false: out of host memory, reported) */
+bool race_strong_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at, bool reads, bool writes);
+void race_fence(block *b, warp *w);        /* membar, fence.sc, fence.acq_rel */
 void race_free(block *b);
 
 /* racecheck in global memory (racecheck_global.c). */

@@ -89,6 +89,8 @@ void race_begin_block(block *b)
     memset(b->fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->fence_clock);
     memset(b->init_fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
     b->n_race_mbars = 0;
+    for (unsigned w = 0; w < b->n_warps; w++)
+        b->warps[w].fenced = false, b->warps[w].n_strong_reads = 0;
 }
 
 /* Whether an access by `thread` at `clock` is ordered before what warp w's lane does now. */
@@ -319,6 +321,43 @@ void race_mbar_acquire(block *b, const warp *w, uint32_t at) { race_acquire(b, w
 void race_release_at(block *b, const warp *w, uint64_t at) { race_release(b, w, mbar_clocks(b, at)->completed); }
 
 void race_acquire_at(block *b, const warp *w, uint64_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
+
+/* A fence (membar, fence.sc, fence.acq_rel) and strong accesses make the release and acquire patterns of
+ * "Memory Consistency Model": a fence, then a strong write, releases what came before the fence; a strong
+ * read, then a fence, acquires what the write it read released. A warp has one clock, so: a strong write
+ * after the warp's first fence releases at its word everything up to the write, and a fence acquires at
+ * each word the warp's strong reads read since its last fence. Releasing more than the fence covers can
+ * hide a race, never invent one. */
+bool race_strong_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at, bool reads, bool writes)
+{
+    if (writes && w->fenced)
+        race_release_at(b, w, at);
+    if (!reads)
+        return true;
+    for (int i = 0; i < w->n_strong_reads; i++)
+        if (w->strong_reads[i] == at)
+            return true;
+    if (w->n_strong_reads == w->cap_strong_reads) {
+        const int cap = w->cap_strong_reads ? 2 * w->cap_strong_reads : 8;
+        uint64_t *grown = realloc(w->strong_reads, (size_t)cap * sizeof *grown);
+        if (!grown) {
+            fault(b, in, (int)lane, w, EMU_ERR_LAUNCH, "racecheck: out of host memory for the words a warp's strong "
+                  "loads read (EMU_RACECHECK=0 runs without racecheck)");
+            return false;
+        }
+        w->strong_reads = grown, w->cap_strong_reads = cap;
+    }
+    w->strong_reads[w->n_strong_reads++] = at;
+    return true;
+}
+
+void race_fence(block *b, warp *w)
+{
+    for (int i = 0; i < w->n_strong_reads; i++)
+        race_acquire_at(b, w, w->strong_reads[i]);
+    w->n_strong_reads = 0;
+    w->fenced = true;
+}
 
 void race_free(block *b)
 {

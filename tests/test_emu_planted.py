@@ -323,6 +323,15 @@ def main():
     r.expect_error("v.last_block fence_dropped", "last_block_fence_dropped", (4,), (64,), [x, zeros, ticket],
                    [("f32", 1)], "two blocks of one launch", line=bug_line["fence_dropped"])
 
+    # w: a message through fences and relaxed accesses, as the memory model allows it; without the reader's
+    # fence, a race
+    x = rng.integers(-50, 50, size=32).astype(np.float32)
+    r.expect_correct("w.fenced_message ok", "fenced_message_ok", (1,), (64,), [x], [("f32", 32)], x)
+    r.expect_error("w.fenced_message no_reader_fence", "fenced_message_no_reader_fence", (1,), (64,), [x],
+                   [("f32", 32)], "racecheck", line=bug_line["no_reader_fence"])
+    r.expect_error("w.fenced_message no_writer_fence", "fenced_message_no_writer_fence", (1,), (64,), [x],
+                   [("f32", 32)], "racecheck", line=bug_line["no_writer_fence"])
+
     return r.summary("emu_planted")
 
 

@@ -606,3 +606,44 @@ extern "C" __global__ void last_block_fence_dropped(const float* in, float* part
 {
     last_block_sum<false>(in, partial, ticket, out);
 }
+
+// w. The message of m, with fences instead of a release and an acquire: warp 0 stores the data, fences
+//    (__threadfence_block) and sets the flag with a relaxed store; warp 1 reads the flag with a relaxed load,
+//    fences, and reads the data if the flag is set (else -1). A fence before a strong store releases, a
+//    fence after a strong load acquires ("Memory Consistency Model": fence-SC order, and the patterns it
+//    gives): no race.
+//    no_reader_fence: warp 1 reads the data after the relaxed load with no fence between: nothing orders
+//    warp 0's stores before its reads. no_writer_fence: warp 0 sets the flag with no fence before it.
+template <bool reader_fence, bool writer_fence = true>
+__device__ void fenced_message(const float* in, float* out)
+{
+    __shared__ float data[32];
+    __shared__ unsigned flag;
+    unsigned t = threadIdx.x;
+    unsigned flag_at = (unsigned)__cvta_generic_to_shared(&flag);
+    if (t < 32) {
+        data[t] = in[t]; // BUG: no_writer_fence -- released only by a fence before the flag
+        __syncwarp();
+        if (t == 0) {
+            if (writer_fence)
+                __threadfence_block();
+            asm volatile("st.relaxed.cta.shared.u32 [%0], 1;\n" ::"r"(flag_at) : "memory");
+        }
+    } else {
+        unsigned seen;
+        asm volatile("ld.relaxed.cta.shared.u32 %0, [%1];\n" : "=r"(seen) : "r"(flag_at) : "memory");
+        if (reader_fence)
+            __threadfence_block();
+        out[t - 32] = seen ? data[t - 32] : -1.0f; // BUG: no_reader_fence -- not ordered after the flag
+    }
+}
+
+extern "C" __global__ void fenced_message_ok(const float* in, float* out) { fenced_message<true>(in, out); }
+extern "C" __global__ void fenced_message_no_reader_fence(const float* in, float* out)
+{
+    fenced_message<false>(in, out);
+}
+extern "C" __global__ void fenced_message_no_writer_fence(const float* in, float* out)
+{
+    fenced_message<true, false>(in, out);
+}
