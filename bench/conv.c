@@ -442,9 +442,10 @@ static int command_run(const options *opts)
     request.epilogue = opts->epilogue;
     apply_timing_options(opts, &request);
     /* --model: the run's launches counted (every block), so that their modeled time is this run's */
-    emu_bench_sample_fn *sample = opts->model && on_emulator() ? (emu_bench_sample_fn *)dlsym(RTLD_DEFAULT,
-                                                                                             EMU_BENCH_SAMPLE) : NULL;
-    emu_bench_take_fn *take = sample ? (emu_bench_take_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_TAKE) : NULL;
+    emu_bench_sample_fn *sample = NULL;
+    emu_bench_take_fn *take = NULL;
+    if (!(opts->model && on_emulator() && emulator_counting(&sample, &take)))
+        take = NULL;
     emu_counters modeled;
     uint64_t grid_blocks, emulated_blocks;
     if (take) {

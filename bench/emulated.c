@@ -7,12 +7,10 @@
  * Correctness is `conv check --emulate`'s business: a sampled run computes only part of the output. */
 #define _GNU_SOURCE /* RTLD_DEFAULT */
 #include <dlfcn.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "check.h"
@@ -130,11 +128,18 @@ static int kernel_runs(const conv_kernel *kernel, epilogue_ops asked, epilogue_o
     return count;
 }
 
+bool emulator_counting(emu_bench_sample_fn **sample, emu_bench_take_fn **take)
+{
+    *sample = (emu_bench_sample_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_SAMPLE);
+    *take = (emu_bench_take_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_TAKE);
+    return *sample && *take;
+}
+
 int bench_emulated(const emulated_bench *request)
 {
-    emu_bench_sample_fn *sample = (emu_bench_sample_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_SAMPLE);
-    emu_bench_take_fn *take = (emu_bench_take_fn *)dlsym(RTLD_DEFAULT, EMU_BENCH_TAKE);
-    if (!sample || !take)
+    emu_bench_sample_fn *sample;
+    emu_bench_take_fn *take;
+    if (!emulator_counting(&sample, &take))
         fail("the emulator's library exports no counters (%s, %s): is libcudaemu.so out of date?", EMU_BENCH_SAMPLE,
              EMU_BENCH_TAKE);
     const char *what_if = getenv("EMU_MODEL_FIGURES");
@@ -246,17 +251,9 @@ int bench_emulated(const emulated_bench *request)
                     printf("%-20s %-22s n=%-3d not modeled on %s: ptxas cannot compile its code for that GPU\n",
                            label, layers[l / run_count], prob.n, request->model);
                 }
-                char modeled_csv[4096];
-                snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled", CONV_SOURCE_ROOT);
-                if (mkdir(modeled_csv, 0755) != 0 && errno != EEXIST)
-                    fail("cannot create %s: %s", modeled_csv, strerror(errno));
-                if (request->ptx_alone) {
-                    snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled/ptx_alone", CONV_SOURCE_ROOT);
-                    if (mkdir(modeled_csv, 0755) != 0 && errno != EEXIST)
-                        fail("cannot create %s: %s", modeled_csv, strerror(errno));
-                }
-                snprintf(modeled_csv, sizeof modeled_csv, "%s/bench/results/modeled/%s%s.csv", CONV_SOURCE_ROOT,
-                         request->ptx_alone ? "ptx_alone/" : "", request->model);
+                char modeled_csv[4096], name[128];
+                snprintf(name, sizeof name, "modeled/%s%s", request->ptx_alone ? "ptx_alone/" : "", request->model);
+                results_path(CONV_SOURCE_ROOT, name, modeled_csv, sizeof modeled_csv);
                 if (!results_merge(modeled_csv, &modeled, 1, reason, sizeof reason))
                     fail("%s", reason);
             }

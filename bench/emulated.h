@@ -4,8 +4,10 @@
 #ifndef EMULATED_H
 #define EMULATED_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
+#include "counters.h"
 #include "epilogue.h"
 
 typedef struct {
@@ -25,5 +27,9 @@ typedef struct {
 
 /* Runs the request; 0 when every kernel ran (or was unsupported, which its row says), 1 otherwise. */
 int bench_emulated(const emulated_bench *request);
+
+/* The emulator's counting functions (emu/counters.h), looked up in the running program: false when it
+ * does not run on libcudaemu. */
+bool emulator_counting(emu_bench_sample_fn **sample, emu_bench_take_fn **take);
 
 #endif

@@ -330,10 +330,15 @@ static void gpu_short_name(const char *name, char *out, size_t len)
 
 void results_path(const char *source_root, const char *name, char *path, size_t len)
 {
-    snprintf(path, len, "%s/bench/results", source_root);
-    if (mkdir(path, 0755) != 0 && errno != EEXIST)
-        fail("cannot create %s: %s", path, strerror(errno));
     snprintf(path, len, "%s/bench/results/%s.csv", source_root, name);
+    /* each folder from bench/results down to the file's own */
+    for (char *slash = path + strlen(source_root) + strlen("/bench/"); (slash = strchr(slash, '/')); slash++) {
+        *slash = '\0';
+        const bool made = mkdir(path, 0755) == 0 || errno == EEXIST;
+        *slash = '/';
+        if (!made)
+            fail("cannot create %.*s: %s", (int)(slash - path), path, strerror(errno));
+    }
 }
 
 void results_default_path(const char *source_root, const char *gpu, char *path, size_t len)

@@ -68,7 +68,8 @@ bool results_parse_line(const char *line, const results_table *table, results_ro
 /* Where the benchmark writes by default: SOURCE_ROOT/bench/results/<gpu>.csv, "h100.csv" for an
  * "NVIDIA H100 80GB HBM3" (the folder is created if missing). */
 void results_default_path(const char *source_root, const char *gpu, char *path, size_t len);
-/* SOURCE_ROOT/bench/results/NAME.csv (the folder is created if missing): "emulator" for the counts. */
+/* SOURCE_ROOT/bench/results/NAME.csv (its folders are created if missing): "emulator" for the counts,
+ * "modeled/h100" for the model's times. */
 void results_path(const char *source_root, const char *name, char *path, size_t len);
 
 #endif
