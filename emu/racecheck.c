@@ -131,8 +131,9 @@ static bool report(block *b, warp *w, const insn *in, uint32_t lane, const char 
 
 static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait orders them";
 
-bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, const char *space, uint64_t at,
-               bool write, bool strong)
+/* One byte's access against its shadow s, recorded there; false after reporting a race. */
+static bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, const char *space,
+                      uint64_t at, bool write, bool strong)
 {
     const unsigned me = w->index * LANES + lane;
     const uint32_t now = clock_of(b, w->index)[w->index];
@@ -161,13 +162,34 @@ bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s,
     return true;
 }
 
+static inline bool same_shadow(const shadow_byte *x, const shadow_byte *y)
+{
+    return x->write_clock == y->write_clock && x->read_clock == y->read_clock && x->write_at == y->write_at &&
+           x->read_at == y->read_at && x->writer == y->writer && x->reader == y->reader && x->flags == y->flags &&
+           x->async_reads == y->async_reads;
+}
+
+bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, uint64_t n, const char *space,
+                uint64_t at, bool write, bool strong)
+{
+    for (uint64_t i = 0; i < n;) {
+        const shadow_byte before = s[i];
+        if (!race_byte(b, w, in, lane, &s[i], space, at + i, write, strong))
+            return false;
+        /* the bytes after it with the same shadow (a vector's bytes, written together) pass the same check
+         * and come out the same: checked once */
+        uint64_t j = i + 1;
+        for (; j < n && same_shadow(&s[j], &before); j++)
+            s[j] = s[i];
+        i = j;
+    }
+    return true;
+}
+
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong)
 {
-    for (uint64_t at = addr; at < addr + size; at++)
-        if (!race_byte(b, w, in, lane, &b->shadow[at], "shared", at, write, strong))
-            return false;
-    return true;
+    return race_bytes(b, w, in, lane, &b->shadow[addr], size, "shared", addr, write, strong);
 }
 
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)

@@ -20,9 +20,9 @@ struct shadow_byte {
     uint8_t async_reads;            /* asynchronous reads in flight (wgmma, a bulk copy to global memory) */
 };
 
-/* The access of one byte (`at` in `space`, for the report) by warp w's lane, checked against its shadow
- * s and recorded in it; false after reporting a race. */
-bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, const char *space, uint64_t at,
-               bool write, bool strong);
+/* The access of n bytes from `at` in `space` (for the report) by warp w's lane, checked against their
+ * shadows s[0..n) and recorded in them; false after reporting a race. */
+bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, uint64_t n, const char *space,
+                uint64_t at, bool write, bool strong);
 
 #endif

@@ -3,7 +3,8 @@
  * Within a block, global memory is checked as shared memory is (racecheck.c): the same vector clocks,
  * ordered by the same barriers, bar.warp.sync, mbarrier waits and release/acquire pairs; bar.sync orders
  * every state space ("bar, barrier": memory ordering among the participating threads). Each byte's
- * shadow lives in a hash table of the bytes the block has touched, emptied when the next block starts.
+ * shadow lives in a hash table of the 16-byte granules the block has touched (an aligned vector access is
+ * one lookup; each byte keeps its own shadow), emptied when the next block starts.
  *
  * Between blocks, nothing a block does at CTA scope (barriers, mbarriers) orders it with another block:
  * only the memory model's own synchronization at GPU scope could ("Memory Consistency Model": a release
@@ -33,12 +34,14 @@
 
 /* ---- one block's bytes ------------------------------------------------------------------------------ */
 
+enum { GRANULE = 16 };
+
 /* A slot is live when its generation is the table's: a block starts by moving to a new generation. */
 typedef struct {
-    uint64_t addr;
+    uint64_t addr;            /* the granule's first byte */
     uint32_t generation;
     int32_t allocation;       /* its allocation's index in the launch's list of written ones, or -1 */
-    shadow_byte s;
+    shadow_byte s[GRANULE];
 } global_slot;
 
 struct global_shadow {
@@ -48,9 +51,9 @@ struct global_shadow {
     uint64_t *live, used;     /* the live slots' indexes, in the order they were taken: what a block touched */
 };
 
-static uint64_t slot_hash(uint64_t addr)
+static uint64_t slot_hash(uint64_t addr, int32_t allocation)
 {
-    addr *= 0x9e3779b97f4a7c15ull;
+    addr = (addr ^ (uint64_t)(uint32_t)allocation) * 0x9e3779b97f4a7c15ull;
     return addr ^ addr >> 29;
 }
 
@@ -73,7 +76,7 @@ static bool table_grow(struct global_shadow *t)
     }
     for (uint64_t i = 0; i < t->used; i++) {
         const global_slot *from = &t->slots[t->live[i]];
-        uint64_t h = slot_hash(from->addr) & bigger.mask;
+        uint64_t h = slot_hash(from->addr, from->allocation) & bigger.mask;
         while (bigger.slots[h].generation == bigger.generation)
             h = (h + 1) & bigger.mask;
         bigger.slots[h] = *from;
@@ -84,22 +87,24 @@ static bool table_grow(struct global_shadow *t)
     return true;
 }
 
-/* The shadow of the byte at addr, a new one (nothing since the block began) if the block has not touched
- * it; NULL when the host has no memory for the table. */
-static shadow_byte *shadow_of(struct global_shadow *t, uint64_t addr, int32_t allocation)
+/* The shadows of the granule at addr (of that allocation: two could share a granule), new ones (nothing
+ * since the block began) if the block has not touched it; NULL when the host has no memory for the table. */
+static shadow_byte *granule_of(struct global_shadow *t, uint64_t addr, int32_t allocation)
 {
     if (2 * (t->used + 1) > t->mask + 1 && !table_grow(t))
         return NULL;
-    uint64_t h = slot_hash(addr) & t->mask;
+    uint64_t h = slot_hash(addr, allocation) & t->mask;
     for (;; h = (h + 1) & t->mask) {
         global_slot *slot = &t->slots[h];
         if (slot->generation != t->generation) {
-            *slot = (global_slot){addr, t->generation, allocation, {.writer = NO_THREAD, .reader = NO_THREAD}};
+            slot->addr = addr, slot->generation = t->generation, slot->allocation = allocation;
+            for (int i = 0; i < GRANULE; i++)
+                slot->s[i] = (shadow_byte){.writer = NO_THREAD, .reader = NO_THREAD};
             t->live[t->used++] = h;
-            return &slot->s;
+            return slot->s;
         }
-        if (slot->addr == addr)
-            return &slot->s;
+        if (slot->addr == addr && slot->allocation == allocation)
+            return slot->s;
     }
 }
 
@@ -207,15 +212,17 @@ bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const 
     const int32_t allocation = write ? note_written(b->launch_race, a) : written_index(b->launch_race, a->base);
     if (!write && allocation < 0)
         return true; /* not kept: see "What it does not see" above */
-    for (uint64_t at = addr; at < addr + size; at++) {
-        shadow_byte *s = shadow_of(b->global_shadow, at, allocation);
+    for (uint64_t at = addr, end = addr + size; at < end;) {
+        const uint64_t granule = at & ~(uint64_t)(GRANULE - 1), n = (end < granule + GRANULE ? end : granule + GRANULE) - at;
+        shadow_byte *s = granule_of(b->global_shadow, granule, allocation);
         if (!s) {
             fault(b, in, (int)lane, w, EMU_ERR_LAUNCH, "racecheck: out of host memory for the shadow of global "
                   "memory (EMU_RACECHECK=0 runs without racecheck)");
             return false;
         }
-        if (!race_byte(b, w, in, lane, s, "global", at, write, strong))
+        if (!race_bytes(b, w, in, lane, s + (at - granule), n, "global", at, write, strong))
             return false;
+        at += n;
     }
     return true;
 }
@@ -260,6 +267,27 @@ static void keep_race(launch_race *lr, const block *b, uint32_t me, uint64_t add
              theirs == WRITER ? "write" : "read", other_side);
 }
 
+/* One byte block `me` touched, against the launch's record of it, then recorded there. */
+static void merge_byte(launch_race *lr, const block *b, uint32_t me, const shadow_byte *s, int32_t allocation,
+                       uint64_t addr)
+{
+    /* what this block did to the byte: a write (then a read of it was its own), or a read */
+    const int mine = s->writer != NO_THREAD ? WRITER : s->reader != NO_THREAD ? READER : -1;
+    if (mine < 0)
+        return;
+    const bool strong = mine == WRITER ? s->flags & SHADOW_STRONG_WRITE : s->flags & SHADOW_STRONG_READ;
+    const unsigned thread = mine == WRITER ? s->writer : s->reader;
+    const int32_t at = mine == WRITER ? s->write_at : s->read_at;
+    launch_byte *e = &lr->written[allocation].bytes[addr - lr->written[allocation].base];
+    for (int theirs = WRITER; theirs <= READER; theirs++)
+        if (e->block[theirs] && e->block[theirs] != me && (mine == WRITER || theirs == WRITER) &&
+            !(strong && e->strong[theirs]))
+            keep_race(lr, b, me, addr, mine, thread, at, e, theirs);
+    /* keep a plain access over a strong one: it is the one that races with a later strong access */
+    if (!e->block[mine] || e->strong[mine])
+        e->block[mine] = me, e->thread[mine] = (uint16_t)thread, e->at[mine] = at, e->strong[mine] = strong;
+}
+
 void race_global_end_block(block *b)
 {
     launch_race *lr = b->launch_race;
@@ -271,22 +299,10 @@ void race_global_end_block(block *b)
     pthread_mutex_lock(&lr->lock);
     for (uint64_t i = 0; i < t->used; i++) {
         const global_slot *slot = &t->slots[t->live[i]];
-        const shadow_byte *s = &slot->s;
-        /* what this block did to the byte: a write (then a read of it was its own), or a read */
-        const int mine = s->writer != NO_THREAD ? WRITER : s->reader != NO_THREAD ? READER : -1;
-        if (mine < 0 || slot->allocation < 0)
+        if (slot->allocation < 0)
             continue;
-        const bool strong = mine == WRITER ? s->flags & SHADOW_STRONG_WRITE : s->flags & SHADOW_STRONG_READ;
-        const unsigned thread = mine == WRITER ? s->writer : s->reader;
-        const int32_t at = mine == WRITER ? s->write_at : s->read_at;
-        launch_byte *e = &lr->written[slot->allocation].bytes[slot->addr - lr->written[slot->allocation].base];
-        for (int theirs = WRITER; theirs <= READER; theirs++)
-            if (e->block[theirs] && e->block[theirs] != me && (mine == WRITER || theirs == WRITER) &&
-                !(strong && e->strong[theirs]))
-                keep_race(lr, b, me, slot->addr, mine, thread, at, e, theirs);
-        /* keep a plain access over a strong one: it is the one that races with a later strong access */
-        if (!e->block[mine] || e->strong[mine])
-            e->block[mine] = me, e->thread[mine] = (uint16_t)thread, e->at[mine] = at, e->strong[mine] = strong;
+        for (int byte = 0; byte < GRANULE; byte++) /* those outside the allocation are never touched */
+            merge_byte(lr, b, me, &slot->s[byte], slot->allocation, slot->addr + byte);
     }
     pthread_mutex_unlock(&lr->lock);
 }

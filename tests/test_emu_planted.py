@@ -332,6 +332,14 @@ def main():
     r.expect_error("w.fenced_message no_writer_fence", "fenced_message_no_writer_fence", (1,), (64,), [x],
                    [("f32", 32)], "racecheck", line=bug_line["no_writer_fence"])
 
+    # x: a race on one byte inside a 16-byte store, after bytes that race with nothing
+    x = rng.integers(-50, 50, size=4).astype(np.float32)
+    for space in ("shared", "global"):
+        r.expect_correct(f"x.byte_then_vector {space} ok", f"vector_{space}_ok", (1,), (64,), [x], [("f32", 4)], x)
+        r.expect_error(f"x.byte_then_vector {space} byte_in_vector", f"vector_{space}_byte_race", (1,), (64,), [x],
+                       [("f32", 4)], "shared 0x5 races" if space == "shared" else "racecheck",
+                       line=bug_line["byte_in_vector"])
+
     return r.summary("emu_planted")
 
 

@@ -647,3 +647,35 @@ extern "C" __global__ void fenced_message_no_writer_fence(const float* in, float
 {
     fenced_message<true, false>(in, out);
 }
+
+// x. A byte in the middle of a vector: thread 0 stores byte 5 of a 16-byte element, then thread 32 (warp 1)
+//    stores the whole element. Bytes 0-4 and 6-15 race with nothing, byte 5 does: racecheck must judge every
+//    byte of a wide access, whichever bytes it judges together, in shared and in global memory.
+//    byte_in_vector: the barrier between the two stores dropped.
+template <bool sync, bool global>
+__device__ void byte_then_vector(const float4* in, float4* out)
+{
+    __shared__ float4 s[1];
+    float4* v = global ? out : s;
+    unsigned t = threadIdx.x;
+    if (t == 0)
+        reinterpret_cast<unsigned char*>(v)[5] = 7;
+    if (sync)
+        __syncthreads();
+    if (t == 32)
+        v[0] = in[0]; // BUG: byte_in_vector -- thread 0's store of byte 5 is not ordered before this one
+    __syncthreads();
+    if (!global && t == 0)
+        out[0] = s[0];
+}
+
+extern "C" __global__ void vector_shared_ok(const float4* in, float4* out) { byte_then_vector<true, false>(in, out); }
+extern "C" __global__ void vector_global_ok(const float4* in, float4* out) { byte_then_vector<true, true>(in, out); }
+extern "C" __global__ void vector_shared_byte_race(const float4* in, float4* out)
+{
+    byte_then_vector<false, false>(in, out);
+}
+extern "C" __global__ void vector_global_byte_race(const float4* in, float4* out)
+{
+    byte_then_vector<false, true>(in, out);
+}
