@@ -511,6 +511,43 @@ static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int 
     return true;
 }
 
+/* The 8 elements of a 16-byte chunk at `at`, each written to out[j * stride]. In every layout a descriptor
+ * describes, 8 elements consecutive along K (K-major) or along M or N (MN-major) fill one chunk, in order
+ * (wgmma_operands_in_flight relies on it too): one bounds and initcheck test for the 8, and element by
+ * element only when it fails, so the report names the element. */
+static bool operand_chunk(block *b, warp *w, const insn *in, uint64_t at, int h, float sign, float *out, int stride)
+{
+    const bool fast = at % 16 == 0 && at + 16 <= b->smem_size &&
+                      (!b->initcheck || memchr(b->smem_written + at, 0, 16) == NULL);
+    for (int j = 0; j < 8; j++)
+        if (fast)
+            out[j * stride] = sign * half_in(load_bits(b->smem + at + 2 * j, 2), h);
+        else if (!operand_element(b, w, in, at + 2 * (uint64_t)j, h, sign, &out[j * stride]))
+            return false;
+    return true;
+}
+
+/* One matrix operand from its descriptor, chunk by chunk: `rows` rows (M or N; row r is row first_row + r
+ * of the descriptor's matrix) by 16 along K, element (r, k) into m[r * row_step + k * k_step]. */
+static bool operand_matrix(block *b, warp *w, const insn *in, uint64_t desc, bool mn_major, int first_row, int rows,
+                           int h, float sign, float *m, int row_step, int k_step)
+{
+    if (mn_major) { /* a chunk is 8 rows at one k */
+        for (int k = 0; k < 16; k++)
+            for (int r = 0; r < rows; r += 8)
+                if (!operand_chunk(b, w, in, descriptor_address(desc, true, first_row + r, k), h, sign,
+                                   &m[r * row_step + k * k_step], row_step))
+                    return false;
+    } else { /* a chunk is 8 k of one row */
+        for (int r = 0; r < rows; r++)
+            for (int k = 0; k < 16; k += 8)
+                if (!operand_chunk(b, w, in, descriptor_address(desc, false, first_row + r, k), h, sign,
+                                   &m[r * row_step + k * k_step], k_step))
+                    return false;
+    }
+    return true;
+}
+
 /* racecheck: a wgmma may read its shared-memory operands at any time from its issue to the wait that
  * covers it. At the issue, each 16-byte chunk it reads is checked and marked as being read; at the
  * wait, unmarked. In every layout a descriptor describes, an operand's elements fill the 16-byte
@@ -535,6 +572,21 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
     return true;
 }
 
+/* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as
+ * mma_16816 in exec.c), the hottest loop of a wgmma kernel's emulation: an AVX2 copy where the CPU has it. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void wgmma_sum(const float A[16][16], const float B[16][256], double D[16][256], int n)
+{
+    for (int row = 0; row < 16; row++)
+        for (int k = 0; k < 16; k++) {
+            const double a = A[row][k];
+            for (int col = 0; col < n; col++)
+                D[row][col] += a * (double)B[k][col];
+        }
+}
+
 static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
 {
     const insn *in = op->in;
@@ -549,20 +601,17 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     float A[16][16];
     static _Thread_local float B[16][256];
     static _Thread_local double D[16][256];
-    for (int row = 0; row < 16; row++)
-        for (int k = 0; k < 16; k++) {
-            if (a_regs) {
+    if (a_regs) {
+        for (int row = 0; row < 16; row++)
+            for (int k = 0; k < 16; k++) {
                 int lane = (row & 7) * 4 + (k & 7) / 2, i = (k & 1) + 2 * ((row >> 3) & 1) + 4 * (k >> 3);
                 A[row][k] = sa * half_in(op->a_regs[i / 2][lane] >> (16 * (i & 1)), h);
-            } else if (!operand_element(b, w, in, descriptor_address(op->a_desc, trans_a, 16 * rank + row, k), h, sa,
-                                        &A[row][k])) {
-                return false;
             }
-        }
-    for (int k = 0; k < 16; k++)
-        for (int col = 0; col < n; col++)
-            if (!operand_element(b, w, in, descriptor_address(op->b_desc, trans_b, col, k), h, sb, &B[k][col]))
-                return false;
+    } else if (!operand_matrix(b, w, in, op->a_desc, trans_a, 16 * rank, 16, h, sa, &A[0][0], 16, 1)) {
+        return false;
+    }
+    if (!operand_matrix(b, w, in, op->b_desc, trans_b, 0, n, h, sb, &B[0][0], 1, 256)) /* B's rows are N */
+        return false;
     /* this warp's 16 rows of D: the accumulators gathered, A*B added in k order (exact products, one
      * rounding at the end, as for mma), and scattered back */
     uint64_t (*r)[LANES] = w->r;
@@ -571,12 +620,7 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
             int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
             D[row][col] = op->accumulate ? f32_of(r[o[i]][lane]) : 0.0;
         }
-    for (int row = 0; row < 16; row++)
-        for (int k = 0; k < 16; k++) {
-            const double a = A[row][k];
-            for (int col = 0; col < n; col++)
-                D[row][col] += a * (double)B[k][col];
-        }
+    wgmma_sum(A, B, D, n);
     for (int lane = 0; lane < LANES; lane++)
         for (int i = 0; i < n / 2; i++) {
             int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);

@@ -212,6 +212,8 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
 {
     for (uint64_t at = addr; at < addr + size; at++) {
         const shadow_byte *s = &b->shadow[at];
+        if (at > addr && same_shadow(s, s - 1)) /* judged with the byte before */
+            continue;
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
             return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
