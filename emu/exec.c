@@ -671,6 +671,16 @@ static double round_integral(double x, int rounding)
 }
 
 /* cvt between every pair the project uses (PTX ISA, "cvt"; "Scalar Conversions"). */
+/* cvt between integer types without .sat: extended by the source's signedness, then chopped to the
+ * destination's width and extended by its signedness to the register's width ("Scalar Conversions":
+ * cvt.s16.u32 into a 32-bit register sign-extends; slots are 64 bits). */
+static inline uint64_t convert_integer(const insn *in, uint64_t a)
+{
+    const int dbits = ptx_type_bits((ptx_type)in->type), sbits = ptx_type_bits((ptx_type)in->stype);
+    const int64_t v = is_signed(in->stype) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
+    return is_signed(in->type) ? (uint64_t)sign_extend((uint64_t)v, dbits) : (uint64_t)v & width_mask(dbits);
+}
+
 static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
 {
     const int dt = in->type, st = in->stype;
@@ -686,19 +696,17 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
         return (uint64_t)high << 16 | low;
     }
     if (!is_float(dt) && !is_float(st)) { /* integer <-> integer: extend by the source, chop to the dest */
+        if (!sat)
+            return convert_integer(in, a);
+        /* .sat: clamped to the destination's range, where the chop that follows changes nothing */
         int64_t v = is_signed(st) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
-        if (sat) {
-            int64_t lo = is_signed(dt) ? -(int64_t)(1ull << (dbits - 1)) : 0;
-            uint64_t hi = is_signed(dt) ? (1ull << (dbits - 1)) - 1 : width_mask(dbits);
-            bool below = is_signed(st) ? v < lo : false;
-            bool above = is_signed(st) ? (v >= 0 && (uint64_t)v > hi) : (a & width_mask(sbits)) > hi;
-            if (below)
-                v = lo;
-            else if (above)
-                v = (int64_t)hi;
-        }
-        /* chopped to the destination's width, then extended by its signedness to the register's width
-         * ("Scalar Conversions": cvt.s16.u32 into a 32-bit register sign-extends); slots are 64 bits */
+        const int64_t lo = is_signed(dt) ? -(int64_t)(1ull << (dbits - 1)) : 0;
+        const uint64_t hi = is_signed(dt) ? (1ull << (dbits - 1)) - 1 : width_mask(dbits);
+        const bool above = is_signed(st) ? (v >= 0 && (uint64_t)v > hi) : (a & width_mask(sbits)) > hi;
+        if (is_signed(st) && v < lo)
+            v = lo;
+        else if (above)
+            v = (int64_t)hi;
         return is_signed(dt) ? (uint64_t)sign_extend((uint64_t)v, dbits) : (uint64_t)v & width_mask(dbits);
     }
     /* the source as a double (exact for every type here except 64-bit integers beyond 2^53) */
@@ -1892,7 +1900,10 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
         }
         return STEP_NEXT;
     case OP_CVT:
-        FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
+        if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) /* the common case, inline */
+            FOR_LANES(m, l) D(0)[l] = convert_integer(in, S(0)[l]);
+        else
+            FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
         return STEP_NEXT;
     case OP_CVTA: {
         /* "cvta": a state-space address <-> a generic one, by the window of that space */

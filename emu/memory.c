@@ -58,7 +58,12 @@ static int floor_index(uint64_t addr)
 
 const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size)
 {
-    int i = floor_index(addr);
+    /* neighbouring accesses are mostly in one allocation: the one this host thread found last is tried first
+     * (the list changes only between launches; the range test below holds for whichever is there) */
+    static _Thread_local int last;
+    int i = last >= 0 && last < n_allocs && allocs[last].base <= addr && addr - allocs[last].base < allocs[last].size
+                ? last
+                : (last = floor_index(addr));
     if (i < 0)
         return NULL;
     const emu_alloc *a = &allocs[i];
@@ -95,20 +100,35 @@ uint64_t emu_alloc_total(void)
     return total;
 }
 
+/* The bitmap holds a bit per byte, eight bytes' bits per bitmap byte: an access's bytes are visited a
+ * bitmap byte at a time, with the mask of the bits it covers there (an aligned access of up to 8 bytes is
+ * one bitmap byte). */
+static inline uint64_t bits_end(uint64_t i, uint64_t end) { return end < (i | 7) + 1 ? end : (i | 7) + 1; }
+static inline uint8_t bits_mask(uint64_t i, uint64_t stop) { return (uint8_t)(((1u << (stop - i)) - 1) << (i % 8)); }
+
 /* Blocks on other host threads mark neighbouring bytes at the same time: the bitmap's bytes are updated
- * and read atomically. */
+ * and read atomically (a byte whose bits are set already is only read). */
 void emu_mark_written(const emu_alloc *a, uint64_t addr, uint64_t size)
 {
-    for (uint64_t i = addr - a->base; i < addr - a->base + size; i++)
-        __atomic_fetch_or(&a->written[i / 8], (uint8_t)(1u << (i % 8)), __ATOMIC_RELAXED);
+    for (uint64_t i = addr - a->base, end = i + size; i < end;) {
+        const uint64_t stop = bits_end(i, end);
+        const uint8_t bits = bits_mask(i, stop);
+        if ((__atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED) & bits) != bits)
+            __atomic_fetch_or(&a->written[i / 8], bits, __ATOMIC_RELAXED);
+        i = stop;
+    }
 }
 
 bool emu_all_written(const emu_alloc *a, uint64_t addr, uint64_t size, uint64_t *first_unwritten)
 {
-    for (uint64_t i = addr - a->base; i < addr - a->base + size; i++)
-        if (!(__atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED) >> (i % 8) & 1)) {
-            *first_unwritten = a->base + i;
+    for (uint64_t i = addr - a->base, end = i + size; i < end;) {
+        const uint64_t stop = bits_end(i, end);
+        const uint8_t missing = bits_mask(i, stop) & (uint8_t)~__atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED);
+        if (missing) {
+            *first_unwritten = a->base + i / 8 * 8 + (uint64_t)__builtin_ctz(missing);
             return false;
         }
+        i = stop;
+    }
     return true;
 }

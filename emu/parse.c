@@ -207,19 +207,6 @@ static const char *const type_names[T_COUNT] = {
 
 const char *ptx_type_name(ptx_type type) { return type_names[type]; }
 
-int ptx_type_bits(ptx_type type)
-{
-    switch (type) {
-    case T_PRED: return 1;
-    case T_B8: case T_U8: case T_S8: return 8;
-    case T_B16: case T_U16: case T_S16: case T_F16: case T_BF16: return 16;
-    case T_B32: case T_U32: case T_S32: case T_F32: case T_F16X2: case T_BF16X2: case T_TF32: return 32;
-    case T_B64: case T_U64: case T_S64: case T_F64: return 64;
-    case T_B128: return 128;
-    default: return 0;
-    }
-}
-
 static ptx_type type_of(const char *s)
 {
     for (int t = 1; t < T_COUNT; t++)

@@ -277,7 +277,20 @@ void ptx_free(ptx_module *module);
 const ptx_kernel *ptx_find_kernel(const ptx_module *module, const char *name);
 
 const char *ptx_type_name(ptx_type type);
-int ptx_type_bits(ptx_type type);
+
+/* A type's width in bits (0: none); inline, as the interpreter asks it at every instruction. */
+static inline int ptx_type_bits(ptx_type type)
+{
+    switch (type) {
+    case T_PRED: return 1;
+    case T_B8: case T_U8: case T_S8: return 8;
+    case T_B16: case T_U16: case T_S16: case T_F16: case T_BF16: return 16;
+    case T_B32: case T_U32: case T_S32: case T_F32: case T_F16X2: case T_BF16X2: case T_TF32: return 32;
+    case T_B64: case T_U64: case T_S64: case T_F64: return 64;
+    case T_B128: return 128;
+    default: return 0;
+    }
+}
 const char *ptx_op_name(ptx_op op);
 
 #endif
