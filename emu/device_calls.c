@@ -152,7 +152,7 @@ static int device_printf(block *b, warp *w, const insn *in, uint32_t lane, uint6
     return count;
 }
 
-step exec_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+step runtime_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     FOR_LANES(m, l) {
         /* each operand: the offset of a .param variable in this thread's local memory */

@@ -101,7 +101,7 @@ static emu_rounding rounding_of(int rounding)
 #define D(i) (r[o[(i)]])                 /* operand i's registers, all lanes */
 #define S(i) (r[o[in->n_dst + (i)]])    /* source i */
 
-static step exec_int_alu(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type, bits = ptx_type_bits((ptx_type)t);
     const uint64_t mask = width_mask(bits);
@@ -226,7 +226,7 @@ static step exec_int_alu(const insn *in, uint64_t (*r)[LANES], const int32_t *o,
 }
 
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
- * no .ftz and no .sat, by all 32 lanes. The same IEEE operations as exec_f32's loop, written lane-parallel
+ * no .ftz and no .sat, by all 32 lanes. The same IEEE operations as alu_f32's loop, written lane-parallel
  * so the compiler makes vector instructions of them (an x86-64 copy with AVX2 and FMA where the CPU has
  * them, chosen at load). The operands are read before any lane's result is written: a destination may be
  * a source. */
@@ -248,7 +248,7 @@ static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_
         d[l] = bits_f32(v[l]);
 }
 
-static step exec_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
@@ -316,7 +316,7 @@ static step exec_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
     return STEP_NEXT;
 }
 
-static step exec_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step alu_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
@@ -416,7 +416,7 @@ static uint64_t min_max_half(bool is_min, bool nan_wins, uint64_t xa, uint64_t x
     return is_min == (a < b) ? xa : xb;
 }
 
-static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step alu_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type;
     const bool pair = t == T_F16X2 || t == T_BF16X2;
@@ -460,7 +460,7 @@ static step exec_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uin
     return STEP_NEXT;
 }
 
-static step exec_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step alu_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int bits = ptx_type_bits((ptx_type)in->type);
     const uint64_t mask = width_mask(bits);
@@ -812,8 +812,23 @@ static void mma_16816(const float A[16][16], const float B[16][8], const float C
     }
 }
 
-static void exec_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+/* mma, ldmatrix and wmma are .sync.aligned, the whole warp's: "UB if any thread in the warp has exited" or
+ * is elsewhere. False after reporting lanes that are not there. */
+static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint32_t m)
 {
+    if (m == FULL_MASK)
+        return true;
+    fault(b, in, (int)__builtin_ctz(active | 1), w, EMU_ERR_INVALID,
+          "%s needs all 32 threads of the warp; lanes 0x%08x execute it (live 0x%08x)", ptx_op_name((ptx_op)in->op),
+          m, w->live);
+    return false;
+}
+
+static step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
+{
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
     const int h = in->stype == T_BF16 ? T_BF16 : T_F16;
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + 4, c0 = nd + 6;
@@ -844,13 +859,18 @@ static void exec_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
             }
         }
     }
+    b->c.tensor_flops += 2 * 16 * 8 * 16;
+    return STEP_NEXT;
 }
 
 /* ldmatrix ("Warp-level matrix load instruction: ldmatrix"): lanes 8k..8k+7 give the row addresses of
  * matrix k (16 bytes each, 16-byte aligned). Lane L receives, in register k, row L/4 elements 2(L%4)
  * and 2(L%4)+1 of matrix k, or with .trans the same positions of its transpose. */
-static step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+static step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m)
 {
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
     uint16_t rows[4][8][8];
     uint64_t address[LANES];
     for (int k = 0; k < in->vec; k++)
@@ -913,8 +933,11 @@ static void wmma_position(int matrix, int lane, int reg, int part, int *row, int
     }
 }
 
-static step exec_wmma_load_store(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+static step exec_wmma_load_store(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                                 uint32_t active, uint32_t m)
 {
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
     const bool load = in->op == OP_WMMA_LOAD;
     const int n = load ? in->n_dst : in->n_src - 1; /* fragment registers */
     const int stride_slot = o[load ? in->n_dst : in->n_src - 1];
@@ -958,8 +981,11 @@ static step exec_wmma_load_store(block *b, warp *w, const insn *in, uint64_t (*r
     return STEP_NEXT;
 }
 
-static void exec_wmma_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o)
+static step exec_wmma_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m)
 {
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 8 : 4, a0 = nd, b0 = nd + 8, c0 = nd + 16;
     float A[16][16], B[16][16], C[16][16];
@@ -1000,6 +1026,8 @@ static void exec_wmma_mma(const insn *in, uint64_t (*r)[LANES], const int32_t *o
                 *reg = (i & 1) ? (*reg & 0xffff) | h << 16 : h;
             }
         }
+    b->c.tensor_flops += 2 * 16 * 16 * 16;
+    return STEP_NEXT;
 }
 
 /* ---------------------------------------------------------------------------------------------- */
@@ -1052,7 +1080,8 @@ static void land_one_early(block *b, warp *w)
     w->copies[i] = w->copies[--w->n_copies];
 }
 
-static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                           uint32_t m)
 {
     uint64_t sources[LANES], destinations[LANES];
     FOR_LANES(m, l) {
@@ -1167,8 +1196,16 @@ static void try_complete(block *b, int id)
     *bar = (barrier){.red_slot = -1};
 }
 
-static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active)
+static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m)
 {
+    if (m != active) {
+        fault(b, in, (int)__builtin_ctz(active), w, EMU_ERR_INVALID, "a barrier under a guard predicate that "
+              "differs between threads");
+        return STEP_FAULT;
+    }
+    if (!m)
+        return STEP_NEXT;
     int first = (int)__builtin_ctz(active);
     uint32_t id = (uint32_t)r[o[in->n_dst]][first];
     uint32_t count = (in->flags & F_HAS_COUNT) ? (uint32_t)r[o[in->n_dst + 1]][first] : 0;
@@ -1245,30 +1282,28 @@ static step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES]
 /* ---------------------------------------------------------------------------------------------- */
 /* Counters (the definitions are Nsight Compute's; emu/README.md, "Counters")                     */
 
+/* The counters' class of an instruction: its row's in instructions.def, or by its type or state space. */
+enum { BY_TYPE = CLASS_COUNT, BY_SPACE };
+static const uint8_t classes[OP_COUNT] = {
+#define INSTRUCTION(opcode, name, class, handler, isa) [OP_##opcode] = class,
+#include "instructions.def"
+#undef INSTRUCTION
+};
+
 static emu_class class_of(const insn *in)
 {
-    switch (in->op) {
-    case OP_MMA: case OP_WMMA_MMA: case OP_WGMMA_MMA: return CLASS_TENSOR;
-    case OP_CVT: case OP_CVTA: return CLASS_CONVERSION;
-    case OP_BRA: case OP_BRX: case OP_CALL: case OP_RET: case OP_EXIT: case OP_TRAP: return CLASS_CONTROL;
-    case OP_CP_ASYNC: case OP_CP_ASYNC_COMMIT: case OP_CP_ASYNC_WAIT: case OP_CP_ASYNC_WAIT_ALL: case OP_TMA_LOAD:
-    case OP_BULK_COPY: case OP_BULK_COMMIT: case OP_BULK_WAIT: case OP_PREFETCH:
-        return CLASS_GLOBAL;
-    case OP_LDMATRIX: case OP_WMMA_LOAD: case OP_WMMA_STORE: return CLASS_SHARED;
-    case OP_LD: case OP_ST: case OP_ATOM: case OP_RED:
+    switch (classes[in->op]) {
+    case BY_SPACE:
         return in->space == SPACE_SHARED ? CLASS_SHARED
                : in->space == SPACE_GLOBAL || in->space == SPACE_GENERIC ? CLASS_GLOBAL
                                                                         : CLASS_OTHER_MEMORY;
-    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED: case OP_BAR_WARP: case OP_MEMBAR: case OP_SHFL: case OP_VOTE:
-    case OP_ACTIVEMASK: case OP_REDUX: case OP_MATCH: case OP_ELECT: case OP_MBAR_INIT: case OP_MBAR_ARRIVE:
-    case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX: case OP_MBAR_TRY_WAIT: case OP_MBAR_INVAL: case OP_SETMAXNREG:
-    case OP_WGMMA_FENCE: case OP_WGMMA_COMMIT: case OP_WGMMA_WAIT:
-        return CLASS_SYNC;
-    default:
+    case BY_TYPE:
         return in->type == T_F32 ? CLASS_FP32
                : in->type == T_F64 ? CLASS_FP64
                : (in->type >= T_F16 && in->type <= T_BF16X2) ? CLASS_FP16
                                                                : CLASS_INTEGER;
+    default:
+        return (emu_class)classes[in->op];
     }
 }
 
@@ -1380,7 +1415,8 @@ static int resolved_space(int space, uint64_t address)
 /* ---------------------------------------------------------------------------------------------- */
 /* The interpreter loop                                                                           */
 
-static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                         uint32_t m)
 {
     const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
     const uint64_t total = (uint64_t)bytes * in->vec;
@@ -1610,8 +1646,12 @@ static step exec_warp_collective(block *b, warp *w, const insn *in, uint64_t (*r
  * it from different places). Lanes whose members are not all here yet wait at it; the last to come
  * releases them (each goes on from its own bar.warp.sync). Lanes with different masks (tiles) are
  * separate barriers. */
-static step exec_warp_sync(block *b, warp *w, const insn *in, const uint64_t *mask_of, uint32_t m)
+static step exec_warp_sync(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                            uint32_t m)
 {
+    if (!m)
+        return STEP_NEXT;
+    const uint64_t *mask_of = S(0);
     bool waits = false;
     for (uint32_t left = m; left;) {
         const uint32_t mask = (uint32_t)mask_of[__builtin_ctz(left)];
@@ -1691,12 +1731,12 @@ static int membermask_slot(const insn *in, const int32_t *o)
  * different groups, each with its own mask (cooperative groups' tiled_partition), as long as every
  * thread of each mask executes it. So the collective runs once per mask, for the lanes that give it. */
 static step exec_warp_collectives(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
-                                  uint32_t active)
+                                  uint32_t active, uint32_t m)
 {
     const int msl = membermask_slot(in, o);
-    if (msl < 0)
-        return exec_warp_collective(b, w, in, r, o, active);
-    for (uint32_t left = active; left;) {
+    if (!m || msl < 0)
+        return m ? exec_warp_collective(b, w, in, r, o, m) : STEP_NEXT;
+    for (uint32_t left = m; left;) {
         const uint32_t mask = (uint32_t)r[msl][__builtin_ctz(left)];
         uint32_t group = 0;
         FOR_LANES(left, l) if ((uint32_t)r[msl][l] == mask) group |= 1u << l;
@@ -1708,14 +1748,14 @@ static step exec_warp_collectives(block *b, warp *w, const insn *in, uint64_t (*
     return STEP_NEXT;
 }
 
-/* One instruction for the lanes in `active` (all at the same pc). `exec` is active & the guard. */
 /* PTX ISA, "Extended-Precision Integer Arithmetic Instructions": add.cc, addc, sub.cc, subc, mad.cc and
  * madc. Each thread has one condition-code bit, CC.CF: a .cc form writes the carry out of its addition
  * (for sub, the borrow out of its subtraction) to it, and the c forms add it in (subc subtracts it).
  * Signed and unsigned forms compute the same bits. mad's addend is t<hi> or t<lo> of the product a * b,
  * signed for .s types. Nothing gives CC.CF a value before the thread's first .cc instruction: reading it
  * then is an error here. */
-static step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                        uint32_t m)
 {
     const int bits = ptx_type_bits((ptx_type)in->type);
     const uint64_t mask = width_mask(bits);
@@ -1754,11 +1794,11 @@ static step jump_lanes(warp *w, uint32_t active, uint32_t exec, const int32_t *t
  * `index` of the .branchtargets list; an index past the list's end is undefined there, an error here.
  * Lanes sent to different entries diverge, as at a bra whose predicate differs between them. */
 static step exec_brx(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
-                     uint32_t exec)
+                     uint32_t m)
 {
     const int32_t here = (int32_t)(in - b->k->code), *list = b->k->branch_targets + in->target;
     int32_t to[LANES];
-    FOR_LANES(exec, l) {
+    FOR_LANES(m, l) {
         const uint64_t index = S(0)[l] & 0xffffffffu;
         if (index >= (uint64_t)in->addr_offset) {
             fault(b, in, l, w, EMU_ERR_INVALID, "brx.idx index %" PRIu64 " is past the %" PRId64 " labels of its "
@@ -1767,7 +1807,7 @@ static step exec_brx(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], co
         }
         to[l] = list[index];
     }
-    return jump_lanes(w, active, exec, to, here);
+    return jump_lanes(w, active, m, to, here);
 }
 
 /* Moves lanes to per-lane targets (to[l] for the lanes of exec, here + 1 for the rest of active), splitting
@@ -1801,239 +1841,266 @@ static step jump_lanes(warp *w, uint32_t active, uint32_t exec, const int32_t *t
     return STEP_MOVED;
 }
 
-static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t exec)
+/* ---------------------------------------------------------------------------------------------- */
+/* The handlers: one per row of instructions.def. Each runs its instruction for the lanes of `active`
+ * (the warp's lanes at it, all at one pc) whose guard predicate holds (`m`), and says what the warp does
+ * next. */
+
+static step exec_mov(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
 {
-    uint64_t (*r)[LANES] = w->r;
-    const int32_t *o = b->k->slots_of + in->operands;
-    const uint32_t m = exec;
-    switch (in->op) {
-    case OP_MOV:
-        if (in->n_dst == 1 && in->n_src == 1) {
-            uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
-            const uint64_t *a = S(0);
-            uint64_t *d = D(0);
-            FOR_LANES(m, l) d[l] = a[l] & mask;
-        } else { /* pack / unpack: elements low to high */
-            int parts = in->n_dst > 1 ? in->n_dst : in->n_src, bits = ptx_type_bits((ptx_type)in->type) / parts;
-            uint64_t mask = width_mask(bits);
-            FOR_LANES(m, l) {
-                if (in->n_dst > 1) {
-                    uint64_t v = S(0)[l];
-                    for (int i = 0; i < parts; i++)
-                        D(i)[l] = (v >> (bits * i)) & mask;
-                } else {
-                    uint64_t v = 0;
-                    for (int i = 0; i < parts; i++)
-                        v |= (S(i)[l] & mask) << (bits * i);
-                    D(0)[l] = v;
-                }
-            }
-        }
+    if (in->n_dst == 1 && in->n_src == 1) {
+        uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
+        const uint64_t *a = S(0);
+        uint64_t *d = D(0);
+        FOR_LANES(m, l) d[l] = a[l] & mask;
         return STEP_NEXT;
-    case OP_ADD: case OP_SUB: case OP_MUL: case OP_MAD: case OP_FMA: case OP_DIV: case OP_REM: case OP_ABS:
-    case OP_NEG: case OP_MIN: case OP_MAX: case OP_MUL24: case OP_MAD24: case OP_SAD: case OP_RCP: case OP_SQRT:
-    case OP_RSQRT: case OP_EX2: case OP_LG2: case OP_SIN: case OP_COS: case OP_TANH: case OP_COPYSIGN:
-        switch (in->type) {
-        case T_F32: return exec_f32(in, r, o, m);
-        case T_F64: return exec_f64(in, r, o, m);
-        case T_F16: case T_F16X2: case T_BF16: case T_BF16X2: return exec_f16(in, r, o, m);
-        default:
-            if (in->op == OP_FMA || in->op >= OP_RCP) {
-                fault(b, in, 0, w, EMU_ERR_INVALID, "%s on an integer type", ptx_op_name((ptx_op)in->op));
-                return STEP_FAULT;
-            }
-            return (in->flags & F_CC) ? exec_carry(b, w, in, r, o, m) : exec_int_alu(in, r, o, m);
-        }
-    case OP_ADDC: case OP_SUBC: case OP_MADC:
-        return exec_carry(b, w, in, r, o, m);
-    case OP_AND: case OP_OR: case OP_XOR: case OP_NOT: case OP_CNOT: case OP_SHL: case OP_SHR: case OP_SHF:
-    case OP_LOP3: case OP_POPC: case OP_CLZ: case OP_BREV: case OP_BFE: case OP_BFI: case OP_PRMT: case OP_BFIND:
-    case OP_DP4A: case OP_DP2A:
-        return exec_logic(in, r, o, m);
-    case OP_TESTP:
-        FOR_LANES(m, l) {
-            double x = in->type == T_F32 ? (double)f32_of(S(0)[l]) : f64_of(S(0)[l]);
-            int cls = in->type == T_F32 ? fpclassify(f32_of(S(0)[l])) : fpclassify(x);
-            bool v;
-            switch (in->mode) {
-            case TESTP_FINITE: v = isfinite(x); break;
-            case TESTP_INFINITE: v = isinf(x); break;
-            case TESTP_NUMBER: v = !isnan(x); break;
-            case TESTP_NOTANUMBER: v = isnan(x); break;
-            case TESTP_NORMAL: v = cls == FP_NORMAL; break;
-            default: v = cls == FP_SUBNORMAL; break;
-            }
+    }
+    /* pack / unpack: elements low to high */
+    int parts = in->n_dst > 1 ? in->n_dst : in->n_src, bits = ptx_type_bits((ptx_type)in->type) / parts;
+    uint64_t mask = width_mask(bits);
+    FOR_LANES(m, l) {
+        if (in->n_dst > 1) {
+            uint64_t v = S(0)[l];
+            for (int i = 0; i < parts; i++)
+                D(i)[l] = (v >> (bits * i)) & mask;
+        } else {
+            uint64_t v = 0;
+            for (int i = 0; i < parts; i++)
+                v |= (S(i)[l] & mask) << (bits * i);
             D(0)[l] = v;
         }
-        return STEP_NEXT;
-    case OP_SETP:
-    case OP_SET: {
-        const bool ftz = in->flags & F_FTZ;
-        const int cmp_type = in->op == OP_SETP ? in->type : in->stype;
-        FOR_LANES(m, l) {
-            bool t = compare(in->mode, cmp_type, r[o[in->n_dst]][l], r[o[in->n_dst + 1]][l], ftz), u = !t;
-            if (in->combine) {
-                bool c = r[o[in->n_dst + 2]][l] & 1;
-                if (in->flags & F_NEG_PRED)
-                    c = !c;
-                t = in->combine == 1 ? t && c : in->combine == 2 ? t || c : t != c;
-                u = in->combine == 1 ? u && c : in->combine == 2 ? u || c : u != c;
-            }
-            if (in->op == OP_SETP) {
-                D(0)[l] = t;
-                if (in->n_dst == 2)
-                    D(1)[l] = u;
-            } else { /* set: 0xffffffff or 1.0f for true */
-                D(0)[l] = in->type == T_F32 ? (t ? 0x3f800000u : 0) : (t ? width_mask(ptx_type_bits((ptx_type)in->type)) : 0);
-            }
-        }
-        return STEP_NEXT;
     }
-    case OP_SELP:
+    return STEP_NEXT;
+}
+
+/* Arithmetic, by the instruction's type: the ALU families above. */
+static step exec_arithmetic(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                            uint32_t active, uint32_t m)
+{
+    switch (in->type) {
+    case T_F32: return alu_f32(in, r, o, m);
+    case T_F64: return alu_f64(in, r, o, m);
+    case T_F16: case T_F16X2: case T_BF16: case T_BF16X2: return alu_f16(in, r, o, m);
+    default:
+        if (in->op == OP_FMA || in->op >= OP_RCP) {
+            fault(b, in, 0, w, EMU_ERR_INVALID, "%s on an integer type", ptx_op_name((ptx_op)in->op));
+            return STEP_FAULT;
+        }
+        return (in->flags & F_CC) ? exec_carry(b, w, in, r, o, active, m) : alu_int(in, r, o, m);
+    }
+}
+
+static step exec_logic(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                       uint32_t m)
+{
+    return alu_logic(in, r, o, m);
+}
+
+static step exec_testp(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                       uint32_t m)
+{
+    FOR_LANES(m, l) {
+        double x = in->type == T_F32 ? (double)f32_of(S(0)[l]) : f64_of(S(0)[l]);
+        int cls = in->type == T_F32 ? fpclassify(f32_of(S(0)[l])) : fpclassify(x);
+        bool v;
+        switch (in->mode) {
+        case TESTP_FINITE: v = isfinite(x); break;
+        case TESTP_INFINITE: v = isinf(x); break;
+        case TESTP_NUMBER: v = !isnan(x); break;
+        case TESTP_NOTANUMBER: v = isnan(x); break;
+        case TESTP_NORMAL: v = cls == FP_NORMAL; break;
+        default: v = cls == FP_SUBNORMAL; break;
+        }
+        D(0)[l] = v;
+    }
+    return STEP_NEXT;
+}
+
+/* setp and set */
+static step exec_compare(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                         uint32_t m)
+{
+    const bool ftz = in->flags & F_FTZ;
+    const int cmp_type = in->op == OP_SETP ? in->type : in->stype;
+    FOR_LANES(m, l) {
+        bool t = compare(in->mode, cmp_type, r[o[in->n_dst]][l], r[o[in->n_dst + 1]][l], ftz), u = !t;
+        if (in->combine) {
+            bool c = r[o[in->n_dst + 2]][l] & 1;
+            if (in->flags & F_NEG_PRED)
+                c = !c;
+            t = in->combine == 1 ? t && c : in->combine == 2 ? t || c : t != c;
+            u = in->combine == 1 ? u && c : in->combine == 2 ? u || c : u != c;
+        }
+        if (in->op == OP_SETP) {
+            D(0)[l] = t;
+            if (in->n_dst == 2)
+                D(1)[l] = u;
+        } else { /* set: 0xffffffff or 1.0f for true */
+            D(0)[l] = in->type == T_F32 ? (t ? 0x3f800000u : 0) : (t ? width_mask(ptx_type_bits((ptx_type)in->type)) : 0);
+        }
+    }
+    return STEP_NEXT;
+}
+
+/* selp and slct */
+static step exec_select(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                        uint32_t m)
+{
+    if (in->op == OP_SELP) {
         FOR_LANES(m, l) D(0)[l] = (S(2)[l] & 1) ? S(0)[l] : S(1)[l];
         return STEP_NEXT;
-    case OP_SLCT:
-        FOR_LANES(m, l) {
-            bool take_a = in->stype == T_F32 ? f32_of(S(2)[l]) >= 0.0f
-                                              : sign_extend(S(2)[l], 32) >= 0;
-            D(0)[l] = take_a ? S(0)[l] : S(1)[l];
-        }
-        return STEP_NEXT;
-    case OP_CVT:
-        if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) /* the common case, inline */
-            FOR_LANES(m, l) D(0)[l] = convert_integer(in, S(0)[l]);
-        else
-            FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
-        return STEP_NEXT;
-    case OP_CVTA: {
-        /* "cvta": a state-space address <-> a generic one, by the window of that space */
-        uint64_t window = in->space == SPACE_SHARED  ? EMU_SHARED_WINDOW
-                          : in->space == SPACE_LOCAL ? EMU_LOCAL_WINDOW
-                          : in->space == SPACE_PARAM ? EMU_PARAM_WINDOW
-                                                     : 0;
-        uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
-        FOR_LANES(m, l) D(0)[l] = ((in->flags & F_CVTA_TO) ? S(0)[l] - window : S(0)[l] + window) & mask;
-        return STEP_NEXT;
     }
-    case OP_ISSPACEP:
-        FOR_LANES(m, l) {
-            uint64_t a = S(0)[l];
-            bool shared = a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE, local = a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE;
-            D(0)[l] = in->space == SPACE_SHARED ? shared : in->space == SPACE_LOCAL ? local : !shared && !local;
-        }
-        return STEP_NEXT;
-    case OP_LD: case OP_ST: case OP_ATOM: case OP_RED:
-        return exec_memory(b, w, in, r, o, m);
-    case OP_MEMBAR:
-        if (b->racecheck && (in->flags & F_PROXY_ASYNC) && m)
-            race_proxy_fence(b, w, m);
-        if (b->racecheck && (in->flags & F_MBAR_INIT_FENCE) && m)
-            race_mbar_init_fence(b, w, m);
-        if (!(in->flags & (F_PROXY_ASYNC | F_MBAR_INIT_FENCE)) && m) {
-            race_global_synchronized(b); /* a fence may order blocks (racecheck_global.c) */
-            if (b->racecheck)
-                race_fence(b, w);
-        }
-        return STEP_NEXT;
-    case OP_PREFETCH: case OP_NOP:
-        return STEP_NEXT;
-    case OP_BRA:
-        return STEP_BRANCH;
-    case OP_BRX:
-        return exec_brx(b, w, in, r, o, active, exec);
-    case OP_CALL: { /* the runtime's vprintf and __assertfail (device_calls.c), or a .func (functions.c) */
-        if (in->mode != CALL_FUNCTION && in->mode != CALL_INDIRECT)
-            return exec_call(b, w, in, r, o, m);
-        int32_t to[LANES];
-        return function_call(b, w, in, r, o, m, to) ? jump_lanes(w, active, m, to, (int32_t)(in - b->k->code))
-                                                    : STEP_FAULT;
+    FOR_LANES(m, l) {
+        bool take_a = in->stype == T_F32 ? f32_of(S(2)[l]) >= 0.0f : sign_extend(S(2)[l], 32) >= 0;
+        D(0)[l] = take_a ? S(0)[l] : S(1)[l];
     }
-    case OP_RET: { /* a kernel's: the thread is done; a .func's: back to the caller (functions.c) */
-        if (in->mode != RET_FUNCTION)
-            return STEP_EXIT;
-        int32_t to[LANES];
-        return function_ret(b, w, in, r, m, to) ? jump_lanes(w, active, m, to, (int32_t)(in - b->k->code))
+    return STEP_NEXT;
+}
+
+static step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
+{
+    if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) /* the common case, inline */
+        FOR_LANES(m, l) D(0)[l] = convert_integer(in, S(0)[l]);
+    else
+        FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
+    return STEP_NEXT;
+}
+
+/* "cvta": a state-space address <-> a generic one, by the window of that space */
+static step exec_cvta(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                      uint32_t m)
+{
+    uint64_t window = in->space == SPACE_SHARED  ? EMU_SHARED_WINDOW
+                      : in->space == SPACE_LOCAL ? EMU_LOCAL_WINDOW
+                      : in->space == SPACE_PARAM ? EMU_PARAM_WINDOW
+                                                 : 0;
+    uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
+    FOR_LANES(m, l) D(0)[l] = ((in->flags & F_CVTA_TO) ? S(0)[l] - window : S(0)[l] + window) & mask;
+    return STEP_NEXT;
+}
+
+static step exec_isspacep(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m)
+{
+    FOR_LANES(m, l) {
+        uint64_t a = S(0)[l];
+        bool shared = a - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE, local = a - EMU_LOCAL_WINDOW < EMU_WINDOW_SIZE;
+        D(0)[l] = in->space == SPACE_SHARED ? shared : in->space == SPACE_LOCAL ? local : !shared && !local;
+    }
+    return STEP_NEXT;
+}
+
+/* nop, and prefetch (a hint: nothing to do in an emulator) */
+static step exec_nothing(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                         uint32_t m)
+{
+    return STEP_NEXT;
+}
+
+static step exec_membar(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                        uint32_t m)
+{
+    if (b->racecheck && (in->flags & F_PROXY_ASYNC) && m)
+        race_proxy_fence(b, w, m);
+    if (b->racecheck && (in->flags & F_MBAR_INIT_FENCE) && m)
+        race_mbar_init_fence(b, w, m);
+    if (!(in->flags & (F_PROXY_ASYNC | F_MBAR_INIT_FENCE)) && m) {
+        race_global_synchronized(b); /* a fence may order blocks (racecheck_global.c) */
+        if (b->racecheck)
+            race_fence(b, w);
+    }
+    return STEP_NEXT;
+}
+
+static step exec_bra(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
+{
+    return STEP_BRANCH; /* run_warp moves the lanes */
+}
+
+/* the runtime's vprintf and __assertfail (device_calls.c), or a .func (functions.c) */
+static step exec_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                      uint32_t m)
+{
+    if (in->mode != CALL_FUNCTION && in->mode != CALL_INDIRECT)
+        return runtime_call(b, w, in, r, o, m);
+    int32_t to[LANES];
+    return function_call(b, w, in, r, o, m, to) ? jump_lanes(w, active, m, to, (int32_t)(in - b->k->code))
                                                 : STEP_FAULT;
-    }
-    case OP_EXIT:
+}
+
+/* a kernel's: the thread is done; a .func's: back to the caller (functions.c) */
+static step exec_ret(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
+{
+    if (in->mode != RET_FUNCTION)
         return STEP_EXIT;
-    case OP_TRAP:
-        if (m) {
-            fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_TRAP, "trap (an assertion or __trap() in the kernel)");
-            return STEP_FAULT;
-        }
+    int32_t to[LANES];
+    return function_ret(b, w, in, r, m, to) ? jump_lanes(w, active, m, to, (int32_t)(in - b->k->code)) : STEP_FAULT;
+}
+
+static step exec_exit(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                      uint32_t m)
+{
+    return STEP_EXIT;
+}
+
+static step exec_trap(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                      uint32_t m)
+{
+    if (!m)
         return STEP_NEXT;
-    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED:
-        if (m != active) {
-            fault(b, in, (int)__builtin_ctz(active), w, EMU_ERR_INVALID, "a barrier under a guard predicate that "
-                  "differs between threads");
-            return STEP_FAULT;
-        }
-        return m ? exec_barrier(b, w, in, r, o, active) : STEP_NEXT;
-    case OP_BAR_WARP:
-        return m ? exec_warp_sync(b, w, in, S(0), m) : STEP_NEXT;
-    case OP_CP_ASYNC:
-        return exec_cp_async(b, w, in, r, o, m);
-    case OP_CP_ASYNC_COMMIT:
-        FOR_LANES(m, l) w->committed[l]++;
-        return STEP_NEXT;
-    case OP_CP_ASYNC_WAIT:
+    fault(b, in, (int)__builtin_ctz(m), w, EMU_ERR_TRAP, "trap (an assertion or __trap() in the kernel)");
+    return STEP_FAULT;
+}
+
+static step exec_cp_async_commit(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                                 uint32_t active, uint32_t m)
+{
+    FOR_LANES(m, l) w->committed[l]++;
+    return STEP_NEXT;
+}
+
+/* cp.async.wait_group N, and cp.async.wait_all ("equivalent to commit_group; wait_group 0") */
+static step exec_cp_async_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                               uint32_t active, uint32_t m)
+{
+    if (in->op == OP_CP_ASYNC_WAIT) {
         land_copies(b, w, m, false, (uint32_t)in->addr_offset);
         return STEP_NEXT;
-    case OP_CP_ASYNC_WAIT_ALL: /* "cp.async.wait_all is equivalent to commit_group; wait_group 0" */
-        FOR_LANES(m, l) w->committed[l]++;
-        land_copies(b, w, m, true, 0);
-        return STEP_NEXT;
-    case OP_LDMATRIX: case OP_MMA: case OP_WMMA_LOAD: case OP_WMMA_STORE: case OP_WMMA_MMA:
-        /* .sync.aligned, whole warp: "UB if any thread in the warp has exited" or is elsewhere */
-        if (m != FULL_MASK) {
-            fault(b, in, (int)__builtin_ctz(active | 1), w, EMU_ERR_INVALID,
-                  "%s needs all 32 threads of the warp; lanes 0x%08x execute it (live 0x%08x)",
-                  ptx_op_name((ptx_op)in->op), m, w->live);
-            return STEP_FAULT;
-        }
-        if (in->op == OP_MMA) {
-            exec_mma(in, r, o);
-            b->c.tensor_flops += 2 * 16 * 8 * 16;
-            return STEP_NEXT;
-        }
-        if (in->op == OP_WMMA_MMA) {
-            exec_wmma_mma(in, r, o);
-            b->c.tensor_flops += 2 * 16 * 16 * 16;
-            return STEP_NEXT;
-        }
-        if (in->op == OP_LDMATRIX)
-            return exec_ldmatrix(b, w, in, r, o);
-        return exec_wmma_load_store(b, w, in, r, o);
-    case OP_SHFL: case OP_VOTE: case OP_ACTIVEMASK: case OP_REDUX: case OP_MATCH:
-        return m ? exec_warp_collectives(b, w, in, r, o, m) : STEP_NEXT;
-    case OP_ELECT: { /* the lowest member lane leads (the ISA leaves which one to the implementation) */
-        if (!m)
-            return STEP_NEXT;
-        uint32_t members = (uint32_t)S(0)[__builtin_ctz(m)] & m;
-        int leader = members ? __builtin_ctz(members) : -1;
-        FOR_LANES(m, l) {
-            D(0)[l] = (uint64_t)(uint32_t)leader;
-            D(1)[l] = (int)l == leader;
-        }
-        return STEP_NEXT;
     }
-    case OP_MBAR_INIT: case OP_MBAR_ARRIVE: case OP_MBAR_EXPECT_TX: case OP_MBAR_COMPLETE_TX: case OP_MBAR_INVAL:
-        return exec_mbarrier(b, w, in, r, o, m);
-    case OP_MBAR_TRY_WAIT:
-        return m ? exec_mbar_wait(b, w, in, r, o, m, active) : STEP_NEXT;
-    case OP_TMA_LOAD:
-        return exec_tma_load(b, w, in, r, o, m);
-    case OP_BULK_COPY: case OP_BULK_COMMIT: case OP_BULK_WAIT:
-        return exec_bulk(b, w, in, r, o, m);
-    case OP_SETMAXNREG:
-        return exec_setmaxnreg(b, w, in, m);
-    case OP_WGMMA_FENCE: case OP_WGMMA_COMMIT: case OP_WGMMA_WAIT: case OP_WGMMA_MMA:
-        return exec_wgmma(b, w, in, r, o, m);
-    default:
-        fault(b, in, 0, w, EMU_ERR_INVALID, "instruction %s has no implementation", ptx_op_name((ptx_op)in->op));
-        return STEP_FAULT;
+    FOR_LANES(m, l) w->committed[l]++;
+    land_copies(b, w, m, true, 0);
+    return STEP_NEXT;
+}
+
+/* the lowest member lane leads (the ISA leaves which one to the implementation) */
+static step exec_elect(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                       uint32_t m)
+{
+    if (!m)
+        return STEP_NEXT;
+    uint32_t members = (uint32_t)S(0)[__builtin_ctz(m)] & m;
+    int leader = members ? __builtin_ctz(members) : -1;
+    FOR_LANES(m, l) {
+        D(0)[l] = (uint64_t)(uint32_t)leader;
+        D(1)[l] = (int)l == leader;
     }
+    return STEP_NEXT;
+}
+
+static insn_handler *const handlers[OP_COUNT] = {
+#define INSTRUCTION(opcode, name, class, handler, isa) [OP_##opcode] = handler,
+#include "instructions.def"
+#undef INSTRUCTION
+};
+
+/* One instruction for the lanes in `active` (all at the same pc); `exec` is active & the guard. */
+static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t exec)
+{
+    return handlers[in->op](b, w, in, w->r, b->k->slots_of + in->operands, active, exec);
 }
 
 #undef D

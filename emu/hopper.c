@@ -188,7 +188,8 @@ static bool tma_land_for(block *b, warp *w, const insn *in, uint64_t mbar)
 /* An mbarrier instruction's address: in shared memory, or a generic address into it. */
 static int mbar_space(const insn *in) { return in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED; }
 
-step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                   uint32_t m)
 {
     FOR_LANES(m, l) {
         uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
@@ -251,9 +252,11 @@ step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
  * phase's parity"; the state form compares with the phase the state was taken in). A phase not yet
  * complete suspends the threads until it completes, which is one of the outcomes the ISA allows a
  * try_wait; if it never can, no warp can run and the block reports a deadlock. */
-step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
-                    uint32_t active)
+step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                    uint32_t m)
 {
+    if (!m)
+        return STEP_NEXT;
     bool all_done = true;
     uint64_t waited_on = 0;
     FOR_LANES(m, l) {
@@ -322,7 +325,8 @@ static bool queue_bulk_copy(block *b, warp *w, const insn *in, const tma_copy *c
     return true;
 }
 
-step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                   uint32_t m)
 {
     FOR_LANES(m, l) {
         uint64_t map_addr = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
@@ -361,7 +365,7 @@ step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
 /* cp.async.bulk: to shared memory on an mbarrier (lands like a tensor copy, when a thread waits on
  * it), or to global memory in the thread's bulk async-group (lands at the cp.async.bulk.wait_group
  * that covers the group). Sizes and addresses are multiples of 16 ("cp.async.bulk"). */
-step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active, uint32_t m)
 {
     if (in->op == OP_BULK_COMMIT) {
         FOR_LANES(m, l) w->bulk_committed[l]++;
@@ -432,7 +436,8 @@ int emu_registers_per_thread(unsigned threads)
 /* setmaxnreg ("Miscellaneous Instructions: setmaxnreg"): .dec releases registers to the block's pool,
  * .inc takes them from it, waiting until there are enough. A warpgroup whose .inc can never be met
  * waits forever on a GPU; here no warp can run and the block reports the deadlock. */
-step exec_setmaxnreg(block *b, warp *w, const insn *in, uint32_t m)
+step exec_setmaxnreg(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
 {
     const int target = (int)in->addr_offset;
     if (m != w->live) {
@@ -760,7 +765,7 @@ void wgmma_logs_free(block *b)
     b->wgmma_logs = NULL;
 }
 
-step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active, uint32_t m)
 {
     if (m != FULL_MASK) { /* .sync.aligned: the whole warp, as for mma.sync */
         fault(b, in, (int)__builtin_ctz(m | 1), w, EMU_ERR_INVALID, "%s needs all 32 threads of the warp; lanes "

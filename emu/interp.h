@@ -196,6 +196,13 @@ typedef struct {
  * let the other warps run: a poll that found nothing), FAULT. */
 typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_YIELD, STEP_FAULT } step;
 
+/* An instruction's handler (instructions.def names one for each): it runs instruction `in` for the lanes of
+ * `active` (the warp's lanes at it) whose guard predicate holds (`m`), with the warp's registers r and the
+ * instruction's operand slots o, and says what the lanes' program counters do next. Not every handler needs
+ * every argument: they share one signature so that one table can name them. */
+typedef step insn_handler(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m);
+
 /* How an access uses memory: it reads (initcheck: the bytes must have been written), it writes (they
  * count as written from now on), it is an atomic read-modify-write (a write, but synchronization, not a
  * race), or it is only checked for bounds and alignment now and lands later (cp.async, bulk copies:
@@ -290,7 +297,7 @@ void race_global_free(block *b);
 bool launch_race_result(launch_race *lr, char *err, size_t err_len);
 
 /* A call of the CUDA runtime's device-side vprintf or __assertfail (device_calls.c). */
-step exec_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+step runtime_call(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
 
 /* Device functions (functions.c): a call of a .func of the module, and its ret, for the lanes of m; each
  * lane's next instruction into to[lane] (exec.c moves the lanes). False after reporting a fault. */
@@ -309,13 +316,7 @@ bool wgmma_block_done(block *b);
 void wgmma_logs_free(block *b);
 /* The instruction touches a register an in-flight wgmma.mma_async owns (false after reporting it). */
 bool wgmma_registers_free(block *b, warp *w, const insn *in);
-step exec_mbarrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
-step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
-                    uint32_t active);
-step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
-step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
-step exec_setmaxnreg(block *b, warp *w, const insn *in, uint32_t m);
-step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m);
+insn_handler exec_mbarrier, exec_mbar_wait, exec_tma_load, exec_bulk, exec_setmaxnreg, exec_wgmma;
 
 /* Makes room for one more item in a queue of *count items (capacity *cap, doubled from `first`);
  * false, the queue as it was, when the host has no memory for it. */

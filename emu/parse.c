@@ -216,33 +216,10 @@ static ptx_type type_of(const char *s)
 }
 
 static const char *const op_names[OP_COUNT] = {
-    [OP_MOV] = "mov", [OP_ADD] = "add", [OP_SUB] = "sub", [OP_MUL] = "mul", [OP_MAD] = "mad", [OP_FMA] = "fma",
-    [OP_DIV] = "div", [OP_REM] = "rem", [OP_ABS] = "abs", [OP_NEG] = "neg", [OP_MIN] = "min", [OP_MAX] = "max",
-    [OP_AND] = "and", [OP_OR] = "or", [OP_XOR] = "xor", [OP_NOT] = "not", [OP_CNOT] = "cnot", [OP_SHL] = "shl",
-    [OP_SHR] = "shr", [OP_SHF] = "shf", [OP_LOP3] = "lop3", [OP_POPC] = "popc", [OP_CLZ] = "clz",
-    [OP_BREV] = "brev", [OP_BFE] = "bfe", [OP_BFI] = "bfi", [OP_PRMT] = "prmt", [OP_SAD] = "sad",
-    [OP_MUL24] = "mul24", [OP_MAD24] = "mad24", [OP_COPYSIGN] = "copysign", [OP_TESTP] = "testp",
-    [OP_ADDC] = "addc", [OP_SUBC] = "subc", [OP_MADC] = "madc", [OP_BFIND] = "bfind", [OP_DP4A] = "dp4a",
-    [OP_DP2A] = "dp2a",
-    [OP_RCP] = "rcp", [OP_SQRT] = "sqrt", [OP_RSQRT] = "rsqrt", [OP_EX2] = "ex2", [OP_LG2] = "lg2",
-    [OP_SIN] = "sin", [OP_COS] = "cos", [OP_TANH] = "tanh", [OP_SETP] = "setp", [OP_SET] = "set",
-    [OP_SELP] = "selp", [OP_SLCT] = "slct", [OP_CVT] = "cvt", [OP_CVTA] = "cvta", [OP_ISSPACEP] = "isspacep",
-    [OP_LD] = "ld", [OP_ST] = "st", [OP_ATOM] = "atom", [OP_RED] = "red", [OP_PREFETCH] = "prefetch",
-    [OP_BRA] = "bra", [OP_BRX] = "brx.idx", [OP_CALL] = "call", [OP_RET] = "ret", [OP_EXIT] = "exit", [OP_TRAP] = "trap", [OP_BAR] = "bar.sync",
-    [OP_BAR_ARRIVE] = "bar.arrive", [OP_BAR_RED] = "bar.red", [OP_BAR_WARP] = "bar.warp.sync",
-    [OP_MEMBAR] = "membar", [OP_NOP] = "nop", [OP_CP_ASYNC] = "cp.async",
-    [OP_CP_ASYNC_COMMIT] = "cp.async.commit_group", [OP_CP_ASYNC_WAIT] = "cp.async.wait_group",
-    [OP_CP_ASYNC_WAIT_ALL] = "cp.async.wait_all", [OP_LDMATRIX] = "ldmatrix", [OP_MMA] = "mma",
-    [OP_WMMA_LOAD] = "wmma.load", [OP_WMMA_STORE] = "wmma.store", [OP_WMMA_MMA] = "wmma.mma",
-    [OP_SHFL] = "shfl.sync", [OP_VOTE] = "vote.sync", [OP_ACTIVEMASK] = "activemask", [OP_REDUX] = "redux.sync",
-    [OP_MATCH] = "match.sync", [OP_ELECT] = "elect.sync", [OP_MBAR_INIT] = "mbarrier.init",
-    [OP_MBAR_ARRIVE] = "mbarrier.arrive", [OP_MBAR_EXPECT_TX] = "mbarrier.expect_tx",
-    [OP_MBAR_COMPLETE_TX] = "mbarrier.complete_tx", [OP_MBAR_TRY_WAIT] = "mbarrier.try_wait",
-    [OP_MBAR_INVAL] = "mbarrier.inval", [OP_SETMAXNREG] = "setmaxnreg", [OP_TMA_LOAD] = "cp.async.bulk.tensor",
-    [OP_BULK_COPY] = "cp.async.bulk", [OP_BULK_COMMIT] = "cp.async.bulk.commit_group",
-    [OP_BULK_WAIT] = "cp.async.bulk.wait_group",
-    [OP_WGMMA_FENCE] = "wgmma.fence", [OP_WGMMA_COMMIT] = "wgmma.commit_group", [OP_WGMMA_WAIT] = "wgmma.wait_group",
-    [OP_WGMMA_MMA] = "wgmma.mma_async"};
+#define INSTRUCTION(opcode, name, class, handler, isa) [OP_##opcode] = name,
+#include "instructions.def"
+#undef INSTRUCTION
+};
 
 const char *ptx_op_name(ptx_op op) { return op_names[op]; }
 

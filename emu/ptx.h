@@ -30,23 +30,12 @@ typedef enum {
     T_COUNT
 } ptx_type;
 
-/* The instruction families the emulator implements. Anything else is refused when the PTX is loaded. */
+/* The instructions the emulator implements (instructions.def: one row each). Anything else is refused when
+ * the PTX is loaded. */
 typedef enum {
-    OP_MOV, OP_ADD, OP_SUB, OP_MUL, OP_MAD, OP_FMA, OP_DIV, OP_REM, OP_ABS, OP_NEG, OP_MIN, OP_MAX,
-    OP_AND, OP_OR, OP_XOR, OP_NOT, OP_CNOT, OP_SHL, OP_SHR, OP_SHF, OP_LOP3, OP_POPC, OP_CLZ, OP_BREV,
-    OP_BFE, OP_BFI, OP_PRMT, OP_SAD, OP_MUL24, OP_MAD24, OP_COPYSIGN, OP_TESTP, OP_ADDC, OP_SUBC, OP_MADC, OP_BFIND,
-    OP_DP4A, OP_DP2A,
-    OP_RCP, OP_SQRT, OP_RSQRT, OP_EX2, OP_LG2, OP_SIN, OP_COS, OP_TANH,
-    OP_SETP, OP_SET, OP_SELP, OP_SLCT, OP_CVT, OP_CVTA, OP_ISSPACEP,
-    OP_LD, OP_ST, OP_ATOM, OP_RED, OP_PREFETCH,
-    OP_BRA, OP_BRX, OP_CALL, OP_RET, OP_EXIT, OP_TRAP,
-    OP_BAR, OP_BAR_ARRIVE, OP_BAR_RED, OP_BAR_WARP, OP_MEMBAR, OP_NOP,
-    OP_CP_ASYNC, OP_CP_ASYNC_COMMIT, OP_CP_ASYNC_WAIT, OP_CP_ASYNC_WAIT_ALL,
-    OP_LDMATRIX, OP_MMA, OP_WMMA_LOAD, OP_WMMA_STORE, OP_WMMA_MMA,
-    OP_SHFL, OP_VOTE, OP_ACTIVEMASK, OP_REDUX, OP_MATCH, OP_ELECT,
-    /* Hopper */
-    OP_MBAR_INIT, OP_MBAR_ARRIVE, OP_MBAR_EXPECT_TX, OP_MBAR_COMPLETE_TX, OP_MBAR_TRY_WAIT, OP_MBAR_INVAL,
-    OP_SETMAXNREG, OP_TMA_LOAD, OP_BULK_COPY, OP_BULK_COMMIT, OP_BULK_WAIT, OP_WGMMA_FENCE, OP_WGMMA_COMMIT, OP_WGMMA_WAIT, OP_WGMMA_MMA,
+#define INSTRUCTION(opcode, name, class, handler, isa) OP_##opcode,
+#include "instructions.def"
+#undef INSTRUCTION
     OP_COUNT
 } ptx_op;
 

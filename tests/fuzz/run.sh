@@ -70,7 +70,7 @@ pids=()
 compile() { # SOURCE OBJECT [extra flags]: only when the object is older than the source or a header
     local src=$1 obj=$2
     shift 2
-    if [ "$obj" -nt "$src" ] && [ -z "$(find "$root/emu" "$root/common" "$here" "$out/obj/gpu_table.h" -name '*.h' -newer "$obj" -print -quit)" ]; then
+    if [ "$obj" -nt "$src" ] && [ -z "$(find "$root/emu" "$root/common" "$here" "$out/obj/gpu_table.h" \( -name '*.h' -o -name '*.def' \) -newer "$obj" -print -quit)" ]; then
         return 0
     fi
     "$cc" "${flags[@]}" "$@" -c "$src" -o "$obj"
