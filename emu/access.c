@@ -115,30 +115,59 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                   " (%s)", access_name(kind), size, addr, where);
             return NULL;
         }
-        if (b->global_shadow && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
-            const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
-            if (in && (in->flags & (F_ACQUIRE | F_RELEASE)))
-                race_global_synchronized(b); /* it may order blocks: see racecheck_global.c */
-            if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
-                race_acquire_at(b, w, RACE_GLOBAL_WORD | addr);
-            if (!race_global_access(b, w, in, lane, a, addr, size, kind != ACCESS_READ, strong))
-                return NULL;
-            if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
-                race_release_at(b, w, RACE_GLOBAL_WORD | addr);
-            if (strong && !race_strong_access(b, w, in, lane, RACE_GLOBAL_WORD | addr, kind != ACCESS_WRITE,
-                                              kind != ACCESS_READ))
-                return NULL;
-        }
-        uint64_t unwritten;
-        if (initcheck && marks_written)
-            emu_mark_written(a, addr, size);
-        if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
-            fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
-                  " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
-                  unwritten - a->base, a->size, a->what);
+        return device_access(b, w, in, lane, a, addr, size, kind);
+    }
+    }
+}
+
+uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
+                       uint64_t size, access_kind kind)
+{
+    const bool initcheck = b->initcheck && kind != ACCESS_PROBE;
+    if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
+        b->since_progress = 0; /* a thread told the others something, as mem_access notes for every space */
+    if (b->global_shadow && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
+        const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
+        if (in && (in->flags & (F_ACQUIRE | F_RELEASE)))
+            race_global_synchronized(b); /* it may order blocks: see racecheck_global.c */
+        if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
+            race_acquire_at(b, w, RACE_GLOBAL_WORD | addr);
+        if (!race_global_access(b, w, in, lane, a, addr, size, kind != ACCESS_READ, strong))
             return NULL;
-        }
-        return (uint8_t *)(uintptr_t)addr;
+        if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
+            race_release_at(b, w, RACE_GLOBAL_WORD | addr);
+        if (strong && !race_strong_access(b, w, in, lane, RACE_GLOBAL_WORD | addr, kind != ACCESS_WRITE,
+                                          kind != ACCESS_READ))
+            return NULL;
     }
+    uint64_t unwritten;
+    if (initcheck && (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC))
+        emu_mark_written(a, addr, size);
+    if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
+        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
+              " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
+              unwritten - a->base, a->size, a->what);
+        return NULL;
     }
+    return (uint8_t *)(uintptr_t)addr;
+}
+
+const emu_alloc *warp_device_allocation(int space, const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    if (!lanes || (space != SPACE_GLOBAL && space != SPACE_GENERIC))
+        return NULL;
+    uint64_t lo = UINT64_MAX, hi = 0, any_bits = 0;
+    FOR_LANES(lanes, l) {
+        lo = address[l] < lo ? address[l] : lo;
+        hi = address[l] > hi ? address[l] : hi;
+        any_bits |= address[l];
+    }
+    if (hi + size < hi || (size <= 16 && (size & (size - 1)) == 0 && any_bits % size != 0))
+        return NULL; /* wraps, or a lane is misaligned */
+    static const uint64_t windows[] = {EMU_SHARED_WINDOW, EMU_LOCAL_WINDOW, EMU_PARAM_WINDOW};
+    if (space == SPACE_GENERIC) /* no lane in the shared, local or parameter window */
+        for (int i = 0; i < 3; i++)
+            if (hi + size > windows[i] && lo < windows[i] + EMU_WINDOW_SIZE)
+                return NULL;
+    return emu_alloc_find(lo, hi + size - lo);
 }

@@ -602,60 +602,72 @@ static step alu_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, ui
 }
 
 /* PTX ISA, "Floating Point Comparisons" and "Integer and Bit-Size Comparisons". */
-static bool compare(int cmp, int type, uint64_t a, uint64_t b, bool ftz)
+/* setp/set on floats ("Comparison and Selection Instructions": the u-forms are true when either operand is
+ * NaN, the others false), for the lanes of m: the lanes where it holds. */
+static uint32_t compare_floats(int cmp, int type, const uint64_t *a, const uint64_t *b, bool ftz, uint32_t m)
 {
-    if (is_float(type)) {
+    uint32_t holds = 0;
+    FOR_LANES(m, l) {
         double x, y;
         if (type == T_F32) {
-            float fx = f32_of(a), fy = f32_of(b);
+            float fx = f32_of(a[l]), fy = f32_of(b[l]);
             if (ftz)
                 fx = ftz32(fx), fy = ftz32(fy);
             x = fx, y = fy;
         } else if (type == T_F64) {
-            x = f64_of(a), y = f64_of(b);
+            x = f64_of(a[l]), y = f64_of(b[l]);
         } else {
-            x = half_in(a, type), y = half_in(b, type);
+            x = half_in(a[l], type), y = half_in(b[l], type);
         }
-        bool unordered = isnan(x) || isnan(y);
+        bool unordered = isnan(x) || isnan(y), t;
         switch (cmp) {
-        case CMP_EQ: return !unordered && x == y;
-        case CMP_NE: return !unordered && x != y;
-        case CMP_LT: return !unordered && x < y;
-        case CMP_LE: return !unordered && x <= y;
-        case CMP_GT: return !unordered && x > y;
-        case CMP_GE: return !unordered && x >= y;
-        case CMP_EQU: return unordered || x == y;
-        case CMP_NEU: return unordered || x != y;
-        case CMP_LTU: return unordered || x < y;
-        case CMP_LEU: return unordered || x <= y;
-        case CMP_GTU: return unordered || x > y;
-        case CMP_GEU: return unordered || x >= y;
-        case CMP_NUM: return !unordered;
-        case CMP_NAN: return unordered;
-        default: return false;
+        case CMP_EQ: t = !unordered && x == y; break;
+        case CMP_NE: t = !unordered && x != y; break;
+        case CMP_LT: t = !unordered && x < y; break;
+        case CMP_LE: t = !unordered && x <= y; break;
+        case CMP_GT: t = !unordered && x > y; break;
+        case CMP_GE: t = !unordered && x >= y; break;
+        case CMP_EQU: t = unordered || x == y; break;
+        case CMP_NEU: t = unordered || x != y; break;
+        case CMP_LTU: t = unordered || x < y; break;
+        case CMP_LEU: t = unordered || x <= y; break;
+        case CMP_GTU: t = unordered || x > y; break;
+        case CMP_GEU: t = unordered || x >= y; break;
+        case CMP_NUM: t = !unordered; break;
+        case CMP_NAN: t = unordered; break;
+        default: t = false; break;
         }
+        holds |= (uint32_t)t << l;
     }
-    int bits = ptx_type_bits((ptx_type)type);
-    uint64_t mask = width_mask(bits);
-    if (is_signed(type) && cmp >= CMP_LT && cmp <= CMP_GE) {
-        int64_t x = sign_extend(a, bits), y = sign_extend(b, bits);
-        switch (cmp) {
-        case CMP_LT: return x < y;
-        case CMP_LE: return x <= y;
-        case CMP_GT: return x > y;
-        default: return x >= y;
-        }
-    }
-    uint64_t x = a & mask, y = b & mask;
+    return holds;
+}
+
+/* setp/set on integers, for the lanes of m: the lanes where it holds. Each operand becomes an unsigned key
+ * whose order is the comparison's: the value cut to the type's width, or for lt/le/gt/ge of a signed type,
+ * sign-extended with its sign bit flipped (so unsigned order is signed order); eq and ne compare the bits,
+ * lo/ls/hi/hs are unsigned. The comparison is chosen once for the warp, not per lane. */
+static uint32_t compare_integers(int cmp, int type, const uint64_t *a, const uint64_t *b, uint32_t m)
+{
+    const int bits = ptx_type_bits((ptx_type)type);
+    const uint64_t mask = width_mask(bits);
+    const bool signed_order = is_signed(type) && cmp >= CMP_LT && cmp <= CMP_GE;
+    uint64_t x[LANES], y[LANES];
+    if (signed_order)
+        FOR_LANES(m, l) x[l] = (uint64_t)sign_extend(a[l], bits) ^ (1ull << 63),
+                        y[l] = (uint64_t)sign_extend(b[l], bits) ^ (1ull << 63);
+    else
+        FOR_LANES(m, l) x[l] = a[l] & mask, y[l] = b[l] & mask;
+    uint32_t holds = 0;
     switch (cmp) {
-    case CMP_EQ: return x == y;
-    case CMP_NE: return x != y;
-    case CMP_LT: case CMP_LO: return x < y;
-    case CMP_LE: case CMP_LS: return x <= y;
-    case CMP_GT: case CMP_HI: return x > y;
-    case CMP_GE: case CMP_HS: return x >= y;
-    default: return false;
+    case CMP_EQ: FOR_LANES(m, l) holds |= (uint32_t)(x[l] == y[l]) << l; break;
+    case CMP_NE: FOR_LANES(m, l) holds |= (uint32_t)(x[l] != y[l]) << l; break;
+    case CMP_LT: case CMP_LO: FOR_LANES(m, l) holds |= (uint32_t)(x[l] < y[l]) << l; break;
+    case CMP_LE: case CMP_LS: FOR_LANES(m, l) holds |= (uint32_t)(x[l] <= y[l]) << l; break;
+    case CMP_GT: case CMP_HI: FOR_LANES(m, l) holds |= (uint32_t)(x[l] > y[l]) << l; break;
+    case CMP_GE: case CMP_HS: FOR_LANES(m, l) holds |= (uint32_t)(x[l] >= y[l]) << l; break;
+    default: break;
     }
+    return holds;
 }
 
 /* An integral value by cvt's integer rounding: .rni nearest-even (the FPU's default mode), .rzi toward
@@ -1418,23 +1430,27 @@ static int resolved_space(int space, uint64_t address)
 static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                          uint32_t m)
 {
-    const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
-    const uint64_t total = (uint64_t)bytes * in->vec;
+    /* read once: the accesses below are calls, after which the compiler would read them again */
+    const int bytes = ptx_type_bits((ptx_type)in->type) / 8, vec = in->vec;
+    const bool sign = is_signed(in->type);
+    const uint64_t total = (uint64_t)bytes * vec;
     const uint64_t *base = in->addr_base >= 0 ? r[in->addr_base] : NULL;
     uint64_t address[LANES];
     FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
     const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
+    /* every lane in one allocation: bounds and alignment checked once (access.c) */
+    const emu_alloc *whole = in->op != OP_ATOM && in->op != OP_RED ? warp_device_allocation(in->space, address, m, total)
+                                                                   : NULL;
     if (in->op == OP_LD) {
         FOR_LANES(m, l) {
             uint64_t addr = address[l];
-            const uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, ACCESS_READ);
+            const uint8_t *p = whole ? device_access(b, w, in, l, whole, addr, total, ACCESS_READ)
+                                     : mem_access(b, w, in, l, in->space, addr, total, ACCESS_READ);
             if (!p)
                 return STEP_FAULT;
-            for (int i = 0; i < in->vec; i++) {
+            for (int i = 0; i < vec; i++) {
                 uint64_t v = load_bits(p + i * bytes, bytes);
-                if (is_signed(in->type))
-                    v = (uint64_t)sign_extend(v, 8 * bytes);
-                r[o[i]][l] = v;
+                r[o[i]][l] = sign ? (uint64_t)sign_extend(v, 8 * bytes) : v;
             }
         }
         count_access(b, space == SPACE_GENERIC ? SPACE_GLOBAL : space, true, address, m, total);
@@ -1443,10 +1459,11 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     if (in->op == OP_ST) {
         FOR_LANES(m, l) {
             uint64_t addr = address[l];
-            uint8_t *p = mem_access(b, w, in, l, in->space, addr, total, ACCESS_WRITE);
+            uint8_t *p = whole ? device_access(b, w, in, l, whole, addr, total, ACCESS_WRITE)
+                               : mem_access(b, w, in, l, in->space, addr, total, ACCESS_WRITE);
             if (!p)
                 return STEP_FAULT;
-            for (int i = 0; i < in->vec; i++)
+            for (int i = 0; i < vec; i++)
                 memcpy(p + i * bytes, &r[o[i]][l], (size_t)bytes);
         }
         count_access(b, space, false, address, m, total);
@@ -1921,10 +1938,12 @@ static step exec_testp(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], 
 static step exec_compare(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                          uint32_t m)
 {
-    const bool ftz = in->flags & F_FTZ;
     const int cmp_type = in->op == OP_SETP ? in->type : in->stype;
+    const uint64_t *lhs = r[o[in->n_dst]], *rhs = r[o[in->n_dst + 1]];
+    const uint32_t holds = is_float(cmp_type) ? compare_floats(in->mode, cmp_type, lhs, rhs, in->flags & F_FTZ, m)
+                                              : compare_integers(in->mode, cmp_type, lhs, rhs, m);
     FOR_LANES(m, l) {
-        bool t = compare(in->mode, cmp_type, r[o[in->n_dst]][l], r[o[in->n_dst + 1]][l], ftz), u = !t;
+        bool t = holds >> l & 1, u = !t;
         if (in->combine) {
             bool c = r[o[in->n_dst + 2]][l] & 1;
             if (in->flags & F_NEG_PRED)
@@ -2113,12 +2132,18 @@ bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
     if (!ready)
         return false;
     int32_t best = INT32_MAX;
+    uint32_t g = 0;            /* the lanes at `best` */
     if (ready & w->in_call) { /* lanes in calls: the first in program order (functions.c, call_stack_before) */
         uint32_t first = (uint32_t)__builtin_ctz(ready);
         FOR_LANES(ready, l) if (call_stack_before(w, l, first)) first = l;
         best = w->pc[first];
-    } else {
-        FOR_LANES(ready, l) if (w->pc[l] < best) best = w->pc[l];
+    } else {               /* the lowest pc, and its lanes, in one pass */
+        FOR_LANES(ready, l) {
+            if (w->pc[l] < best)
+                best = w->pc[l], g = 0;
+            if (w->pc[l] == best)
+                g |= 1u << l;
+        }
     }
     /* Other orders than lowest pc first: the lanes' turns (take_turns) and EMU_INTERLEAVE's random pick.
      * Both choose among lanes at instructions that need no one else; lanes that must gather (a barrier,
@@ -2149,8 +2174,10 @@ bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
             best = after != INT32_MAX ? after : first;
         }
     }
-    uint32_t g = 0;
-    FOR_LANES(ready, l) if (w->pc[l] == best) g |= 1u << l;
+    if (!g || (w->pc[__builtin_ctz(g)] != best)) { /* lanes in calls, or another pick above */
+        g = 0;
+        FOR_LANES(ready, l) if (w->pc[l] == best) g |= 1u << l;
+    }
     *group = g;
     *pc = best;
     return true;
@@ -2208,7 +2235,11 @@ void run_warp(block *b, warp *w, uint64_t turn)
         if (in->guard >= 0) {
             uint32_t on = 0;
             const uint64_t *p = w->r[in->guard];
-            FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
+            if (active == FULL_MASK) /* a loop the compiler vectorizes */
+                for (uint32_t l = 0; l < LANES; l++)
+                    on |= (uint32_t)(p[l] & 1) << l;
+            else
+                FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
         if ((in->flags & F_ALIGNED) && emu_get_options()->strict_convergence && !synchronises_lanes(in) &&
@@ -2240,7 +2271,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
             if (w->converged)
                 w->wpc++;
             else
-                FOR_LANES(active, l) w->pc[l]++;
+                FOR_LANES(active, l) w->pc[l] = pc + 1; /* all of them were at pc */
             break;
         case STEP_BRANCH:
             if (exec != active && exec != 0)
@@ -2280,7 +2311,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
             if (w->converged)
                 w->wpc++;
             else
-                FOR_LANES(active, l) w->pc[l]++;
+                FOR_LANES(active, l) w->pc[l] = pc + 1;
             goto out;
         case STEP_WAIT:
             goto out;

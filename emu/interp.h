@@ -239,6 +239,14 @@ void fault(block *b, const insn *in, int lane, const warp *w, emu_status status,
  * memcheck (bounds, alignment) and initcheck as compute-sanitizer defines them (access.c). */
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind);
+/* The same in device memory, in allocation a, found already: racecheck and initcheck (access.c). */
+uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
+                       uint64_t size, access_kind kind);
+/* A warp's access of `size` bytes per lane at address[lane] (lanes), in global or generic space: when every
+ * lane's bytes are aligned and in device memory, all in one allocation, that allocation, so bounds and
+ * alignment are checked once for the warp; else NULL, and mem_access checks each lane (and says what is
+ * wrong, if anything). */
+const emu_alloc *warp_device_allocation(int space, const uint64_t *address, uint32_t lanes, uint64_t size);
 
 /* The wavefronts a warp's shared-memory access of `size` bytes per thread takes (exec.c, count_wavefronts),
  * and into *ideal the fewest the same words could take: the counters' and the timing model's one rule. */
@@ -362,11 +370,20 @@ static inline uint64_t bits_f64(double d)
     return u;
 }
 
+/* `bytes` (1, 2, 4 or 8) little-endian bytes, like the GPU's: each width its own fixed-size copy, which the
+ * compiler makes one load */
 static inline uint64_t load_bits(const uint8_t *p, int bytes)
 {
-    uint64_t v = 0;
-    memcpy(&v, p, (size_t)bytes); /* little-endian host, like the GPU */
-    return v;
+    uint8_t v1;
+    uint16_t v2;
+    uint32_t v4;
+    uint64_t v8;
+    switch (bytes) {
+    case 1: memcpy(&v1, p, 1); return v1;
+    case 2: memcpy(&v2, p, 2); return v2;
+    case 4: memcpy(&v4, p, 4); return v4;
+    default: memcpy(&v8, p, 8); return v8;
+    }
 }
 
 /* emu_f16_table(), set when a launch starts (defined in half.c) */
