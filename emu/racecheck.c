@@ -157,17 +157,12 @@ static bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_b
     } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
         /* an unordered earlier read is kept: it is the one a later write may race with */
         s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
-        s->flags = (uint8_t)((s->flags & ~SHADOW_STRONG_READ) | (strong ? SHADOW_STRONG_READ : 0));
+        s->flags = (uint16_t)((s->flags & ~SHADOW_STRONG_READ) | (strong ? SHADOW_STRONG_READ : 0));
     }
     return true;
 }
 
-static inline bool same_shadow(const shadow_byte *x, const shadow_byte *y)
-{
-    return x->write_clock == y->write_clock && x->read_clock == y->read_clock && x->write_at == y->write_at &&
-           x->read_at == y->read_at && x->writer == y->writer && x->reader == y->reader && x->flags == y->flags &&
-           x->async_reads == y->async_reads;
-}
+static inline bool same_shadow(const shadow_byte *x, const shadow_byte *y) { return !memcmp(x, y, sizeof *x); }
 
 bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, uint64_t n, const char *space,
                 uint64_t at, bool write, bool strong)
@@ -222,7 +217,7 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
     if (!race_access(b, w, in, lane, addr, size, false, false))
         return false;
     for (uint64_t at = addr; at < addr + size; at++)
-        if (b->shadow[at].async_reads < UINT8_MAX)
+        if (b->shadow[at].async_reads < UINT16_MAX)
             b->shadow[at].async_reads++;
     return true;
 }

@@ -16,9 +16,11 @@ struct shadow_byte {
     uint32_t write_clock, read_clock;
     int32_t write_at, read_at;      /* the instructions (indexes into the kernel's code) */
     uint16_t writer, reader;        /* thread numbers in the block, NO_THREAD: none since the block began */
-    uint8_t flags;
-    uint8_t async_reads;            /* asynchronous reads in flight (wgmma, a bulk copy to global memory) */
+    uint16_t flags;
+    uint16_t async_reads;           /* asynchronous reads in flight (wgmma, a bulk copy to global memory) */
 };
+/* No padding, so two shadows are the same when their bytes are (racecheck.c, same_shadow) */
+_Static_assert(sizeof(struct shadow_byte) == 24, "a shadow_byte has no padding");
 
 /* The access of n bytes from `at` in `space` (for the report) by warp w's lane, checked against their
  * shadows s[0..n) and recorded in them; false after reporting a race. */
