@@ -227,11 +227,11 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
 
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
  * no .ftz and no .sat, by all 32 lanes. The same IEEE operations as alu_f32's loop, written lane-parallel
- * so the compiler makes vector instructions of them (an x86-64 copy with AVX2 and FMA where the CPU has
+ * so the compiler makes vector instructions of them (an x86-64 copy with AVX and FMA where the CPU has
  * them, chosen at load). The operands are read before any lane's result is written: a destination may be
  * a source. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=haswell", "default")))
+__attribute__((target_clones("fma", "default")))
 #endif
 static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
@@ -805,11 +805,16 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
  * the exact answer, not a model of one GPU's arithmetic. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* the hottest loop of a tensor-core kernel's emulation: an AVX2 copy where the CPU has it, chosen at load */
-__attribute__((target_clones("avx2", "default")))
+/* the hottest loop of a tensor-core kernel's emulation: a copy for CPUs with AVX and FMA, chosen at load.
+ * Fusing a product into its sum changes nothing here (the product is exact), so the compiler may. */
+__attribute__((target_clones("fma", "default"), optimize("fp-contract=fast")))
 #endif
 static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
+    double Bd[16][8]; /* B in binary64 once, not once per row of A */
+    for (int k = 0; k < 16; k++)
+        for (int j = 0; j < 8; j++)
+            Bd[k][j] = B[k][j];
     for (int i = 0; i < 16; i++) {
         double acc[8]; /* row i of D, summed in k order; the j loop vectorizes */
         for (int j = 0; j < 8; j++)
@@ -817,7 +822,7 @@ static void mma_16816(const float A[16][16], const float B[16][8], const float C
         for (int k = 0; k < 16; k++) {
             const double a = A[i][k];
             for (int j = 0; j < 8; j++)
-                acc[j] += a * (double)B[k][j];
+                acc[j] += a * Bd[k][j];
         }
         for (int j = 0; j < 8; j++)
             Dm[i][j] = (float)acc[j];

@@ -578,17 +578,22 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
 }
 
 /* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as
- * mma_16816 in exec.c), the hottest loop of a wgmma kernel's emulation: an AVX2 copy where the CPU has it. */
+ * mma_16816 in exec.c), the hottest loop of a wgmma kernel's emulation: a copy for CPUs with AVX and FMA,
+ * chosen at load; fusing a product into its sum changes nothing (the product is exact), so the compiler may. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("avx2", "default")))
+__attribute__((target_clones("fma", "default"), optimize("fp-contract=fast")))
 #endif
 static void wgmma_sum(const float A[16][16], const float B[16][256], double D[16][256], int n)
 {
+    double Bd[16][256]; /* B in binary64 once, not once per row of A */
+    for (int k = 0; k < 16; k++)
+        for (int col = 0; col < n; col++)
+            Bd[k][col] = B[k][col];
     for (int row = 0; row < 16; row++)
         for (int k = 0; k < 16; k++) {
             const double a = A[row][k];
             for (int col = 0; col < n; col++)
-                D[row][col] += a * (double)B[k][col];
+                D[row][col] += a * Bd[k][col];
         }
 }
 
@@ -604,8 +609,8 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
         return false;
     }
     float A[16][16];
-    static _Thread_local float B[16][256];
-    static _Thread_local double D[16][256];
+    float B[16][256]; /* 48 KB on the stack with D: a thread-local array costs a lookup per use in a library */
+    double D[16][256];
     if (a_regs) {
         for (int row = 0; row < 16; row++)
             for (int k = 0; k < 16; k++) {
