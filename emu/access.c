@@ -70,13 +70,12 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
         }
         if (initcheck && marks_written)
             memset(b->smem_written + addr, 1, size);
-        if (initcheck && kind == ACCESS_READ)
-            for (uint64_t i = addr; i < addr + size; i++)
-                if (!b->smem_written[i]) {
-                    fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no "
-                          "thread of this block has written (initcheck; a missing barrier or wait?)", i);
-                    return NULL;
-                }
+        const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? memchr(b->smem_written + addr, 0, size) : NULL;
+        if (unwritten) {
+            fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
+                  "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));
+            return NULL;
+        }
         return b->smem + addr;
     case SPACE_LOCAL:
         if (size > b->k->local_bytes || addr > b->k->local_bytes - size) { /* no wrap near 2^64 */
