@@ -57,26 +57,7 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
                   " bytes of shared memory)", access_name(kind), size, addr, b->smem_size);
             return NULL;
         }
-        if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
-            const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
-            if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
-                race_acquire_at(b, w, addr);
-            if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
-                return NULL;
-            if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
-                race_release_at(b, w, addr);
-            if (strong && !race_strong_access(b, w, in, lane, addr, kind != ACCESS_WRITE, kind != ACCESS_READ))
-                return NULL;
-        }
-        if (initcheck && marks_written)
-            memset(b->smem_written + addr, 1, size);
-        const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? memchr(b->smem_written + addr, 0, size) : NULL;
-        if (unwritten) {
-            fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
-                  "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));
-            return NULL;
-        }
-        return b->smem + addr;
+        return shared_access(b, w, in, lane, addr, size, kind);
     case SPACE_LOCAL:
         if (size > b->k->local_bytes || addr > b->k->local_bytes - size) { /* no wrap near 2^64 */
             fault(b, in, (int)lane, w, EMU_ERR_ADDRESS,
@@ -119,6 +100,34 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
     }
 }
 
+uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size,
+                       access_kind kind)
+{
+    const bool initcheck = b->initcheck && kind != ACCESS_PROBE;
+    if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
+        b->since_progress = 0; /* a thread told the others something, as mem_access notes for every space */
+    if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
+        const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
+        if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
+            race_acquire_at(b, w, addr);
+        if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
+            return NULL;
+        if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
+            race_release_at(b, w, addr);
+        if (strong && !race_strong_access(b, w, in, lane, addr, kind != ACCESS_WRITE, kind != ACCESS_READ))
+            return NULL;
+    }
+    if (initcheck && (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC))
+        memset(b->smem_written + addr, 1, size);
+    const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? memchr(b->smem_written + addr, 0, size) : NULL;
+    if (unwritten) {
+        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
+              "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));
+        return NULL;
+    }
+    return b->smem + addr;
+}
+
 uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
                        uint64_t size, access_kind kind)
 {
@@ -151,10 +160,11 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
     return (uint8_t *)(uintptr_t)addr;
 }
 
-const emu_alloc *warp_device_allocation(int space, const uint64_t *address, uint32_t lanes, uint64_t size)
+warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
+                               const emu_alloc **alloc)
 {
-    if (!lanes || (space != SPACE_GLOBAL && space != SPACE_GENERIC))
-        return NULL;
+    if (!lanes || (space != SPACE_GLOBAL && space != SPACE_SHARED && space != SPACE_GENERIC))
+        return WARP_LANES;
     uint64_t lo = UINT64_MAX, hi = 0, any_bits = 0;
     FOR_LANES(lanes, l) {
         lo = address[l] < lo ? address[l] : lo;
@@ -162,11 +172,19 @@ const emu_alloc *warp_device_allocation(int space, const uint64_t *address, uint
         any_bits |= address[l];
     }
     if (hi + size < hi || (size <= 16 && (size & (size - 1)) == 0 && any_bits % size != 0))
-        return NULL; /* wraps, or a lane is misaligned */
+        return WARP_LANES; /* wraps, or a lane is misaligned (the windows are aligned far beyond 16 bytes) */
+    /* shared memory: .shared addresses, or generic ones in the shared window, all in the block's bytes */
+    const uint64_t shared_base = space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
+    if (space != SPACE_GLOBAL && lo >= shared_base && hi + size - shared_base <= b->smem_size)
+        return WARP_SHARED;
+    if (space == SPACE_SHARED)
+        return WARP_LANES;
+    /* device memory: .global addresses, or generic ones in none of the windows, all in one allocation */
     static const uint64_t windows[] = {EMU_SHARED_WINDOW, EMU_LOCAL_WINDOW, EMU_PARAM_WINDOW};
-    if (space == SPACE_GENERIC) /* no lane in the shared, local or parameter window */
+    if (space == SPACE_GENERIC)
         for (int i = 0; i < 3; i++)
             if (hi + size > windows[i] && lo < windows[i] + EMU_WINDOW_SIZE)
-                return NULL;
-    return emu_alloc_find(lo, hi + size - lo);
+                return WARP_LANES;
+    *alloc = emu_alloc_find(lo, hi + size - lo);
+    return *alloc ? WARP_DEVICE : WARP_LANES;
 }

@@ -1443,14 +1443,17 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     uint64_t address[LANES];
     FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
     const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
-    /* every lane in one allocation: bounds and alignment checked once (access.c) */
-    const emu_alloc *whole = in->op != OP_ATOM && in->op != OP_RED ? warp_device_allocation(in->space, address, m, total)
-                                                                   : NULL;
+    /* every lane in shared memory, or in one allocation: bounds and alignment checked once (access.c) */
+    const emu_alloc *alloc = NULL;
+    const warp_region region = in->op == OP_LD || in->op == OP_ST ? warp_access_region(b, in->space, address, m, total, &alloc)
+                                                                  : WARP_LANES;
+    const uint64_t shared_base = in->space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
     if (in->op == OP_LD) {
         FOR_LANES(m, l) {
             uint64_t addr = address[l];
-            const uint8_t *p = whole ? device_access(b, w, in, l, whole, addr, total, ACCESS_READ)
-                                     : mem_access(b, w, in, l, in->space, addr, total, ACCESS_READ);
+            const uint8_t *p = region == WARP_SHARED ? shared_access(b, w, in, l, addr - shared_base, total, ACCESS_READ)
+                               : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, addr, total, ACCESS_READ)
+                                                       : mem_access(b, w, in, l, in->space, addr, total, ACCESS_READ);
             if (!p)
                 return STEP_FAULT;
             for (int i = 0; i < vec; i++) {
@@ -1464,8 +1467,9 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     if (in->op == OP_ST) {
         FOR_LANES(m, l) {
             uint64_t addr = address[l];
-            uint8_t *p = whole ? device_access(b, w, in, l, whole, addr, total, ACCESS_WRITE)
-                               : mem_access(b, w, in, l, in->space, addr, total, ACCESS_WRITE);
+            uint8_t *p = region == WARP_SHARED ? shared_access(b, w, in, l, addr - shared_base, total, ACCESS_WRITE)
+                         : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, addr, total, ACCESS_WRITE)
+                                                 : mem_access(b, w, in, l, in->space, addr, total, ACCESS_WRITE);
             if (!p)
                 return STEP_FAULT;
             for (int i = 0; i < vec; i++)

@@ -239,14 +239,19 @@ void fault(block *b, const insn *in, int lane, const warp *w, emu_status status,
  * memcheck (bounds, alignment) and initcheck as compute-sanitizer defines them (access.c). */
 uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space, uint64_t addr, uint64_t size,
                     access_kind kind);
-/* The same in device memory, in allocation a, found already: racecheck and initcheck (access.c). */
+/* The same once bounds and alignment are known to hold: in the block's shared memory (addr: the offset in
+ * it), and in device memory, in allocation a. Racecheck and initcheck (access.c). */
+uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size,
+                       access_kind kind);
 uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
                        uint64_t size, access_kind kind);
-/* A warp's access of `size` bytes per lane at address[lane] (lanes), in global or generic space: when every
- * lane's bytes are aligned and in device memory, all in one allocation, that allocation, so bounds and
- * alignment are checked once for the warp; else NULL, and mem_access checks each lane (and says what is
- * wrong, if anything). */
-const emu_alloc *warp_device_allocation(int space, const uint64_t *address, uint32_t lanes, uint64_t size);
+/* Where a warp's access of `size` bytes per lane at address[lane] (lanes) goes when bounds and alignment hold
+ * for every lane, checked once for the warp: WARP_SHARED (all in the block's shared memory; a generic
+ * address less EMU_SHARED_WINDOW is the offset) or WARP_DEVICE (all in one allocation, *alloc); else
+ * WARP_LANES: mem_access checks each lane, and says what is wrong, if anything. */
+typedef enum { WARP_LANES, WARP_SHARED, WARP_DEVICE } warp_region;
+warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
+                               const emu_alloc **alloc);
 
 /* The wavefronts a warp's shared-memory access of `size` bytes per thread takes (exec.c, count_wavefronts),
  * and into *ideal the fewest the same words could take: the counters' and the timing model's one rule. */
