@@ -227,11 +227,11 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
 
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
  * no .ftz and no .sat, by all 32 lanes. The same IEEE operations as alu_f32's loop, written lane-parallel
- * so the compiler makes vector instructions of them (an x86-64 copy with AVX and FMA where the CPU has
+ * so the compiler makes vector instructions of them (an x86-64-v3 copy, AVX2 and FMA, where the CPU has
  * them, chosen at load). The operands are read before any lane's result is written: a destination may be
  * a source. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("fma", "default")))
+__attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
 {
@@ -805,9 +805,10 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
  * the exact answer, not a model of one GPU's arithmetic. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* the hottest loop of a tensor-core kernel's emulation: a copy for CPUs with AVX and FMA, chosen at load.
- * Fusing a product into its sum changes nothing here (the product is exact), so the compiler may. */
-__attribute__((target_clones("fma", "default"), optimize("fp-contract=fast")))
+/* the hottest loop of a tensor-core kernel's emulation: an x86-64-v3 copy (AVX2, FMA) where the CPU has
+ * them, chosen at load. Fusing a product into its sum changes nothing (the product is exact), so the
+ * compiler may. */
+__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #endif
 static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {

@@ -578,10 +578,11 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
 }
 
 /* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as
- * mma_16816 in exec.c), the hottest loop of a wgmma kernel's emulation: a copy for CPUs with AVX and FMA,
- * chosen at load; fusing a product into its sum changes nothing (the product is exact), so the compiler may. */
+ * mma_16816 in exec.c). The hottest loop of a wgmma kernel's emulation: an x86-64-v3 copy (AVX2, FMA)
+ * where the CPU has them, chosen at load; fusing a product into its sum changes nothing (the product is
+ * exact), so the compiler may. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("fma", "default"), optimize("fp-contract=fast")))
+__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #endif
 static void wgmma_sum(const float A[16][16], const float B[16][256], double D[16][256], int n)
 {
