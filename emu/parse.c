@@ -1299,13 +1299,1214 @@ static bool decode_function_call(decoder *d, int t)
     return true;
 }
 
+/* Arithmetic and logic: [op].[mods].type d, a[, b[, c]] */
+static const struct arithmetic {
+    const char *name;
+    ptx_op op;
+    int n_src;
+} arithmetic[] = {
+    {"add", OP_ADD, 2}, {"sub", OP_SUB, 2}, {"mul", OP_MUL, 2}, {"mad", OP_MAD, 3}, {"fma", OP_FMA, 3},
+    {"div", OP_DIV, 2}, {"rem", OP_REM, 2}, {"abs", OP_ABS, 1}, {"neg", OP_NEG, 1}, {"min", OP_MIN, 2},
+    {"max", OP_MAX, 2}, {"and", OP_AND, 2}, {"or", OP_OR, 2}, {"xor", OP_XOR, 2}, {"not", OP_NOT, 1},
+    {"cnot", OP_CNOT, 1}, {"popc", OP_POPC, 1}, {"clz", OP_CLZ, 1}, {"brev", OP_BREV, 1},
+    {"sad", OP_SAD, 3}, {"mul24", OP_MUL24, 2}, {"mad24", OP_MAD24, 3}, {"copysign", OP_COPYSIGN, 2},
+    {"addc", OP_ADDC, 2}, {"subc", OP_SUBC, 2}, {"madc", OP_MADC, 3},
+    {"rcp", OP_RCP, 1}, {"sqrt", OP_SQRT, 1}, {"rsqrt", OP_RSQRT, 1}, {"ex2", OP_EX2, 1}, {"lg2", OP_LG2, 1},
+    {"sin", OP_SIN, 1}, {"cos", OP_COS, 1}, {"tanh", OP_TANH, 1}};
+
+static const struct arithmetic *arithmetic_of(const char *mnemonic)
+{
+    for (size_t i = 0; i < sizeof arithmetic / sizeof arithmetic[0]; i++)
+        if (strcmp(mnemonic, arithmetic[i].name) == 0)
+            return &arithmetic[i];
+    return NULL;
+}
+
+static bool decode_arithmetic(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    const struct arithmetic *row = arithmetic_of(base);
+    in->op = (uint16_t)row->op;
+    take_rounding(m, in);
+    if (take(m, "sat")) in->flags |= F_SAT;
+    if (take(m, "ftz")) in->flags |= F_FTZ;
+    if (take(m, "approx")) in->flags |= F_APPROX;
+    if (take(m, "full")) in->flags |= F_FULL;
+    if (take(m, "hi")) in->flags |= F_HI;
+    if (take(m, "lo")) in->flags |= F_LO;
+    if (take(m, "wide")) in->flags |= F_WIDE;
+    if (take(m, "cc")) in->flags |= F_CC;
+    if (take(m, "NaN")) in->flags |= F_NAN;
+    if (take(m, "relu")) in->flags |= F_RELU;
+    if (take(m, "xorsign") || take(m, "abs")) /* min/max.xorsign.abs: sm_100 and later */
+        return unsupported(d);
+    in->type = (uint8_t)take_type(m);
+    if (in->type == T_NONE)
+        return failf(d->b->lx, in->ptx_line, "%s has no type", d->shown);
+    if (!finish_modifiers(d, m))
+        return false;
+    /* "Half Precision Floating Point Instructions: fma": .relu on the f16 and bf16 forms alone */
+    if ((in->flags & F_RELU) && (in->op != OP_FMA || (in->type != T_F16 && in->type != T_F16X2 &&
+                                                       in->type != T_BF16 && in->type != T_BF16X2)))
+        return failf(d->b->lx, in->ptx_line, "%s: .relu is for fma on f16, f16x2, bf16 and bf16x2", d->shown);
+    /* PTX ISA, "Extended-Precision Integer Arithmetic Instructions": .cc on add, sub, mad and their
+     * carry-in forms, 32- and 64-bit integers only; mad's forms take .hi or .lo */
+    const bool extended = in->op == OP_ADDC || in->op == OP_SUBC || in->op == OP_MADC;
+    if (extended || (in->flags & F_CC)) {
+        const bool mad_form = in->op == OP_MAD || in->op == OP_MADC;
+        if (!extended && in->op != OP_ADD && in->op != OP_SUB && !mad_form)
+            return failf(d->b->lx, in->ptx_line, "%s: .cc is for add, sub and mad", d->shown);
+        if (in->type != T_U32 && in->type != T_S32 && in->type != T_U64 && in->type != T_S64)
+            return failf(d->b->lx, in->ptx_line, "%s: carry arithmetic takes .u32, .s32, .u64 or .s64", d->shown);
+        if (in->flags & (F_SAT | F_WIDE) || (mad_form && !(in->flags & (F_HI | F_LO))))
+            return failf(d->b->lx, in->ptx_line, "%s: carry arithmetic takes no .sat or .wide; mad takes .hi or .lo",
+                         d->shown);
+    }
+    ptx_type src = (ptx_type)in->type;
+    if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & F_WIDE)) {
+        in->stype = (uint8_t)src;
+        ptx_type wide = wide_type(src);
+        if (wide == T_NONE)
+            return failf(d->b->lx, in->ptx_line, "%s: .wide needs a 16- or 32-bit integer type", d->shown);
+        if (!need_operands(d, 1 + row->n_src) || add_value(d, &ops->op[0], wide) != 1 ||
+            add_value(d, &ops->op[1], src) != 1 || add_value(d, &ops->op[2], src) != 1)
+            return false;
+        if (in->op == OP_MAD && add_value(d, &ops->op[3], wide) != 1)
+            return false;
+        in->n_dst = 1;
+        in->n_src = (uint8_t)row->n_src;
+        return true;
+    }
+    if (in->op == OP_POPC || in->op == OP_CLZ) { /* d is .u32 whatever the source width */
+        if (!need_operands(d, 2) || add_value(d, &ops->op[0], T_U32) != 1 || add_value(d, &ops->op[1], src) != 1)
+            return false;
+        in->n_dst = 1, in->n_src = 1;
+        return true;
+    }
+    if ((in->op == OP_MIN || in->op == OP_MAX) && ops->n == 4)
+        return plain(d, 3, src); /* three-input min/max */
+    return plain(d, row->n_src, src);
+}
+
+static bool decode_shift(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = base[2] == 'l' ? OP_SHL : OP_SHR;
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m) || !need_operands(d, 3))
+        return false;
+    if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+        add_value(d, &ops->op[2], T_U32) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 2;
+    return true;
+}
+
+static bool decode_shf(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = OP_SHF;
+    if (take(m, "l")) in->flags |= F_SHIFT_LEFT;
+    else if (!take(m, "r")) return failf(d->b->lx, in->ptx_line, "%s needs .l or .r", d->shown);
+    if (take(m, "clamp")) in->flags |= F_SHIFT_CLAMP;
+    else if (!take(m, "wrap")) return failf(d->b->lx, in->ptx_line, "%s needs .clamp or .wrap", d->shown);
+    in->type = (uint8_t)take_type(m);
+    return finish_modifiers(d, m) && plain(d, 3, T_B32);
+}
+
+/* "bfind{.shiftamt}.type d, a": .u32/.s32/.u64/.s64 a, .u32 d */
+static bool decode_bfind(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_BFIND;
+    in->mode = (uint8_t)take(m, "shiftamt");
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m))
+        return false;
+    if (in->type != T_U32 && in->type != T_S32 && in->type != T_U64 && in->type != T_S64)
+        return failf(d->b->lx, in->ptx_line, "%s: bfind takes .u32, .s32, .u64 or .s64", d->shown);
+    if (!need_operands(d, 2) || add_value(d, &ops->op[0], T_U32) != 1 || add_value(d, &ops->op[1], in->type) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 1;
+    return true;
+}
+
+static bool decode_dot_product(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* "dp4a.atype.btype d, a, b, c" and "dp2a.mode.atype.btype": .u32 or .s32 each; c and d are .u32
+     * when both are .u32, else .s32 (the same 32 bits either way) */
+    in->op = base[2] == '4' ? OP_DP4A : OP_DP2A;
+    if (in->op == OP_DP2A) {
+        if (take(m, "hi")) in->flags |= F_HI;
+        else if (take(m, "lo")) in->flags |= F_LO;
+        else return failf(d->b->lx, in->ptx_line, "%s needs .lo or .hi", d->shown);
+    }
+    in->type = (uint8_t)take_type(m);  /* a's */
+    in->stype = (uint8_t)take_type(m); /* b's */
+    if (!finish_modifiers(d, m))
+        return false;
+    if ((in->type != T_U32 && in->type != T_S32) || (in->stype != T_U32 && in->stype != T_S32))
+        return failf(d->b->lx, in->ptx_line, "%s: a and b are each .u32 or .s32", d->shown);
+    if (!need_operands(d, 4))
+        return false;
+    for (int i = 0; i < 4; i++)
+        if (add_value(d, &ops->op[i], T_B32) != 1)
+            return false;
+    in->n_dst = 1, in->n_src = 3;
+    return true;
+}
+
+static bool decode_lop3(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = OP_LOP3;
+    in->type = (uint8_t)take_type(m);
+    return finish_modifiers(d, m) && plain(d, 4, T_B32);
+}
+
+static bool decode_bit_field(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    bool insert = base[2] == 'i';
+    in->op = insert ? OP_BFI : OP_BFE;
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m) || !need_operands(d, insert ? 5 : 4))
+        return false;
+    int n_typed = insert ? 3 : 2; /* d, a (and b for bfi) are of the type; pos, len are u32 */
+    for (int i = 0; i < ops->n; i++)
+        if (add_value(d, &ops->op[i], i < n_typed ? (ptx_type)in->type : T_U32) != 1)
+            return false;
+    in->n_dst = 1, in->n_src = (uint8_t)(ops->n - 1);
+    return true;
+}
+
+static bool decode_prmt(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = OP_PRMT;
+    static const char *const modes[] = {"", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
+    for (int i = 1; i < 7; i++)
+        if (take(m, modes[i]))
+            in->mode = (uint8_t)i;
+    in->type = (uint8_t)take_type(m);
+    return finish_modifiers(d, m) && plain(d, 3, T_B32);
+}
+
+static bool decode_testp(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    static const char *const modes[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
+    in->op = OP_TESTP;
+    bool found = false;
+    for (int i = 0; i < 6; i++)
+        if (take(m, modes[i]))
+            in->mode = (uint8_t)i, found = true;
+    in->type = (uint8_t)take_type(m);
+    if (!found || !finish_modifiers(d, m) || !need_operands(d, 2))
+        return found ? false : unsupported(d);
+    if (add_value(d, &ops->op[0], T_PRED) != 1 || add_value(d, &ops->op[1], in->type) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 1;
+    return true;
+}
+
+static bool decode_compare(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    static const char *const cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
+                                       "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
+    bool setp = base[3] == 'p';
+    in->op = setp ? OP_SETP : OP_SET;
+    bool found = false;
+    for (int i = 0; i < 18 && !found; i++)
+        if (take(m, cmps[i]))
+            in->mode = (uint8_t)i, found = true;
+    if (!found)
+        return failf(d->b->lx, in->ptx_line, "%s has no comparison operator", d->shown);
+    if (take(m, "and")) in->combine = 1;
+    else if (take(m, "or")) in->combine = 2;
+    else if (take(m, "xor")) in->combine = 3;
+    if (take(m, "ftz")) in->flags |= F_FTZ;
+    ptx_type dtype = setp ? T_PRED : take_type(m);
+    in->type = (uint8_t)take_type(m);
+    if (!setp) { /* set.CmpOp.dtype.stype: the first type is the destination's */
+        in->stype = (uint8_t)in->type;
+        in->type = (uint8_t)dtype;
+    }
+    if (!finish_modifiers(d, m))
+        return false;
+    ptx_type cmp_type = setp ? (ptx_type)in->type : (ptx_type)in->stype;
+    /* setp.CmpOp.type p[|q], a, b[, {!}c] ; the parser reads "p|q" as p, then q as its own operand */
+    int n = ops->n;
+    const operand *c = NULL;
+    if (in->combine) {
+        c = &ops->op[n - 1];
+        n--;
+    }
+    if (n < 3 || n > 4)
+        return need_operands(d, 3);
+    int n_dst = n - 2;
+    for (int i = 0; i < n_dst; i++)
+        if (add_value(d, &ops->op[i], setp ? T_PRED : dtype) != 1)
+            return false;
+    if (add_value(d, &ops->op[n_dst], cmp_type) != 1 || add_value(d, &ops->op[n_dst + 1], cmp_type) != 1)
+        return false;
+    if (c) {
+        if (c->kind != O_SLOT)
+            return failf(d->b->lx, c->line, "%s: the combining operand must be a predicate", d->shown);
+        if (!PUSH(d->b->lx, d->b->k->slots_of, d->b->n_slots_of, d->b->n_slots_of_cap, c->slot))
+            return false;
+        if (c->negated)
+            in->flags |= F_NEG_PRED;
+    }
+    in->n_dst = (uint8_t)n_dst;
+    in->n_src = (uint8_t)(2 + (c != NULL));
+    return true;
+}
+
+static bool decode_selp(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_SELP;
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m) || !need_operands(d, 4))
+        return false;
+    if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+        add_value(d, &ops->op[2], in->type) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 3;
+    return true;
+}
+
+static bool decode_slct(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_SLCT;
+    if (take(m, "ftz")) in->flags |= F_FTZ;
+    in->type = (uint8_t)take_type(m);
+    in->stype = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m) || !need_operands(d, 4))
+        return false;
+    if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
+        add_value(d, &ops->op[2], in->type) != 1 || add_value(d, &ops->op[3], in->stype) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 3;
+    return true;
+}
+
+static bool decode_mov(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_MOV;
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m) || !need_operands(d, 2))
+        return false;
+    const operand *dst = &ops->op[0], *src = &ops->op[1];
+    int bits = ptx_type_bits(in->type);
+    /* mov.b32 {a, b}, x (unpack) and mov.b32 x, {a, b} (pack): elements are bits / count wide */
+    int nd = dst->kind == O_VEC ? dst->vec_count : 1, ns = src->kind == O_VEC ? src->vec_count : 1;
+    if (nd > 1 && ns > 1)
+        return failf(d->b->lx, in->ptx_line, "%s with vectors on both sides", d->shown);
+    ptx_type part = T_NONE;
+    int parts = nd > 1 ? nd : ns;
+    if (parts > 1) {
+        int part_bits = bits / parts;
+        part = part_bits == 8 ? T_B8 : part_bits == 16 ? T_B16 : part_bits == 32 ? T_B32 : T_NONE;
+        if (part == T_NONE || part_bits * parts != bits)
+            return failf(d->b->lx, in->ptx_line, "%s: %d parts do not divide %d bits", d->shown, parts, bits);
+    }
+    if (add_value(d, dst, nd > 1 ? part : (ptx_type)in->type) != nd ||
+        add_value(d, src, ns > 1 ? part : (ptx_type)in->type) != ns)
+        return false;
+    in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)ns;
+    return true;
+}
+
+static bool decode_cvt(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = OP_CVT;
+    take_rounding(m, in);
+    if (take(m, "sat")) in->flags |= F_SAT;
+    if (take(m, "ftz")) in->flags |= F_FTZ;
+    if (take(m, "relu")) in->flags |= F_RELU;
+    in->type = (uint8_t)take_type(m);
+    in->stype = (uint8_t)take_type(m);
+    if (in->type == T_NONE || in->stype == T_NONE || !finish_modifiers(d, m))
+        return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs two types", d->shown);
+    /* "cvt.frnd2{.relu}.f16.f32" and its f16x2, bf16 and bf16x2 forms: .relu on those alone */
+    if ((in->flags & F_RELU) && (in->stype != T_F32 || (in->type != T_F16 && in->type != T_F16X2 &&
+                                                          in->type != T_BF16 && in->type != T_BF16X2)))
+        return failf(d->b->lx, in->ptx_line, "%s: .relu is for f32 to f16, f16x2, bf16 or bf16x2", d->shown);
+    /* cvt.rn.f16x2.f32 d, a, b: two sources (a goes to the upper half) */
+    int n_src = (in->type == T_F16X2 || in->type == T_BF16X2) ? 2 : 1;
+    return plain(d, n_src, (ptx_type)in->stype);
+}
+
+static bool decode_address_space(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = base[0] == 'c' ? OP_CVTA : OP_ISSPACEP;
+    bool to = take(m, "to");
+    in->space = (uint8_t)take_space(m);
+    in->type = (uint8_t)take_type(m);
+    if (to)
+        in->flags |= F_CVTA_TO;
+    if (!finish_modifiers(d, m) || !need_operands(d, 2))
+        return false;
+    if (add_value(d, &ops->op[0], in->op == OP_ISSPACEP ? T_PRED : (ptx_type)in->type) != 1)
+        return false;
+    if (add_value(d, &ops->op[1], in->op == OP_ISSPACEP ? T_U64 : (ptx_type)in->type) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 1;
+    return true;
+}
+
+static bool decode_load_store(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    bool load = base[0] == 'l';
+    in->op = load ? OP_LD : OP_ST;
+    in->space = (uint8_t)take_space(m);
+    in->vec = 1;
+    if (take(m, "v2")) in->vec = 2;
+    else if (take(m, "v4")) in->vec = 4;
+    else if (take(m, "v8")) in->vec = 8;
+    in->type = (uint8_t)take_type(m);
+    if (in->type == T_NONE || !finish_modifiers(d, m) || !need_operands(d, 2))
+        return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
+    if (in->type == T_B128) /* a register slot holds 64 bits: refused here, never moved as 8 bytes */
+        return unsupported(d);
+    if (in->type == T_PRED) /* PTX ISA "ld", "st": .type is .b, .u, .s or .f of 8 to 128 bits */
+        return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type ld or st takes", d->shown);
+    const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
+    int n = add_value(d, value, (ptx_type)in->type);
+    if (n < 0)
+        return false;
+    if (n != in->vec)
+        return failf(d->b->lx, in->ptx_line, "%s moves %d values but names %d", d->shown, in->vec, n);
+    if (load)
+        in->n_dst = (uint8_t)n;
+    else
+        in->n_src = (uint8_t)n;
+    return set_address(d, address);
+}
+
+static bool decode_atomic(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    static const char *const ops_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
+    in->op = base[0] == 'a' ? OP_ATOM : OP_RED;
+    in->space = (uint8_t)take_space(m);
+    bool found = false;
+    for (int i = 0; i < 10; i++)
+        if (take(m, ops_names[i]))
+            in->mode = (uint8_t)i, found = true;
+    if (!found)
+        return failf(d->b->lx, in->ptx_line, "%s has no operation", d->shown);
+    take(m, "noftz");
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m))
+        return false;
+    if (in->type == T_NONE)
+        return failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
+    if (in->type == T_F16 || in->type == T_F16X2 || in->type == T_BF16 || in->type == T_BF16X2 ||
+        in->type == T_B128)
+        return unsupported(d);
+    if (in->type == T_PRED) /* PTX ISA "atom", "red": .type is .b, .u, .s or .f of 16 to 128 bits */
+        return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type atom or red takes", d->shown);
+    int first = 0;
+    if (in->op == OP_ATOM) {
+        if (add_value(d, &ops->op[0], in->type) != 1)
+            return false;
+        in->n_dst = 1;
+        first = 1;
+    }
+    if (!set_address(d, &ops->op[first]))
+        return false;
+    int n_src = in->mode == ATOM_CAS ? 2 : 1;
+    if (ops->n != first + 1 + n_src)
+        return need_operands(d, first + 1 + n_src);
+    for (int i = 0; i < n_src; i++)
+        if (add_value(d, &ops->op[first + 1 + i], in->type) != 1)
+            return false;
+    in->n_src = (uint8_t)n_src;
+    return true;
+}
+
+static bool decode_prefetch(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_PREFETCH;
+    in->space = (uint8_t)take_space(m);
+    take(m, "L1"), take(m, "L2");
+    return finish_modifiers(d, m) && need_operands(d, 1) && set_address(d, &ops->op[0]);
+}
+
+static bool decode_bra(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_BRA;
+    if (take(m, "uni"))
+        in->flags |= F_UNI;
+    if (!finish_modifiers(d, m) || !need_operands(d, 1))
+        return false;
+    if (ops->op[0].kind != O_LABEL)
+        return failf(d->b->lx, in->ptx_line, "%s needs a label (indirect branches are not supported)", d->shown);
+    label_use use = {ops->op[0].label, (int32_t)d->b->k->n_code, in->ptx_line};
+    if (!PUSH(d->b->lx, d->b->uses, d->b->n_uses, d->b->uses_cap, use))
+        return false; /* the label is freed with the operands */
+    ops->op[0].label = NULL;
+    return true;
+}
+
+static bool decode_call(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* "call{.uni} (ret), f, (args)" (PTX ISA 9.0, section 9.7.12.5 "call"): f is a .func of the module (a
+     * direct call), a register holding a function's address and then a .callprototype or .calltargets
+     * list (an indirect call), or the CUDA runtime's vprintf (one .b32 return, the format and the
+     * argument buffer) or __assertfail (message, file, line, function, char size). */
+    in->op = OP_CALL;
+    take(m, "uni");
+    if (!finish_modifiers(d, m))
+        return false;
+    const int t = ops->call_returns;
+    if (t >= ops->n)
+        return failf(d->b->lx, in->ptx_line, "%s names no function", d->shown);
+    const operand *target = &ops->op[t];
+    if (target->func || target->kind == O_SLOT)
+        return decode_function_call(d, t);
+    if (target->kind != O_LABEL)
+        return failf(d->b->lx, in->ptx_line, "%s: operand %d is neither a function nor a register holding one's "
+                     "address", d->shown, t + 1);
+    const int callee = t;
+    const char *name = ops->op[callee].label;
+    const bool printf_call = strcmp(name, "vprintf") == 0, assert_call = strcmp(name, "__assertfail") == 0;
+    if (!printf_call && !assert_call)
+        return failf(d->b->lx, in->ptx_line, "call of %s: no function of that name is declared in the module",
+                     quoted_str(name).s);
+    const int want_returns = printf_call ? 1 : 0, want_args = printf_call ? 2 : 5;
+    if (callee != want_returns || ops->n - callee - 1 != want_args)
+        return failf(d->b->lx, in->ptx_line, "call of %s takes %d return value(s) and %d arguments", name,
+                     want_returns, want_args);
+    in->mode = printf_call ? CALL_VPRINTF : CALL_ASSERTFAIL;
+    for (int i = 0; i < ops->n; i++) {
+        if (i == callee)
+            continue;
+        if ((ops->op[i].kind != O_LIT && ops->op[i].kind != O_SLOT) || ops->op[i].sym_space != SPACE_LOCAL)
+            return failf(d->b->lx, in->ptx_line, "%s: operand %d is not a .param variable of the call", d->shown,
+                         i + 1);
+        if (add_value(d, &ops->op[i], T_U64) != 1) /* its offset in the thread's local memory */
+            return false;
+    }
+    in->n_dst = 0, in->n_src = (uint8_t)(ops->n - 1);
+    return true;
+}
+
+/* "brx.idx{.uni} index, tlist": a .branchtargets list declared before */
+static bool decode_brx(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_BRX;
+    if (!take(m, "idx"))
+        return failf(d->b->lx, in->ptx_line, "%s: brx needs .idx", d->shown);
+    if (take(m, "uni"))
+        in->flags |= F_UNI;
+    if (!finish_modifiers(d, m) || !need_operands(d, 2))
+        return false;
+    if (ops->op[1].kind != O_LABEL)
+        return failf(d->b->lx, in->ptx_line, "%s: the second operand is a .branchtargets list's name", d->shown);
+    const branch_list *list = NULL;
+    for (int i = 0; i < d->b->n_lists && !list; i++)
+        if (strcmp(d->b->lists[i].name, ops->op[1].label) == 0)
+            list = &d->b->lists[i];
+    if (!list)
+        return failf(d->b->lx, in->ptx_line, "%s: no .branchtargets list %s before it", d->shown,
+                     quoted_str(ops->op[1].label).s);
+    in->target = list->first;
+    in->addr_offset = list->count;
+    if (add_value(d, &ops->op[0], T_U32) != 1)
+        return false;
+    in->n_dst = 0, in->n_src = 1;
+    return true;
+}
+
+static bool decode_thread_end(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = base[0] == 'r' ? OP_RET : base[0] == 'e' ? OP_EXIT : OP_TRAP;
+    /* "ret": "Return execution to caller's environment. A divergent return suspends threads until all
+     * threads are ready to return to the caller" (section 9.7.12.6); in a kernel the thread is done */
+    in->mode = d->b->func >= 0 ? RET_FUNCTION : RET_KERNEL;
+    take(m, "uni");
+    return finish_modifiers(d, m) && need_operands(d, 0);
+}
+
+static bool decode_fence(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    /* One block runs at a time on one host thread and its memory is coherent, so orderings between
+     * its own threads, and between the generic and async proxies ("fence.proxy.async"), hold already.
+     * What a missing fence would break is racecheck's business (racecheck.c), not the interpreter's. */
+    in->op = OP_MEMBAR;
+    take(m, "sc"), take(m, "gl");
+    if (take(m, "mbarrier_init")) /* orders prior mbarrier.init for the async proxy (racecheck) */
+        in->flags |= F_MBAR_INIT_FENCE;
+    bool proxy = take(m, "proxy"), async = take(m, "async");
+    if (proxy && async)
+        in->flags |= F_PROXY_ASYNC;
+    take_space(m);
+    take(m, "shared::cluster");
+    return finish_modifiers(d, m);
+}
+
+static bool decode_hint(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = OP_NOP;
+    take_type(m);
+    return finish_modifiers(d, m);
+}
+
+static bool decode_barrier(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* bar.sync == barrier.sync.aligned; bar.warp.sync is the warp barrier (PTX ISA, "bar, barrier") */
+    if (strcmp(base, "bar") == 0 && take(m, "warp")) {
+        in->op = OP_BAR_WARP;
+        if (!finish_modifiers(d, m) || !need_operands(d, 1))
+            return false;
+        if (add_value(d, &ops->op[0], T_B32) != 1)
+            return false;
+        in->n_src = 1;
+        return true;
+    }
+    take(m, "cta");
+    bool red = false;
+    if (take(m, "arrive"))
+        in->op = OP_BAR_ARRIVE;
+    else if (take(m, "red"))
+        in->op = OP_BAR_RED, red = true;
+    else
+        in->op = OP_BAR, take(m, "sync");
+    if (strcmp(base, "bar") == 0)
+        in->flags |= F_ALIGNED; /* "bar{.cta}.sync is equivalent to barrier{.cta}.sync.aligned" */
+    if (red) {
+        if (take(m, "popc")) in->mode = ATOM_POPC;
+        else if (take(m, "and")) in->mode = ATOM_AND;
+        else if (take(m, "or")) in->mode = ATOM_OR;
+        in->type = (uint8_t)take_type(m);
+    }
+    if (!finish_modifiers(d, m))
+        return false;
+    int first = 0;
+    if (red) {
+        if (add_value(d, &ops->op[0], in->type) != 1)
+            return false;
+        in->n_dst = 1;
+        first = 1;
+    }
+    int n = ops->n - first;
+    if (n < 1 || n > (red ? 3 : 2))
+        return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
+    for (int i = 0; i < n; i++) {
+        bool is_pred = red && i == n - 1;
+        const operand *o = &ops->op[first + i];
+        if (is_pred && o->negated) {
+            in->flags |= F_NEG_PRED;
+            operand plain_o = *o;
+            plain_o.negated = false;
+            if (add_value(d, &plain_o, T_PRED) != 1)
+                return false;
+        } else if (add_value(d, o, is_pred ? T_PRED : T_U32) != 1) {
+            return false;
+        }
+    }
+    if (n == (red ? 3 : 2))
+        in->flags |= F_HAS_COUNT;
+    in->n_src = (uint8_t)n;
+    return true;
+}
+
+static bool decode_mbarrier(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* "Parallel Synchronization and Communication Instructions: mbarrier": the object is 8 bytes of
+     * shared memory; its layout is the implementation's (exec.c's mbar_* say this one's) */
+    static const struct { const char *name; ptx_op op; } forms[] = {
+        {"init", OP_MBAR_INIT}, {"arrive", OP_MBAR_ARRIVE}, {"expect_tx", OP_MBAR_EXPECT_TX},
+        {"complete_tx", OP_MBAR_COMPLETE_TX}, {"try_wait", OP_MBAR_TRY_WAIT}, {"test_wait", OP_MBAR_TRY_WAIT},
+        {"inval", OP_MBAR_INVAL}};
+    bool found = false;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0] && !found; i++)
+        if (take(m, forms[i].name))
+            in->op = (uint16_t)forms[i].op, found = true;
+    if (!found) /* arrive_drop, pending_count: not needed yet */
+        return unsupported(d);
+    if (strstr(d->text, "test_wait"))
+        in->flags |= F_TEST_WAIT;
+    if (in->op == OP_MBAR_ARRIVE && take(m, "expect_tx"))
+        in->flags |= F_EXPECT_TX;
+    if (in->op == OP_MBAR_TRY_WAIT && take(m, "parity"))
+        in->flags |= F_PARITY;
+    in->space = (uint8_t)take_space(m);
+    in->type = (uint8_t)take_type(m);
+    if (in->type != T_B64 || !finish_modifiers(d, m))
+        return d->b->lx->failed ? false : unsupported(d);
+    /* [dst,] [addr], operands... : mbarrier.init [a], count; arrive state, [a]{, count};
+     * arrive.expect_tx state, [a], tx; expect_tx/complete_tx [a], tx; try_wait p, [a], parity|state */
+    int first = 0;
+    if (in->op == OP_MBAR_ARRIVE || in->op == OP_MBAR_TRY_WAIT) {
+        if (add_value(d, &ops->op[0], in->op == OP_MBAR_TRY_WAIT ? T_PRED : T_B64) != 1)
+            return false;
+        in->n_dst = 1;
+        first = 1;
+    }
+    if (ops->n <= first || !set_address(d, &ops->op[first]))
+        return d->b->lx->failed ? false : need_operands(d, first + 1);
+    int n_src = ops->n - first - 1;
+    if (n_src > 2 || (in->op == OP_MBAR_INVAL && n_src) || (in->op != OP_MBAR_ARRIVE && in->op != OP_MBAR_INVAL &&
+                                                            in->op != OP_MBAR_TRY_WAIT && n_src != 1))
+        return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
+    for (int i = 0; i < n_src; i++) /* try_wait's optional suspend-time hint is read and ignored */
+        if (add_value(d, &ops->op[first + 1 + i],
+                      in->op == OP_MBAR_TRY_WAIT && !(in->flags & F_PARITY) && i == 0 ? T_B64 : T_U32) != 1)
+            return false;
+    in->n_src = (uint8_t)n_src;
+    return true;
+}
+
+static bool decode_wgmma(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* "Asynchronous Multiply-and-Accumulate Instruction: wgmma.*" */
+    if (take(m, "fence") || take(m, "commit_group")) {
+        in->op = strstr(d->text, "fence") ? OP_WGMMA_FENCE : OP_WGMMA_COMMIT;
+        return finish_modifiers(d, m) && need_operands(d, 0);
+    }
+    if (take(m, "wait_group"))
+        return decode_group_wait(d, m, OP_WGMMA_WAIT);
+    if (!take(m, "mma_async"))
+        return unsupported(d);
+    /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc|{a}, b-desc, scale-d,
+     *     imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b */
+    in->op = OP_WGMMA_MMA;
+    int n = 0;
+    for (int i = 1; i < m->n && !n; i++) {
+        int parsed = 0;
+        if (!m->used[i] && sscanf(m->parts[i], "m64n%dk16%n", &n, &parsed) == 1 && m->parts[i][parsed] == 0)
+            m->used[i] = true;
+        else
+            n = 0;
+    }
+    in->type = (uint8_t)take_type(m);
+    ptx_type a = take_type(m), b = take_type(m);
+    if (!finish_modifiers(d, m))
+        return false;
+    if (n < 8 || n > 256 || n % 8 || in->type != T_F32 || a != b || (a != T_F16 && a != T_BF16))
+        return unsupported(d);
+    in->stype = (uint8_t)a;
+    in->size = (uint8_t)(n / 8);
+    const bool a_regs = ops->n == 7;
+    if (ops->n != 8 && ops->n != 7)
+        return need_operands(d, 8);
+    if (a_regs)
+        in->flags |= F_A_REGS;
+    if (add_value(d, &ops->op[0], T_F32) != n / 2)
+        return failf(d->b->lx, in->ptx_line, "%s needs %d accumulator registers", d->shown, n / 2);
+    in->n_dst = (uint8_t)(n / 2);
+    int given = add_value(d, &ops->op[1], a_regs ? T_B32 : T_B64);
+    if (given != (a_regs ? 4 : 1) || add_value(d, &ops->op[2], T_B64) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
+        return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s: wrong A, B or scale-d operand", d->shown);
+    in->n_src = (uint8_t)(given + 2);
+    /* the immediates: scale-a, scale-b in {1, -1}, the transposes in {0, 1} -> mode bits */
+    int first_imm = 4;
+    for (int i = first_imm; i < ops->n; i++)
+        if (ops->op[i].kind != O_LIT || ops->op[i].lit != LIT_INT)
+            return failf(d->b->lx, in->ptx_line, "%s: scale and transpose operands must be constants", d->shown);
+    int64_t scale_a = (int64_t)ops->op[4].bits, scale_b = (int64_t)ops->op[5].bits;
+    int64_t trans_a = a_regs ? 0 : (int64_t)ops->op[6].bits, trans_b = (int64_t)ops->op[a_regs ? 6 : 7].bits;
+    if ((scale_a != 1 && scale_a != -1) || (scale_b != 1 && scale_b != -1) || (trans_a & ~1) || (trans_b & ~1))
+        return failf(d->b->lx, in->ptx_line, "%s: scales must be 1 or -1, transposes 0 or 1", d->shown);
+    in->mode = (uint8_t)(trans_a | trans_b << 1 | (scale_a < 0) << 2 | (scale_b < 0) << 3);
+    return true;
+}
+
+static bool decode_setmaxnreg(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* setmaxnreg.{inc,dec}.sync.aligned.u32 imm-reg-count ("Miscellaneous Instructions: setmaxnreg") */
+    in->op = OP_SETMAXNREG;
+    if (take(m, "inc"))
+        in->flags |= F_INC;
+    else if (!take(m, "dec"))
+        return unsupported(d);
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m) || !need_operands(d, 1))
+        return false;
+    if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
+        return failf(d->b->lx, in->ptx_line, "%s needs a constant register count", d->shown);
+    int64_t count = (int64_t)ops->op[0].bits;
+    if (count < 24 || count > 256 || count % 8)
+        return failf(d->b->lx, in->ptx_line, "%s: the register count %lld must be a multiple of 8 in [24, 256]",
+                     d->shown, (long long)count);
+    in->addr_offset = count;
+    return true;
+}
+
+static bool decode_elect(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* elect.sync d|p, membermask: one leader lane of the members ("elect.sync") */
+    in->op = OP_ELECT;
+    if (!finish_modifiers(d, m) || ops->n != 3)
+        return d->b->lx->failed ? false : need_operands(d, 3);
+    if (add_value(d, &ops->op[0], T_B32) != 1 || add_value(d, &ops->op[1], T_PRED) != 1 ||
+        add_value(d, &ops->op[2], T_B32) != 1)
+        return false;
+    in->n_dst = 2, in->n_src = 1;
+    return true;
+}
+
+static bool decode_cp_async(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    if (!take(m, "async"))
+        return unsupported(d);
+    if (take(m, "bulk") && !strstr(d->text, ".tensor")) {
+        /* cp.async.bulk ("Data Movement and Conversion Instructions: cp.async.bulk"):
+         *   .shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
+         *   .global.shared::cta.bulk_group [dst], [src], size;  commit_group;  wait_group{.read} N */
+        if (take(m, "commit_group")) {
+            in->op = OP_BULK_COMMIT;
+            return finish_modifiers(d, m) && need_operands(d, 0);
+        }
+        if (take(m, "wait_group")) {
+            take(m, "read"); /* waits for the reads only: landing the whole copy then is as good */
+            return decode_group_wait(d, m, OP_BULK_WAIT);
+        }
+        in->op = OP_BULK_COPY;
+        bool to_shared = take(m, "shared::cluster"), to_global = !to_shared && take(m, "global");
+        bool from_global = to_shared && take(m, "global"), from_shared = to_global && take(m, "shared::cta");
+        bool via_mbarrier = take(m, "mbarrier::complete_tx::bytes"), via_group = take(m, "bulk_group");
+        if (!((from_global && via_mbarrier) || (from_shared && via_group)) || !finish_modifiers(d, m))
+            return d->b->lx->failed ? false : unsupported(d);
+        if (to_global)
+            in->flags |= F_TO_GLOBAL;
+        if (!need_operands(d, to_shared ? 4 : 3))
+            return false;
+        const operand *dst = &ops->op[0], *src = &ops->op[1];
+        if (dst->kind != O_MEM || src->kind != O_MEM || (to_shared && ops->op[3].kind != O_MEM))
+            return failf(d->b->lx, in->ptx_line, "%s needs [dst], [src], size%s", d->shown,
+                         to_shared ? ", [mbarrier]" : "");
+        /* sources: dst base, size, mbarrier base (shared form); src is the memory operand */
+        operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
+                                          : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+        if (!add_slot(d, &dst_base, T_U64) || add_value(d, &ops->op[2], T_U32) != 1)
+            return false;
+        in->n_src = 2;
+        if (to_shared) {
+            const operand *bar = &ops->op[3];
+            operand bar_base = bar->slot >= 0 ? (operand){.kind = O_SLOT, .slot = bar->slot}
+                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+            if (!add_slot(d, &bar_base, T_U32))
+                return false;
+            in->mbar_offset = (int32_t)bar->bits;
+            in->n_src = 3;
+        }
+        in->dst_offset = (int32_t)dst->bits;
+        in->addr_base = src->slot;
+        in->addr_offset = (int64_t)src->bits;
+        return true;
+    }
+    if (take(m, "commit_group")) {
+        in->op = OP_CP_ASYNC_COMMIT;
+        return finish_modifiers(d, m) && need_operands(d, 0);
+    }
+    if (take(m, "wait_group"))
+        return decode_group_wait(d, m, OP_CP_ASYNC_WAIT);
+    if (take(m, "wait_all")) {
+        in->op = OP_CP_ASYNC_WAIT_ALL;
+        return finish_modifiers(d, m) && need_operands(d, 0);
+    }
+    if (strstr(d->text, ".bulk.tensor")) {
+        /* cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
+         *     [dst], [tensor-map, {c0, ...}], [mbar]   ("cp.async.bulk.tensor") */
+        in->op = OP_TMA_LOAD;
+        if (!take(m, "tensor"))
+            return unsupported(d);
+        static const char *const dims[] = {"1d", "2d", "3d", "4d", "5d"};
+        for (int i = 0; i < 5; i++)
+            if (take(m, dims[i]))
+                in->vec = (uint8_t)(i + 1);
+        take(m, "tile");
+        bool to_shared = take(m, "shared::cluster") || take(m, "shared::cta");
+        bool from_global = take(m, "global");
+        bool complete_tx = take(m, "mbarrier::complete_tx::bytes");
+        if (!in->vec || !to_shared || !from_global || !complete_tx || !finish_modifiers(d, m))
+            return d->b->lx->failed ? false : unsupported(d);
+        if (!need_operands(d, 3))
+            return false;
+        const operand *dst = &ops->op[0], *src = &ops->op[1], *bar = &ops->op[2];
+        if (dst->kind != O_MEM || src->kind != O_MEM || bar->kind != O_MEM || src->vec_count != in->vec)
+            return failf(d->b->lx, in->ptx_line, "%s needs [dst], [map, {%d coordinates}], [mbarrier]", d->shown,
+                         in->vec);
+        operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
+                                          : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+        operand bar_base = bar->slot >= 0 ? (operand){.kind = O_SLOT, .slot = bar->slot}
+                                          : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+        if (!add_slot(d, &dst_base, T_U32) || !add_slot(d, &bar_base, T_U32))
+            return false;
+        for (int i = 0; i < src->vec_count; i++)
+            if (!add_slot(d, &ops->vec[src->vec_first + i], T_S32))
+                return false;
+        in->n_src = (uint8_t)(2 + src->vec_count);
+        in->dst_offset = (int32_t)dst->bits;
+        in->mbar_offset = (int32_t)bar->bits;
+        in->addr_base = src->slot;
+        in->addr_offset = (int64_t)src->bits;
+        in->space = src->sym_space != SPACE_GENERIC ? (uint8_t)src->sym_space : SPACE_GENERIC;
+        return true;
+    }
+    if (take(m, "mbarrier"))
+        return unsupported(d);
+    in->op = OP_CP_ASYNC;
+    /* cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size | , ignore-src} */
+    bool shared = take(m, "shared") || take(m, "shared::cta");
+    bool global = take(m, "global");
+    if (!shared || !global || !finish_modifiers(d, m))
+        return d->b->lx->failed ? false : unsupported(d);
+    if (ops->n < 3 || ops->n > 4)
+        return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
+    if (ops->op[2].kind != O_LIT || ops->op[2].lit != LIT_INT)
+        return failf(d->b->lx, in->ptx_line, "%s needs a constant copy size", d->shown);
+    in->size = (uint8_t)ops->op[2].bits;
+    if (in->size != 4 && in->size != 8 && in->size != 16)
+        return failf(d->b->lx, in->ptx_line, "%s: copy size %d is not 4, 8 or 16", d->shown, in->size);
+    /* sources: the dst address and the src address as slots, then src-size or ignore-src */
+    if (ops->op[0].kind != O_MEM || ops->op[1].kind != O_MEM)
+        return failf(d->b->lx, in->ptx_line, "%s needs [dst], [src]", d->shown);
+    operand dst_base = {.kind = O_SLOT, .slot = ops->op[0].slot};
+    if (ops->op[0].slot < 0)
+        dst_base = (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
+    if (add_slot(d, &dst_base, T_U32) != true)
+        return false;
+    in->dst_offset = (int32_t)ops->op[0].bits;
+    in->addr_base = ops->op[1].slot; /* the global source is the instruction's memory operand */
+    in->addr_offset = (int64_t)ops->op[1].bits;
+    in->n_src = 1;
+    if (ops->n == 4) {
+        const operand *extra = &ops->op[3];
+        if (extra->kind == O_SLOT && extra->negated)
+            return unsupported(d);
+        /* a predicate register: ignore-src; otherwise a size */
+        bool pred = extra->kind == O_SLOT && extra->slot < d->b->n_slot_types &&
+                    d->b->slot_types[extra->slot] == T_PRED;
+        if (pred)
+            in->flags |= F_IGNORE_SRC;
+        if (add_value(d, extra, pred ? T_PRED : T_U32) != 1)
+            return false;
+        in->n_src = 2;
+    }
+    return true;
+}
+
+static bool decode_ldmatrix(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_LDMATRIX;
+    if (!take(m, "m8n8"))
+        return unsupported(d);
+    if (take(m, "x1")) in->vec = 1;
+    else if (take(m, "x2")) in->vec = 2;
+    else if (take(m, "x4")) in->vec = 4;
+    else return unsupported(d);
+    if (take(m, "trans"))
+        in->flags |= F_TRANS;
+    in->space = (uint8_t)take_space(m);
+    in->type = (uint8_t)take_type(m);
+    if (in->type != T_B16 || !finish_modifiers(d, m) || !need_operands(d, 2))
+        return d->b->lx->failed ? false : unsupported(d);
+    if (add_value(d, &ops->op[0], T_B32) != in->vec)
+        return failf(d->b->lx, in->ptx_line, "%s needs %d destination registers", d->shown, in->vec);
+    in->n_dst = in->vec;
+    return set_address(d, &ops->op[1]);
+}
+
+static bool decode_mma(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* mma.sync.aligned.m16n8k16.row.col.dtype.f16.f16.ctype (and bf16) */
+    in->op = OP_MMA;
+    if (!take(m, "m16n8k16") || !take(m, "row") || !take(m, "col"))
+        return unsupported(d);
+    in->type = (uint8_t)take_type(m);   /* D */
+    ptx_type a = take_type(m), b = take_type(m);
+    in->stype = (uint8_t)a;              /* A and B */
+    ptx_type c = take_type(m);
+    if (!finish_modifiers(d, m))
+        return false;
+    if (a != b || (a != T_F16 && a != T_BF16) || (in->type != T_F32 && in->type != T_F16) ||
+        (c != T_F32 && c != T_F16) || (a == T_BF16 && (in->type != T_F32 || c != T_F32)))
+        return unsupported(d);
+    in->mode = (uint8_t)c;
+    int nd = in->type == T_F32 ? 4 : 2, nc = c == T_F32 ? 4 : 2;
+    if (!need_operands(d, 4) || add_value(d, &ops->op[0], in->type == T_F32 ? T_F32 : T_B32) != nd ||
+        add_value(d, &ops->op[1], T_B32) != 4 || add_value(d, &ops->op[2], T_B32) != 2 ||
+        add_value(d, &ops->op[3], c == T_F32 ? T_F32 : T_B32) != nc)
+        return d->b->lx->failed ? false
+                                : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
+    in->n_dst = (uint8_t)nd;
+    in->n_src = (uint8_t)(4 + 2 + nc);
+    return true;
+}
+
+static bool decode_wmma(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    bool load = take(m, "load"), store = !load && take(m, "store"), mma = !load && !store && take(m, "mma");
+    if (!load && !store && !mma)
+        return unsupported(d);
+    if (!take(m, "m16n16k16"))
+        return unsupported(d);
+    if (mma) {
+        /* wmma.mma.sync.aligned.alayout.blayout.m16n16k16.dtype.ctype d, a, b, c (f16 inputs) */
+        in->op = OP_WMMA_MMA;
+        if (take(m, "row")) in->flags |= F_ROW_A;
+        else if (!take(m, "col")) return unsupported(d);
+        if (take(m, "row")) in->flags |= F_ROW_B;
+        else if (!take(m, "col")) return unsupported(d);
+        in->type = (uint8_t)take_type(m);
+        ptx_type c = take_type(m);
+        in->mode = (uint8_t)c;
+        if (!finish_modifiers(d, m) || !need_operands(d, 4))
+            return false;
+        if ((in->type != T_F32 && in->type != T_F16) || (c != T_F32 && c != T_F16))
+            return unsupported(d);
+        int nd = in->type == T_F32 ? 8 : 4, nc = c == T_F32 ? 8 : 4;
+        if (add_value(d, &ops->op[0], in->type) != nd || add_value(d, &ops->op[1], T_B32) != 8 ||
+            add_value(d, &ops->op[2], T_B32) != 8 || add_value(d, &ops->op[3], c) != nc)
+            return d->b->lx->failed ? false
+                                    : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
+        in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)(16 + nc);
+        return true;
+    }
+    /* wmma.load.{a,b,c}.sync.aligned.layout.m16n16k16{.space}.type r, [p]{, stride}
+       wmma.store.d.sync.aligned.layout.m16n16k16{.space}.type [p], r{, stride} */
+    in->op = load ? OP_WMMA_LOAD : OP_WMMA_STORE;
+    if (take(m, "a")) in->mode = WMMA_A;
+    else if (take(m, "b")) in->mode = WMMA_B;
+    else if (take(m, "c")) in->mode = WMMA_C;
+    else if (take(m, "d")) in->mode = WMMA_D;
+    else return unsupported(d);
+    if (take(m, "row")) in->flags |= F_ROW_A;
+    else if (!take(m, "col")) return unsupported(d);
+    in->space = (uint8_t)take_space(m);
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m))
+        return false;
+    if (in->type != T_F16 && in->type != T_F32)
+        return unsupported(d);
+    bool matrix_ab = in->mode == WMMA_A || in->mode == WMMA_B;
+    int n = matrix_ab ? 8 : in->type == T_F32 ? 8 : 4;
+    const operand *frag = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
+    if (ops->n < 2 || ops->n > 3)
+        return need_operands(d, 3);
+    if (add_value(d, frag, in->type == T_F32 ? T_F32 : T_B32) != n)
+        return failf(d->b->lx, in->ptx_line, "%s needs %d fragment registers", d->shown, n);
+    if (load)
+        in->n_dst = (uint8_t)n;
+    else
+        in->n_src = (uint8_t)n;
+    /* the stride (elements), 16 when not given: one more source after the fragment */
+    operand stride = {.kind = O_LIT, .lit = LIT_INT, .bits = 16};
+    if (add_value(d, ops->n == 3 ? &ops->op[2] : &stride, T_U32) != 1)
+        return false;
+    in->n_src++;
+    return set_address(d, address);
+}
+
+static bool decode_shfl(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_SHFL;
+    static const char *const modes[] = {"up", "down", "bfly", "idx"};
+    bool found = false;
+    for (int i = 0; i < 4; i++)
+        if (take(m, modes[i]))
+            in->mode = (uint8_t)i, found = true;
+    in->type = (uint8_t)take_type(m);
+    if (!found || !finish_modifiers(d, m))
+        return d->b->lx->failed ? false : unsupported(d);
+    /* shfl.sync.mode.b32 d[|p], a, b, c, membermask */
+    int n = ops->n, n_dst = n - 4;
+    if (n_dst < 1 || n_dst > 2)
+        return need_operands(d, 5);
+    if (add_value(d, &ops->op[0], T_B32) != 1 || (n_dst == 2 && add_value(d, &ops->op[1], T_PRED) != 1))
+        return false;
+    for (int i = n_dst; i < n; i++)
+        if (add_value(d, &ops->op[i], T_B32) != 1)
+            return false;
+    in->n_dst = (uint8_t)n_dst, in->n_src = 4;
+    return true;
+}
+
+static bool decode_vote(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    in->op = OP_VOTE;
+    static const char *const modes[] = {"all", "any", "uni", "ballot"};
+    bool found = false;
+    for (int i = 0; i < 4; i++)
+        if (take(m, modes[i]))
+            in->mode = (uint8_t)i, found = true;
+    in->type = (uint8_t)take_type(m);
+    if (!found || !finish_modifiers(d, m) || !need_operands(d, 3))
+        return d->b->lx->failed ? false : unsupported(d);
+    const operand *pred = &ops->op[1];
+    if (pred->negated)
+        in->flags |= F_NEG_PRED;
+    operand p = *pred;
+    p.negated = false;
+    if (add_value(d, &ops->op[0], in->mode == VOTE_BALLOT ? T_B32 : T_PRED) != 1 ||
+        add_value(d, &p, T_PRED) != 1 || add_value(d, &ops->op[2], T_B32) != 1)
+        return false;
+    in->n_dst = 1, in->n_src = 2;
+    return true;
+}
+
+static bool decode_activemask(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    in->op = OP_ACTIVEMASK;
+    in->type = (uint8_t)take_type(m);
+    return finish_modifiers(d, m) && plain(d, 0, T_B32);
+}
+
+static bool decode_redux(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    static const char *const ops_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
+    in->op = OP_REDUX;
+    bool found = false;
+    for (int i = 0; i < 8; i++)
+        if (take(m, ops_names[i]))
+            in->mode = (uint8_t)i, found = true;
+    in->type = (uint8_t)take_type(m);
+    if (!found || (in->type != T_U32 && in->type != T_S32 && in->type != T_B32) || !finish_modifiers(d, m))
+        return d->b->lx->failed ? false : unsupported(d);
+    return plain(d, 2, (ptx_type)in->type);
+}
+
+static bool decode_match(decoder *d, modifiers *m, const char *base)
+{
+    insn *in = d->in;
+    operand_list *ops = d->ops;
+    /* match.any.sync.type d, a, membermask;  match.all.sync.type d[|p], a, membermask */
+    in->op = OP_MATCH;
+    if (take(m, "all"))
+        in->mode = VOTE_ALL;
+    else if (take(m, "any"))
+        in->mode = VOTE_ANY;
+    else
+        return unsupported(d);
+    in->type = (uint8_t)take_type(m);
+    if (!finish_modifiers(d, m))
+        return false;
+    int n_dst = ops->n - 2;
+    if (n_dst < 1 || n_dst > (in->mode == VOTE_ALL ? 2 : 1))
+        return need_operands(d, 3);
+    if (add_value(d, &ops->op[0], T_B32) != 1 || (n_dst == 2 && add_value(d, &ops->op[1], T_PRED) != 1) ||
+        add_value(d, &ops->op[n_dst], in->type) != 1 || add_value(d, &ops->op[n_dst + 1], T_B32) != 1)
+        return false;
+    in->n_dst = (uint8_t)n_dst, in->n_src = 2;
+    return true;
+}
+
+/* The decoder of each mnemonic but the arithmetic ones (above): its modifiers, types and operands into the
+ * instruction (false after reporting what is wrong, or that the emulator does not implement it). */
+typedef bool family_decoder(decoder *d, modifiers *m, const char *base);
+static const struct {
+    const char *mnemonic;
+    family_decoder *decode;
+} families[] = {
+    {"shl", decode_shift}, {"shr", decode_shift},
+    {"shf", decode_shf},
+    {"bfind", decode_bfind},
+    {"dp4a", decode_dot_product}, {"dp2a", decode_dot_product},
+    {"lop3", decode_lop3},
+    {"bfe", decode_bit_field}, {"bfi", decode_bit_field},
+    {"prmt", decode_prmt},
+    {"testp", decode_testp},
+    {"setp", decode_compare}, {"set", decode_compare},
+    {"selp", decode_selp},
+    {"slct", decode_slct},
+    {"mov", decode_mov},
+    {"cvt", decode_cvt},
+    {"cvta", decode_address_space}, {"isspacep", decode_address_space},
+    {"ld", decode_load_store}, {"st", decode_load_store},
+    {"atom", decode_atomic}, {"red", decode_atomic},
+    {"prefetch", decode_prefetch}, {"prefetchu", decode_prefetch},
+    {"bra", decode_bra},
+    {"call", decode_call},
+    {"brx", decode_brx},
+    {"ret", decode_thread_end}, {"exit", decode_thread_end}, {"trap", decode_thread_end},
+    {"membar", decode_fence}, {"fence", decode_fence},
+    {"nanosleep", decode_hint}, {"pmevent", decode_hint},
+    {"bar", decode_barrier}, {"barrier", decode_barrier},
+    {"mbarrier", decode_mbarrier},
+    {"wgmma", decode_wgmma},
+    {"setmaxnreg", decode_setmaxnreg},
+    {"elect", decode_elect},
+    {"cp", decode_cp_async},
+    {"ldmatrix", decode_ldmatrix},
+    {"mma", decode_mma},
+    {"wmma", decode_wmma},
+    {"shfl", decode_shfl},
+    {"vote", decode_vote},
+    {"activemask", decode_activemask},
+    {"redux", decode_redux},
+    {"match", decode_match},
+};
+
+/* One instruction's text into d->in: what every family shares (hints, .sync, .aligned), then its mnemonic's
+ * decoder. */
 static bool decode(decoder *d)
 {
     insn *in = d->in;
     modifiers m;
     split_opcode(d->text, &m);
     const char *base = m.parts[0];
-    operand_list *ops = d->ops;
     in->addr_base = -1;
     in->target = -1;
     take_hints(&m, in);
@@ -1313,1014 +2514,11 @@ static bool decode(decoder *d)
     if (take(&m, "aligned"))
         in->flags |= F_ALIGNED;
 
-    /* Arithmetic and logic: [op].[mods].type d, a[, b[, c]] */
-    static const struct { const char *name; ptx_op op; int n_src; } alu[] = {
-        {"add", OP_ADD, 2}, {"sub", OP_SUB, 2}, {"mul", OP_MUL, 2}, {"mad", OP_MAD, 3}, {"fma", OP_FMA, 3},
-        {"div", OP_DIV, 2}, {"rem", OP_REM, 2}, {"abs", OP_ABS, 1}, {"neg", OP_NEG, 1}, {"min", OP_MIN, 2},
-        {"max", OP_MAX, 2}, {"and", OP_AND, 2}, {"or", OP_OR, 2}, {"xor", OP_XOR, 2}, {"not", OP_NOT, 1},
-        {"cnot", OP_CNOT, 1}, {"popc", OP_POPC, 1}, {"clz", OP_CLZ, 1}, {"brev", OP_BREV, 1},
-        {"sad", OP_SAD, 3}, {"mul24", OP_MUL24, 2}, {"mad24", OP_MAD24, 3}, {"copysign", OP_COPYSIGN, 2},
-        {"addc", OP_ADDC, 2}, {"subc", OP_SUBC, 2}, {"madc", OP_MADC, 3},
-        {"rcp", OP_RCP, 1}, {"sqrt", OP_SQRT, 1}, {"rsqrt", OP_RSQRT, 1}, {"ex2", OP_EX2, 1}, {"lg2", OP_LG2, 1},
-        {"sin", OP_SIN, 1}, {"cos", OP_COS, 1}, {"tanh", OP_TANH, 1}};
-    for (size_t i = 0; i < sizeof alu / sizeof alu[0]; i++) {
-        if (strcmp(base, alu[i].name) != 0)
-            continue;
-        in->op = (uint16_t)alu[i].op;
-        take_rounding(&m, in);
-        if (take(&m, "sat")) in->flags |= F_SAT;
-        if (take(&m, "ftz")) in->flags |= F_FTZ;
-        if (take(&m, "approx")) in->flags |= F_APPROX;
-        if (take(&m, "full")) in->flags |= F_FULL;
-        if (take(&m, "hi")) in->flags |= F_HI;
-        if (take(&m, "lo")) in->flags |= F_LO;
-        if (take(&m, "wide")) in->flags |= F_WIDE;
-        if (take(&m, "cc")) in->flags |= F_CC;
-        if (take(&m, "NaN")) in->flags |= F_NAN;
-        if (take(&m, "relu")) in->flags |= F_RELU;
-        if (take(&m, "xorsign") || take(&m, "abs")) /* min/max.xorsign.abs: sm_100 and later */
-            return unsupported(d);
-        in->type = (uint8_t)take_type(&m);
-        if (in->type == T_NONE)
-            return failf(d->b->lx, in->ptx_line, "%s has no type", d->shown);
-        if (!finish_modifiers(d, &m))
-            return false;
-        /* "Half Precision Floating Point Instructions: fma": .relu on the f16 and bf16 forms alone */
-        if ((in->flags & F_RELU) && (in->op != OP_FMA || (in->type != T_F16 && in->type != T_F16X2 &&
-                                                           in->type != T_BF16 && in->type != T_BF16X2)))
-            return failf(d->b->lx, in->ptx_line, "%s: .relu is for fma on f16, f16x2, bf16 and bf16x2", d->shown);
-        /* PTX ISA, "Extended-Precision Integer Arithmetic Instructions": .cc on add, sub, mad and their
-         * carry-in forms, 32- and 64-bit integers only; mad's forms take .hi or .lo */
-        const bool extended = in->op == OP_ADDC || in->op == OP_SUBC || in->op == OP_MADC;
-        if (extended || (in->flags & F_CC)) {
-            const bool mad_form = in->op == OP_MAD || in->op == OP_MADC;
-            if (!extended && in->op != OP_ADD && in->op != OP_SUB && !mad_form)
-                return failf(d->b->lx, in->ptx_line, "%s: .cc is for add, sub and mad", d->shown);
-            if (in->type != T_U32 && in->type != T_S32 && in->type != T_U64 && in->type != T_S64)
-                return failf(d->b->lx, in->ptx_line, "%s: carry arithmetic takes .u32, .s32, .u64 or .s64", d->shown);
-            if (in->flags & (F_SAT | F_WIDE) || (mad_form && !(in->flags & (F_HI | F_LO))))
-                return failf(d->b->lx, in->ptx_line, "%s: carry arithmetic takes no .sat or .wide; mad takes .hi or .lo",
-                             d->shown);
-        }
-        ptx_type src = (ptx_type)in->type;
-        if ((in->op == OP_MUL || in->op == OP_MAD) && (in->flags & F_WIDE)) {
-            in->stype = (uint8_t)src;
-            ptx_type wide = wide_type(src);
-            if (wide == T_NONE)
-                return failf(d->b->lx, in->ptx_line, "%s: .wide needs a 16- or 32-bit integer type", d->shown);
-            if (!need_operands(d, 1 + alu[i].n_src) || add_value(d, &ops->op[0], wide) != 1 ||
-                add_value(d, &ops->op[1], src) != 1 || add_value(d, &ops->op[2], src) != 1)
-                return false;
-            if (in->op == OP_MAD && add_value(d, &ops->op[3], wide) != 1)
-                return false;
-            in->n_dst = 1;
-            in->n_src = (uint8_t)alu[i].n_src;
-            return true;
-        }
-        if (in->op == OP_POPC || in->op == OP_CLZ) { /* d is .u32 whatever the source width */
-            if (!need_operands(d, 2) || add_value(d, &ops->op[0], T_U32) != 1 || add_value(d, &ops->op[1], src) != 1)
-                return false;
-            in->n_dst = 1, in->n_src = 1;
-            return true;
-        }
-        if ((in->op == OP_MIN || in->op == OP_MAX) && ops->n == 4)
-            return plain(d, 3, src); /* three-input min/max */
-        return plain(d, alu[i].n_src, src);
-    }
-
-    if (strcmp(base, "shl") == 0 || strcmp(base, "shr") == 0) {
-        in->op = base[2] == 'l' ? OP_SHL : OP_SHR;
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, 3))
-            return false;
-        if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
-            add_value(d, &ops->op[2], T_U32) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 2;
-        return true;
-    }
-    if (strcmp(base, "shf") == 0) {
-        in->op = OP_SHF;
-        if (take(&m, "l")) in->flags |= F_SHIFT_LEFT;
-        else if (!take(&m, "r")) return failf(d->b->lx, in->ptx_line, "%s needs .l or .r", d->shown);
-        if (take(&m, "clamp")) in->flags |= F_SHIFT_CLAMP;
-        else if (!take(&m, "wrap")) return failf(d->b->lx, in->ptx_line, "%s needs .clamp or .wrap", d->shown);
-        in->type = (uint8_t)take_type(&m);
-        return finish_modifiers(d, &m) && plain(d, 3, T_B32);
-    }
-    if (strcmp(base, "bfind") == 0) { /* "bfind{.shiftamt}.type d, a": .u32/.s32/.u64/.s64 a, .u32 d */
-        in->op = OP_BFIND;
-        in->mode = (uint8_t)take(&m, "shiftamt");
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m))
-            return false;
-        if (in->type != T_U32 && in->type != T_S32 && in->type != T_U64 && in->type != T_S64)
-            return failf(d->b->lx, in->ptx_line, "%s: bfind takes .u32, .s32, .u64 or .s64", d->shown);
-        if (!need_operands(d, 2) || add_value(d, &ops->op[0], T_U32) != 1 || add_value(d, &ops->op[1], in->type) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 1;
-        return true;
-    }
-    if (strcmp(base, "dp4a") == 0 || strcmp(base, "dp2a") == 0) {
-        /* "dp4a.atype.btype d, a, b, c" and "dp2a.mode.atype.btype": .u32 or .s32 each; c and d are .u32
-         * when both are .u32, else .s32 (the same 32 bits either way) */
-        in->op = base[2] == '4' ? OP_DP4A : OP_DP2A;
-        if (in->op == OP_DP2A) {
-            if (take(&m, "hi")) in->flags |= F_HI;
-            else if (take(&m, "lo")) in->flags |= F_LO;
-            else return failf(d->b->lx, in->ptx_line, "%s needs .lo or .hi", d->shown);
-        }
-        in->type = (uint8_t)take_type(&m);  /* a's */
-        in->stype = (uint8_t)take_type(&m); /* b's */
-        if (!finish_modifiers(d, &m))
-            return false;
-        if ((in->type != T_U32 && in->type != T_S32) || (in->stype != T_U32 && in->stype != T_S32))
-            return failf(d->b->lx, in->ptx_line, "%s: a and b are each .u32 or .s32", d->shown);
-        if (!need_operands(d, 4))
-            return false;
-        for (int i = 0; i < 4; i++)
-            if (add_value(d, &ops->op[i], T_B32) != 1)
-                return false;
-        in->n_dst = 1, in->n_src = 3;
-        return true;
-    }
-    if (strcmp(base, "lop3") == 0) {
-        in->op = OP_LOP3;
-        in->type = (uint8_t)take_type(&m);
-        return finish_modifiers(d, &m) && plain(d, 4, T_B32);
-    }
-    if (strcmp(base, "bfe") == 0 || strcmp(base, "bfi") == 0) {
-        bool insert = base[2] == 'i';
-        in->op = insert ? OP_BFI : OP_BFE;
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, insert ? 5 : 4))
-            return false;
-        int n_typed = insert ? 3 : 2; /* d, a (and b for bfi) are of the type; pos, len are u32 */
-        for (int i = 0; i < ops->n; i++)
-            if (add_value(d, &ops->op[i], i < n_typed ? (ptx_type)in->type : T_U32) != 1)
-                return false;
-        in->n_dst = 1, in->n_src = (uint8_t)(ops->n - 1);
-        return true;
-    }
-    if (strcmp(base, "prmt") == 0) {
-        in->op = OP_PRMT;
-        static const char *const modes[] = {"", "f4e", "b4e", "rc8", "ecl", "ecr", "rc16"};
-        for (int i = 1; i < 7; i++)
-            if (take(&m, modes[i]))
-                in->mode = (uint8_t)i;
-        in->type = (uint8_t)take_type(&m);
-        return finish_modifiers(d, &m) && plain(d, 3, T_B32);
-    }
-    if (strcmp(base, "testp") == 0) {
-        static const char *const modes[] = {"finite", "infinite", "number", "notanumber", "normal", "subnormal"};
-        in->op = OP_TESTP;
-        bool found = false;
-        for (int i = 0; i < 6; i++)
-            if (take(&m, modes[i]))
-                in->mode = (uint8_t)i, found = true;
-        in->type = (uint8_t)take_type(&m);
-        if (!found || !finish_modifiers(d, &m) || !need_operands(d, 2))
-            return found ? false : unsupported(d);
-        if (add_value(d, &ops->op[0], T_PRED) != 1 || add_value(d, &ops->op[1], in->type) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 1;
-        return true;
-    }
-
-    if (strcmp(base, "setp") == 0 || strcmp(base, "set") == 0) {
-        static const char *const cmps[] = {"eq", "ne", "lt", "le", "gt", "ge", "lo", "ls", "hi", "hs",
-                                           "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"};
-        bool setp = base[3] == 'p';
-        in->op = setp ? OP_SETP : OP_SET;
-        bool found = false;
-        for (int i = 0; i < 18 && !found; i++)
-            if (take(&m, cmps[i]))
-                in->mode = (uint8_t)i, found = true;
-        if (!found)
-            return failf(d->b->lx, in->ptx_line, "%s has no comparison operator", d->shown);
-        if (take(&m, "and")) in->combine = 1;
-        else if (take(&m, "or")) in->combine = 2;
-        else if (take(&m, "xor")) in->combine = 3;
-        if (take(&m, "ftz")) in->flags |= F_FTZ;
-        ptx_type dtype = setp ? T_PRED : take_type(&m);
-        in->type = (uint8_t)take_type(&m);
-        if (!setp) { /* set.CmpOp.dtype.stype: the first type is the destination's */
-            in->stype = (uint8_t)in->type;
-            in->type = (uint8_t)dtype;
-        }
-        if (!finish_modifiers(d, &m))
-            return false;
-        ptx_type cmp_type = setp ? (ptx_type)in->type : (ptx_type)in->stype;
-        /* setp.CmpOp.type p[|q], a, b[, {!}c] ; the parser reads "p|q" as p, then q as its own operand */
-        int n = ops->n;
-        const operand *c = NULL;
-        if (in->combine) {
-            c = &ops->op[n - 1];
-            n--;
-        }
-        if (n < 3 || n > 4)
-            return need_operands(d, 3);
-        int n_dst = n - 2;
-        for (int i = 0; i < n_dst; i++)
-            if (add_value(d, &ops->op[i], setp ? T_PRED : dtype) != 1)
-                return false;
-        if (add_value(d, &ops->op[n_dst], cmp_type) != 1 || add_value(d, &ops->op[n_dst + 1], cmp_type) != 1)
-            return false;
-        if (c) {
-            if (c->kind != O_SLOT)
-                return failf(d->b->lx, c->line, "%s: the combining operand must be a predicate", d->shown);
-            if (!PUSH(d->b->lx, d->b->k->slots_of, d->b->n_slots_of, d->b->n_slots_of_cap, c->slot))
-                return false;
-            if (c->negated)
-                in->flags |= F_NEG_PRED;
-        }
-        in->n_dst = (uint8_t)n_dst;
-        in->n_src = (uint8_t)(2 + (c != NULL));
-        return true;
-    }
-    if (strcmp(base, "selp") == 0) {
-        in->op = OP_SELP;
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, 4))
-            return false;
-        if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
-            add_value(d, &ops->op[2], in->type) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 3;
-        return true;
-    }
-    if (strcmp(base, "slct") == 0) {
-        in->op = OP_SLCT;
-        if (take(&m, "ftz")) in->flags |= F_FTZ;
-        in->type = (uint8_t)take_type(&m);
-        in->stype = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, 4))
-            return false;
-        if (add_value(d, &ops->op[0], in->type) != 1 || add_value(d, &ops->op[1], in->type) != 1 ||
-            add_value(d, &ops->op[2], in->type) != 1 || add_value(d, &ops->op[3], in->stype) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 3;
-        return true;
-    }
-
-    if (strcmp(base, "mov") == 0) {
-        in->op = OP_MOV;
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, 2))
-            return false;
-        const operand *dst = &ops->op[0], *src = &ops->op[1];
-        int bits = ptx_type_bits(in->type);
-        /* mov.b32 {a, b}, x (unpack) and mov.b32 x, {a, b} (pack): elements are bits / count wide */
-        int nd = dst->kind == O_VEC ? dst->vec_count : 1, ns = src->kind == O_VEC ? src->vec_count : 1;
-        if (nd > 1 && ns > 1)
-            return failf(d->b->lx, in->ptx_line, "%s with vectors on both sides", d->shown);
-        ptx_type part = T_NONE;
-        int parts = nd > 1 ? nd : ns;
-        if (parts > 1) {
-            int part_bits = bits / parts;
-            part = part_bits == 8 ? T_B8 : part_bits == 16 ? T_B16 : part_bits == 32 ? T_B32 : T_NONE;
-            if (part == T_NONE || part_bits * parts != bits)
-                return failf(d->b->lx, in->ptx_line, "%s: %d parts do not divide %d bits", d->shown, parts, bits);
-        }
-        if (add_value(d, dst, nd > 1 ? part : (ptx_type)in->type) != nd ||
-            add_value(d, src, ns > 1 ? part : (ptx_type)in->type) != ns)
-            return false;
-        in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)ns;
-        return true;
-    }
-
-    if (strcmp(base, "cvt") == 0) {
-        in->op = OP_CVT;
-        take_rounding(&m, in);
-        if (take(&m, "sat")) in->flags |= F_SAT;
-        if (take(&m, "ftz")) in->flags |= F_FTZ;
-        if (take(&m, "relu")) in->flags |= F_RELU;
-        in->type = (uint8_t)take_type(&m);
-        in->stype = (uint8_t)take_type(&m);
-        if (in->type == T_NONE || in->stype == T_NONE || !finish_modifiers(d, &m))
-            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs two types", d->shown);
-        /* "cvt.frnd2{.relu}.f16.f32" and its f16x2, bf16 and bf16x2 forms: .relu on those alone */
-        if ((in->flags & F_RELU) && (in->stype != T_F32 || (in->type != T_F16 && in->type != T_F16X2 &&
-                                                              in->type != T_BF16 && in->type != T_BF16X2)))
-            return failf(d->b->lx, in->ptx_line, "%s: .relu is for f32 to f16, f16x2, bf16 or bf16x2", d->shown);
-        /* cvt.rn.f16x2.f32 d, a, b: two sources (a goes to the upper half) */
-        int n_src = (in->type == T_F16X2 || in->type == T_BF16X2) ? 2 : 1;
-        return plain(d, n_src, (ptx_type)in->stype);
-    }
-    if (strcmp(base, "cvta") == 0 || strcmp(base, "isspacep") == 0) {
-        in->op = base[0] == 'c' ? OP_CVTA : OP_ISSPACEP;
-        bool to = take(&m, "to");
-        in->space = (uint8_t)take_space(&m);
-        in->type = (uint8_t)take_type(&m);
-        if (to)
-            in->flags |= F_CVTA_TO;
-        if (!finish_modifiers(d, &m) || !need_operands(d, 2))
-            return false;
-        if (add_value(d, &ops->op[0], in->op == OP_ISSPACEP ? T_PRED : (ptx_type)in->type) != 1)
-            return false;
-        if (add_value(d, &ops->op[1], in->op == OP_ISSPACEP ? T_U64 : (ptx_type)in->type) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 1;
-        return true;
-    }
-
-    if (strcmp(base, "ld") == 0 || strcmp(base, "st") == 0) {
-        bool load = base[0] == 'l';
-        in->op = load ? OP_LD : OP_ST;
-        in->space = (uint8_t)take_space(&m);
-        in->vec = 1;
-        if (take(&m, "v2")) in->vec = 2;
-        else if (take(&m, "v4")) in->vec = 4;
-        else if (take(&m, "v8")) in->vec = 8;
-        in->type = (uint8_t)take_type(&m);
-        if (in->type == T_NONE || !finish_modifiers(d, &m) || !need_operands(d, 2))
-            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
-        if (in->type == T_B128) /* a register slot holds 64 bits: refused here, never moved as 8 bytes */
-            return unsupported(d);
-        if (in->type == T_PRED) /* PTX ISA "ld", "st": .type is .b, .u, .s or .f of 8 to 128 bits */
-            return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type ld or st takes", d->shown);
-        const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
-        int n = add_value(d, value, (ptx_type)in->type);
-        if (n < 0)
-            return false;
-        if (n != in->vec)
-            return failf(d->b->lx, in->ptx_line, "%s moves %d values but names %d", d->shown, in->vec, n);
-        if (load)
-            in->n_dst = (uint8_t)n;
-        else
-            in->n_src = (uint8_t)n;
-        return set_address(d, address);
-    }
-    if (strcmp(base, "atom") == 0 || strcmp(base, "red") == 0) {
-        static const char *const ops_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor", "exch", "cas"};
-        in->op = base[0] == 'a' ? OP_ATOM : OP_RED;
-        in->space = (uint8_t)take_space(&m);
-        bool found = false;
-        for (int i = 0; i < 10; i++)
-            if (take(&m, ops_names[i]))
-                in->mode = (uint8_t)i, found = true;
-        if (!found)
-            return failf(d->b->lx, in->ptx_line, "%s has no operation", d->shown);
-        take(&m, "noftz");
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m))
-            return false;
-        if (in->type == T_NONE)
-            return failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
-        if (in->type == T_F16 || in->type == T_F16X2 || in->type == T_BF16 || in->type == T_BF16X2 ||
-            in->type == T_B128)
-            return unsupported(d);
-        if (in->type == T_PRED) /* PTX ISA "atom", "red": .type is .b, .u, .s or .f of 16 to 128 bits */
-            return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type atom or red takes", d->shown);
-        int first = 0;
-        if (in->op == OP_ATOM) {
-            if (add_value(d, &ops->op[0], in->type) != 1)
-                return false;
-            in->n_dst = 1;
-            first = 1;
-        }
-        if (!set_address(d, &ops->op[first]))
-            return false;
-        int n_src = in->mode == ATOM_CAS ? 2 : 1;
-        if (ops->n != first + 1 + n_src)
-            return need_operands(d, first + 1 + n_src);
-        for (int i = 0; i < n_src; i++)
-            if (add_value(d, &ops->op[first + 1 + i], in->type) != 1)
-                return false;
-        in->n_src = (uint8_t)n_src;
-        return true;
-    }
-    if (strcmp(base, "prefetch") == 0 || strcmp(base, "prefetchu") == 0) {
-        in->op = OP_PREFETCH;
-        in->space = (uint8_t)take_space(&m);
-        take(&m, "L1"), take(&m, "L2");
-        return finish_modifiers(d, &m) && need_operands(d, 1) && set_address(d, &ops->op[0]);
-    }
-
-    if (strcmp(base, "bra") == 0) {
-        in->op = OP_BRA;
-        if (take(&m, "uni"))
-            in->flags |= F_UNI;
-        if (!finish_modifiers(d, &m) || !need_operands(d, 1))
-            return false;
-        if (ops->op[0].kind != O_LABEL)
-            return failf(d->b->lx, in->ptx_line, "%s needs a label (indirect branches are not supported)", d->shown);
-        label_use use = {ops->op[0].label, (int32_t)d->b->k->n_code, in->ptx_line};
-        if (!PUSH(d->b->lx, d->b->uses, d->b->n_uses, d->b->uses_cap, use))
-            return false; /* the label is freed with the operands */
-        ops->op[0].label = NULL;
-        return true;
-    }
-    if (strcmp(base, "call") == 0) {
-        /* "call{.uni} (ret), f, (args)" (PTX ISA 9.0, section 9.7.12.5 "call"): f is a .func of the module (a
-         * direct call), a register holding a function's address and then a .callprototype or .calltargets
-         * list (an indirect call), or the CUDA runtime's vprintf (one .b32 return, the format and the
-         * argument buffer) or __assertfail (message, file, line, function, char size). */
-        in->op = OP_CALL;
-        take(&m, "uni");
-        if (!finish_modifiers(d, &m))
-            return false;
-        const int t = ops->call_returns;
-        if (t >= ops->n)
-            return failf(d->b->lx, in->ptx_line, "%s names no function", d->shown);
-        const operand *target = &ops->op[t];
-        if (target->func || target->kind == O_SLOT)
-            return decode_function_call(d, t);
-        if (target->kind != O_LABEL)
-            return failf(d->b->lx, in->ptx_line, "%s: operand %d is neither a function nor a register holding one's "
-                         "address", d->shown, t + 1);
-        const int callee = t;
-        const char *name = ops->op[callee].label;
-        const bool printf_call = strcmp(name, "vprintf") == 0, assert_call = strcmp(name, "__assertfail") == 0;
-        if (!printf_call && !assert_call)
-            return failf(d->b->lx, in->ptx_line, "call of %s: no function of that name is declared in the module",
-                         quoted_str(name).s);
-        const int want_returns = printf_call ? 1 : 0, want_args = printf_call ? 2 : 5;
-        if (callee != want_returns || ops->n - callee - 1 != want_args)
-            return failf(d->b->lx, in->ptx_line, "call of %s takes %d return value(s) and %d arguments", name,
-                         want_returns, want_args);
-        in->mode = printf_call ? CALL_VPRINTF : CALL_ASSERTFAIL;
-        for (int i = 0; i < ops->n; i++) {
-            if (i == callee)
-                continue;
-            if ((ops->op[i].kind != O_LIT && ops->op[i].kind != O_SLOT) || ops->op[i].sym_space != SPACE_LOCAL)
-                return failf(d->b->lx, in->ptx_line, "%s: operand %d is not a .param variable of the call", d->shown,
-                             i + 1);
-            if (add_value(d, &ops->op[i], T_U64) != 1) /* its offset in the thread's local memory */
-                return false;
-        }
-        in->n_dst = 0, in->n_src = (uint8_t)(ops->n - 1);
-        return true;
-    }
-    if (strcmp(base, "brx") == 0) { /* "brx.idx{.uni} index, tlist": a .branchtargets list declared before */
-        in->op = OP_BRX;
-        if (!take(&m, "idx"))
-            return failf(d->b->lx, in->ptx_line, "%s: brx needs .idx", d->shown);
-        if (take(&m, "uni"))
-            in->flags |= F_UNI;
-        if (!finish_modifiers(d, &m) || !need_operands(d, 2))
-            return false;
-        if (ops->op[1].kind != O_LABEL)
-            return failf(d->b->lx, in->ptx_line, "%s: the second operand is a .branchtargets list's name", d->shown);
-        const branch_list *list = NULL;
-        for (int i = 0; i < d->b->n_lists && !list; i++)
-            if (strcmp(d->b->lists[i].name, ops->op[1].label) == 0)
-                list = &d->b->lists[i];
-        if (!list)
-            return failf(d->b->lx, in->ptx_line, "%s: no .branchtargets list %s before it", d->shown,
-                         quoted_str(ops->op[1].label).s);
-        in->target = list->first;
-        in->addr_offset = list->count;
-        if (add_value(d, &ops->op[0], T_U32) != 1)
-            return false;
-        in->n_dst = 0, in->n_src = 1;
-        return true;
-    }
-    if (strcmp(base, "ret") == 0 || strcmp(base, "exit") == 0 || strcmp(base, "trap") == 0) {
-        in->op = base[0] == 'r' ? OP_RET : base[0] == 'e' ? OP_EXIT : OP_TRAP;
-        /* "ret": "Return execution to caller's environment. A divergent return suspends threads until all
-         * threads are ready to return to the caller" (section 9.7.12.6); in a kernel the thread is done */
-        in->mode = d->b->func >= 0 ? RET_FUNCTION : RET_KERNEL;
-        take(&m, "uni");
-        return finish_modifiers(d, &m) && need_operands(d, 0);
-    }
-    if (strcmp(base, "membar") == 0 || strcmp(base, "fence") == 0) {
-        /* One block runs at a time on one host thread and its memory is coherent, so orderings between
-         * its own threads, and between the generic and async proxies ("fence.proxy.async"), hold already.
-         * What a missing fence would break is racecheck's business (racecheck.c), not the interpreter's. */
-        in->op = OP_MEMBAR;
-        take(&m, "sc"), take(&m, "gl");
-        if (take(&m, "mbarrier_init")) /* orders prior mbarrier.init for the async proxy (racecheck) */
-            in->flags |= F_MBAR_INIT_FENCE;
-        bool proxy = take(&m, "proxy"), async = take(&m, "async");
-        if (proxy && async)
-            in->flags |= F_PROXY_ASYNC;
-        take_space(&m);
-        take(&m, "shared::cluster");
-        return finish_modifiers(d, &m);
-    }
-    if (strcmp(base, "nanosleep") == 0 || strcmp(base, "pmevent") == 0) {
-        in->op = OP_NOP;
-        take_type(&m);
-        return finish_modifiers(d, &m);
-    }
-
-    if (strcmp(base, "bar") == 0 || strcmp(base, "barrier") == 0) {
-        /* bar.sync == barrier.sync.aligned; bar.warp.sync is the warp barrier (PTX ISA, "bar, barrier") */
-        if (strcmp(base, "bar") == 0 && take(&m, "warp")) {
-            in->op = OP_BAR_WARP;
-            if (!finish_modifiers(d, &m) || !need_operands(d, 1))
-                return false;
-            if (add_value(d, &ops->op[0], T_B32) != 1)
-                return false;
-            in->n_src = 1;
-            return true;
-        }
-        take(&m, "cta");
-        bool red = false;
-        if (take(&m, "arrive"))
-            in->op = OP_BAR_ARRIVE;
-        else if (take(&m, "red"))
-            in->op = OP_BAR_RED, red = true;
-        else
-            in->op = OP_BAR, take(&m, "sync");
-        if (strcmp(base, "bar") == 0)
-            in->flags |= F_ALIGNED; /* "bar{.cta}.sync is equivalent to barrier{.cta}.sync.aligned" */
-        if (red) {
-            if (take(&m, "popc")) in->mode = ATOM_POPC;
-            else if (take(&m, "and")) in->mode = ATOM_AND;
-            else if (take(&m, "or")) in->mode = ATOM_OR;
-            in->type = (uint8_t)take_type(&m);
-        }
-        if (!finish_modifiers(d, &m))
-            return false;
-        int first = 0;
-        if (red) {
-            if (add_value(d, &ops->op[0], in->type) != 1)
-                return false;
-            in->n_dst = 1;
-            first = 1;
-        }
-        int n = ops->n - first;
-        if (n < 1 || n > (red ? 3 : 2))
-            return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
-        for (int i = 0; i < n; i++) {
-            bool is_pred = red && i == n - 1;
-            const operand *o = &ops->op[first + i];
-            if (is_pred && o->negated) {
-                in->flags |= F_NEG_PRED;
-                operand plain_o = *o;
-                plain_o.negated = false;
-                if (add_value(d, &plain_o, T_PRED) != 1)
-                    return false;
-            } else if (add_value(d, o, is_pred ? T_PRED : T_U32) != 1) {
-                return false;
-            }
-        }
-        if (n == (red ? 3 : 2))
-            in->flags |= F_HAS_COUNT;
-        in->n_src = (uint8_t)n;
-        return true;
-    }
-
-    if (strcmp(base, "mbarrier") == 0) {
-        /* "Parallel Synchronization and Communication Instructions: mbarrier": the object is 8 bytes of
-         * shared memory; its layout is the implementation's (exec.c's mbar_* say this one's) */
-        static const struct { const char *name; ptx_op op; } forms[] = {
-            {"init", OP_MBAR_INIT}, {"arrive", OP_MBAR_ARRIVE}, {"expect_tx", OP_MBAR_EXPECT_TX},
-            {"complete_tx", OP_MBAR_COMPLETE_TX}, {"try_wait", OP_MBAR_TRY_WAIT}, {"test_wait", OP_MBAR_TRY_WAIT},
-            {"inval", OP_MBAR_INVAL}};
-        bool found = false;
-        for (size_t i = 0; i < sizeof forms / sizeof forms[0] && !found; i++)
-            if (take(&m, forms[i].name))
-                in->op = (uint16_t)forms[i].op, found = true;
-        if (!found) /* arrive_drop, pending_count: not needed yet */
-            return unsupported(d);
-        if (strstr(d->text, "test_wait"))
-            in->flags |= F_TEST_WAIT;
-        if (in->op == OP_MBAR_ARRIVE && take(&m, "expect_tx"))
-            in->flags |= F_EXPECT_TX;
-        if (in->op == OP_MBAR_TRY_WAIT && take(&m, "parity"))
-            in->flags |= F_PARITY;
-        in->space = (uint8_t)take_space(&m);
-        in->type = (uint8_t)take_type(&m);
-        if (in->type != T_B64 || !finish_modifiers(d, &m))
-            return d->b->lx->failed ? false : unsupported(d);
-        /* [dst,] [addr], operands... : mbarrier.init [a], count; arrive state, [a]{, count};
-         * arrive.expect_tx state, [a], tx; expect_tx/complete_tx [a], tx; try_wait p, [a], parity|state */
-        int first = 0;
-        if (in->op == OP_MBAR_ARRIVE || in->op == OP_MBAR_TRY_WAIT) {
-            if (add_value(d, &ops->op[0], in->op == OP_MBAR_TRY_WAIT ? T_PRED : T_B64) != 1)
-                return false;
-            in->n_dst = 1;
-            first = 1;
-        }
-        if (ops->n <= first || !set_address(d, &ops->op[first]))
-            return d->b->lx->failed ? false : need_operands(d, first + 1);
-        int n_src = ops->n - first - 1;
-        if (n_src > 2 || (in->op == OP_MBAR_INVAL && n_src) || (in->op != OP_MBAR_ARRIVE && in->op != OP_MBAR_INVAL &&
-                                                                in->op != OP_MBAR_TRY_WAIT && n_src != 1))
-            return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
-        for (int i = 0; i < n_src; i++) /* try_wait's optional suspend-time hint is read and ignored */
-            if (add_value(d, &ops->op[first + 1 + i],
-                          in->op == OP_MBAR_TRY_WAIT && !(in->flags & F_PARITY) && i == 0 ? T_B64 : T_U32) != 1)
-                return false;
-        in->n_src = (uint8_t)n_src;
-        return true;
-    }
-    if (strcmp(base, "wgmma") == 0) {
-        /* "Asynchronous Multiply-and-Accumulate Instruction: wgmma.*" */
-        if (take(&m, "fence") || take(&m, "commit_group")) {
-            in->op = strstr(d->text, "fence") ? OP_WGMMA_FENCE : OP_WGMMA_COMMIT;
-            return finish_modifiers(d, &m) && need_operands(d, 0);
-        }
-        if (take(&m, "wait_group"))
-            return decode_group_wait(d, &m, OP_WGMMA_WAIT);
-        if (!take(&m, "mma_async"))
-            return unsupported(d);
-        /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc|{a}, b-desc, scale-d,
-         *     imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b */
-        in->op = OP_WGMMA_MMA;
-        int n = 0;
-        for (int i = 1; i < m.n && !n; i++) {
-            int parsed = 0;
-            if (!m.used[i] && sscanf(m.parts[i], "m64n%dk16%n", &n, &parsed) == 1 && m.parts[i][parsed] == 0)
-                m.used[i] = true;
-            else
-                n = 0;
-        }
-        in->type = (uint8_t)take_type(&m);
-        ptx_type a = take_type(&m), b = take_type(&m);
-        if (!finish_modifiers(d, &m))
-            return false;
-        if (n < 8 || n > 256 || n % 8 || in->type != T_F32 || a != b || (a != T_F16 && a != T_BF16))
-            return unsupported(d);
-        in->stype = (uint8_t)a;
-        in->size = (uint8_t)(n / 8);
-        const bool a_regs = ops->n == 7;
-        if (ops->n != 8 && ops->n != 7)
-            return need_operands(d, 8);
-        if (a_regs)
-            in->flags |= F_A_REGS;
-        if (add_value(d, &ops->op[0], T_F32) != n / 2)
-            return failf(d->b->lx, in->ptx_line, "%s needs %d accumulator registers", d->shown, n / 2);
-        in->n_dst = (uint8_t)(n / 2);
-        int given = add_value(d, &ops->op[1], a_regs ? T_B32 : T_B64);
-        if (given != (a_regs ? 4 : 1) || add_value(d, &ops->op[2], T_B64) != 1 || add_value(d, &ops->op[3], T_PRED) != 1)
-            return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s: wrong A, B or scale-d operand", d->shown);
-        in->n_src = (uint8_t)(given + 2);
-        /* the immediates: scale-a, scale-b in {1, -1}, the transposes in {0, 1} -> mode bits */
-        int first_imm = 4;
-        for (int i = first_imm; i < ops->n; i++)
-            if (ops->op[i].kind != O_LIT || ops->op[i].lit != LIT_INT)
-                return failf(d->b->lx, in->ptx_line, "%s: scale and transpose operands must be constants", d->shown);
-        int64_t scale_a = (int64_t)ops->op[4].bits, scale_b = (int64_t)ops->op[5].bits;
-        int64_t trans_a = a_regs ? 0 : (int64_t)ops->op[6].bits, trans_b = (int64_t)ops->op[a_regs ? 6 : 7].bits;
-        if ((scale_a != 1 && scale_a != -1) || (scale_b != 1 && scale_b != -1) || (trans_a & ~1) || (trans_b & ~1))
-            return failf(d->b->lx, in->ptx_line, "%s: scales must be 1 or -1, transposes 0 or 1", d->shown);
-        in->mode = (uint8_t)(trans_a | trans_b << 1 | (scale_a < 0) << 2 | (scale_b < 0) << 3);
-        return true;
-    }
-    if (strcmp(base, "setmaxnreg") == 0) {
-        /* setmaxnreg.{inc,dec}.sync.aligned.u32 imm-reg-count ("Miscellaneous Instructions: setmaxnreg") */
-        in->op = OP_SETMAXNREG;
-        if (take(&m, "inc"))
-            in->flags |= F_INC;
-        else if (!take(&m, "dec"))
-            return unsupported(d);
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m) || !need_operands(d, 1))
-            return false;
-        if (ops->op[0].kind != O_LIT || ops->op[0].lit != LIT_INT)
-            return failf(d->b->lx, in->ptx_line, "%s needs a constant register count", d->shown);
-        int64_t count = (int64_t)ops->op[0].bits;
-        if (count < 24 || count > 256 || count % 8)
-            return failf(d->b->lx, in->ptx_line, "%s: the register count %lld must be a multiple of 8 in [24, 256]",
-                         d->shown, (long long)count);
-        in->addr_offset = count;
-        return true;
-    }
-    if (strcmp(base, "elect") == 0) {
-        /* elect.sync d|p, membermask: one leader lane of the members ("elect.sync") */
-        in->op = OP_ELECT;
-        if (!finish_modifiers(d, &m) || ops->n != 3)
-            return d->b->lx->failed ? false : need_operands(d, 3);
-        if (add_value(d, &ops->op[0], T_B32) != 1 || add_value(d, &ops->op[1], T_PRED) != 1 ||
-            add_value(d, &ops->op[2], T_B32) != 1)
-            return false;
-        in->n_dst = 2, in->n_src = 1;
-        return true;
-    }
-
-    if (strcmp(base, "cp") == 0 && take(&m, "async")) {
-        if (take(&m, "bulk") && !strstr(d->text, ".tensor")) {
-            /* cp.async.bulk ("Data Movement and Conversion Instructions: cp.async.bulk"):
-             *   .shared::cluster.global.mbarrier::complete_tx::bytes [dst], [src], size, [mbar]
-             *   .global.shared::cta.bulk_group [dst], [src], size;  commit_group;  wait_group{.read} N */
-            if (take(&m, "commit_group")) {
-                in->op = OP_BULK_COMMIT;
-                return finish_modifiers(d, &m) && need_operands(d, 0);
-            }
-            if (take(&m, "wait_group")) {
-                take(&m, "read"); /* waits for the reads only: landing the whole copy then is as good */
-                return decode_group_wait(d, &m, OP_BULK_WAIT);
-            }
-            in->op = OP_BULK_COPY;
-            bool to_shared = take(&m, "shared::cluster"), to_global = !to_shared && take(&m, "global");
-            bool from_global = to_shared && take(&m, "global"), from_shared = to_global && take(&m, "shared::cta");
-            bool via_mbarrier = take(&m, "mbarrier::complete_tx::bytes"), via_group = take(&m, "bulk_group");
-            if (!((from_global && via_mbarrier) || (from_shared && via_group)) || !finish_modifiers(d, &m))
-                return d->b->lx->failed ? false : unsupported(d);
-            if (to_global)
-                in->flags |= F_TO_GLOBAL;
-            if (!need_operands(d, to_shared ? 4 : 3))
-                return false;
-            const operand *dst = &ops->op[0], *src = &ops->op[1];
-            if (dst->kind != O_MEM || src->kind != O_MEM || (to_shared && ops->op[3].kind != O_MEM))
-                return failf(d->b->lx, in->ptx_line, "%s needs [dst], [src], size%s", d->shown,
-                             to_shared ? ", [mbarrier]" : "");
-            /* sources: dst base, size, mbarrier base (shared form); src is the memory operand */
-            operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
-                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
-            if (!add_slot(d, &dst_base, T_U64) || add_value(d, &ops->op[2], T_U32) != 1)
-                return false;
-            in->n_src = 2;
-            if (to_shared) {
-                const operand *bar = &ops->op[3];
-                operand bar_base = bar->slot >= 0 ? (operand){.kind = O_SLOT, .slot = bar->slot}
-                                                  : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
-                if (!add_slot(d, &bar_base, T_U32))
-                    return false;
-                in->mbar_offset = (int32_t)bar->bits;
-                in->n_src = 3;
-            }
-            in->dst_offset = (int32_t)dst->bits;
-            in->addr_base = src->slot;
-            in->addr_offset = (int64_t)src->bits;
-            return true;
-        }
-        if (take(&m, "commit_group")) {
-            in->op = OP_CP_ASYNC_COMMIT;
-            return finish_modifiers(d, &m) && need_operands(d, 0);
-        }
-        if (take(&m, "wait_group"))
-            return decode_group_wait(d, &m, OP_CP_ASYNC_WAIT);
-        if (take(&m, "wait_all")) {
-            in->op = OP_CP_ASYNC_WAIT_ALL;
-            return finish_modifiers(d, &m) && need_operands(d, 0);
-        }
-        if (strstr(d->text, ".bulk.tensor")) {
-            /* cp.async.bulk.tensor.Nd.shared::cluster.global{.tile}.mbarrier::complete_tx::bytes
-             *     [dst], [tensor-map, {c0, ...}], [mbar]   ("cp.async.bulk.tensor") */
-            in->op = OP_TMA_LOAD;
-            if (!take(&m, "tensor"))
-                return unsupported(d);
-            static const char *const dims[] = {"1d", "2d", "3d", "4d", "5d"};
-            for (int i = 0; i < 5; i++)
-                if (take(&m, dims[i]))
-                    in->vec = (uint8_t)(i + 1);
-            take(&m, "tile");
-            bool to_shared = take(&m, "shared::cluster") || take(&m, "shared::cta");
-            bool from_global = take(&m, "global");
-            bool complete_tx = take(&m, "mbarrier::complete_tx::bytes");
-            if (!in->vec || !to_shared || !from_global || !complete_tx || !finish_modifiers(d, &m))
-                return d->b->lx->failed ? false : unsupported(d);
-            if (!need_operands(d, 3))
-                return false;
-            const operand *dst = &ops->op[0], *src = &ops->op[1], *bar = &ops->op[2];
-            if (dst->kind != O_MEM || src->kind != O_MEM || bar->kind != O_MEM || src->vec_count != in->vec)
-                return failf(d->b->lx, in->ptx_line, "%s needs [dst], [map, {%d coordinates}], [mbarrier]", d->shown,
-                             in->vec);
-            operand dst_base = dst->slot >= 0 ? (operand){.kind = O_SLOT, .slot = dst->slot}
-                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
-            operand bar_base = bar->slot >= 0 ? (operand){.kind = O_SLOT, .slot = bar->slot}
-                                              : (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
-            if (!add_slot(d, &dst_base, T_U32) || !add_slot(d, &bar_base, T_U32))
-                return false;
-            for (int i = 0; i < src->vec_count; i++)
-                if (!add_slot(d, &ops->vec[src->vec_first + i], T_S32))
-                    return false;
-            in->n_src = (uint8_t)(2 + src->vec_count);
-            in->dst_offset = (int32_t)dst->bits;
-            in->mbar_offset = (int32_t)bar->bits;
-            in->addr_base = src->slot;
-            in->addr_offset = (int64_t)src->bits;
-            in->space = src->sym_space != SPACE_GENERIC ? (uint8_t)src->sym_space : SPACE_GENERIC;
-            return true;
-        }
-        if (take(&m, "mbarrier"))
-            return unsupported(d);
-        in->op = OP_CP_ASYNC;
-        /* cp.async.ca|cg.shared{::cta}.global [dst], [src], cp-size{, src-size | , ignore-src} */
-        bool shared = take(&m, "shared") || take(&m, "shared::cta");
-        bool global = take(&m, "global");
-        if (!shared || !global || !finish_modifiers(d, &m))
-            return d->b->lx->failed ? false : unsupported(d);
-        if (ops->n < 3 || ops->n > 4)
-            return failf(d->b->lx, in->ptx_line, "%s: wrong number of operands", d->shown);
-        if (ops->op[2].kind != O_LIT || ops->op[2].lit != LIT_INT)
-            return failf(d->b->lx, in->ptx_line, "%s needs a constant copy size", d->shown);
-        in->size = (uint8_t)ops->op[2].bits;
-        if (in->size != 4 && in->size != 8 && in->size != 16)
-            return failf(d->b->lx, in->ptx_line, "%s: copy size %d is not 4, 8 or 16", d->shown, in->size);
-        /* sources: the dst address and the src address as slots, then src-size or ignore-src */
-        if (ops->op[0].kind != O_MEM || ops->op[1].kind != O_MEM)
-            return failf(d->b->lx, in->ptx_line, "%s needs [dst], [src]", d->shown);
-        operand dst_base = {.kind = O_SLOT, .slot = ops->op[0].slot};
-        if (ops->op[0].slot < 0)
-            dst_base = (operand){.kind = O_LIT, .lit = LIT_INT, .bits = 0};
-        if (add_slot(d, &dst_base, T_U32) != true)
-            return false;
-        in->dst_offset = (int32_t)ops->op[0].bits;
-        in->addr_base = ops->op[1].slot; /* the global source is the instruction's memory operand */
-        in->addr_offset = (int64_t)ops->op[1].bits;
-        in->n_src = 1;
-        if (ops->n == 4) {
-            const operand *extra = &ops->op[3];
-            if (extra->kind == O_SLOT && extra->negated)
-                return unsupported(d);
-            /* a predicate register: ignore-src; otherwise a size */
-            bool pred = extra->kind == O_SLOT && extra->slot < d->b->n_slot_types &&
-                        d->b->slot_types[extra->slot] == T_PRED;
-            if (pred)
-                in->flags |= F_IGNORE_SRC;
-            if (add_value(d, extra, pred ? T_PRED : T_U32) != 1)
-                return false;
-            in->n_src = 2;
-        }
-        return true;
-    }
-
-    if (strcmp(base, "ldmatrix") == 0) {
-        in->op = OP_LDMATRIX;
-        if (!take(&m, "m8n8"))
-            return unsupported(d);
-        if (take(&m, "x1")) in->vec = 1;
-        else if (take(&m, "x2")) in->vec = 2;
-        else if (take(&m, "x4")) in->vec = 4;
-        else return unsupported(d);
-        if (take(&m, "trans"))
-            in->flags |= F_TRANS;
-        in->space = (uint8_t)take_space(&m);
-        in->type = (uint8_t)take_type(&m);
-        if (in->type != T_B16 || !finish_modifiers(d, &m) || !need_operands(d, 2))
-            return d->b->lx->failed ? false : unsupported(d);
-        if (add_value(d, &ops->op[0], T_B32) != in->vec)
-            return failf(d->b->lx, in->ptx_line, "%s needs %d destination registers", d->shown, in->vec);
-        in->n_dst = in->vec;
-        return set_address(d, &ops->op[1]);
-    }
-
-    if (strcmp(base, "mma") == 0) {
-        /* mma.sync.aligned.m16n8k16.row.col.dtype.f16.f16.ctype (and bf16) */
-        in->op = OP_MMA;
-        if (!take(&m, "m16n8k16") || !take(&m, "row") || !take(&m, "col"))
-            return unsupported(d);
-        in->type = (uint8_t)take_type(&m);   /* D */
-        ptx_type a = take_type(&m), b = take_type(&m);
-        in->stype = (uint8_t)a;              /* A and B */
-        ptx_type c = take_type(&m);
-        if (!finish_modifiers(d, &m))
-            return false;
-        if (a != b || (a != T_F16 && a != T_BF16) || (in->type != T_F32 && in->type != T_F16) ||
-            (c != T_F32 && c != T_F16) || (a == T_BF16 && (in->type != T_F32 || c != T_F32)))
-            return unsupported(d);
-        in->mode = (uint8_t)c;
-        int nd = in->type == T_F32 ? 4 : 2, nc = c == T_F32 ? 4 : 2;
-        if (!need_operands(d, 4) || add_value(d, &ops->op[0], in->type == T_F32 ? T_F32 : T_B32) != nd ||
-            add_value(d, &ops->op[1], T_B32) != 4 || add_value(d, &ops->op[2], T_B32) != 2 ||
-            add_value(d, &ops->op[3], c == T_F32 ? T_F32 : T_B32) != nc)
-            return d->b->lx->failed ? false
-                                    : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
-        in->n_dst = (uint8_t)nd;
-        in->n_src = (uint8_t)(4 + 2 + nc);
-        return true;
-    }
-
-    if (strcmp(base, "wmma") == 0) {
-        bool load = take(&m, "load"), store = !load && take(&m, "store"), mma = !load && !store && take(&m, "mma");
-        if (!load && !store && !mma)
-            return unsupported(d);
-        if (!take(&m, "m16n16k16"))
-            return unsupported(d);
-        if (mma) {
-            /* wmma.mma.sync.aligned.alayout.blayout.m16n16k16.dtype.ctype d, a, b, c (f16 inputs) */
-            in->op = OP_WMMA_MMA;
-            if (take(&m, "row")) in->flags |= F_ROW_A;
-            else if (!take(&m, "col")) return unsupported(d);
-            if (take(&m, "row")) in->flags |= F_ROW_B;
-            else if (!take(&m, "col")) return unsupported(d);
-            in->type = (uint8_t)take_type(&m);
-            ptx_type c = take_type(&m);
-            in->mode = (uint8_t)c;
-            if (!finish_modifiers(d, &m) || !need_operands(d, 4))
-                return false;
-            if ((in->type != T_F32 && in->type != T_F16) || (c != T_F32 && c != T_F16))
-                return unsupported(d);
-            int nd = in->type == T_F32 ? 8 : 4, nc = c == T_F32 ? 8 : 4;
-            if (add_value(d, &ops->op[0], in->type) != nd || add_value(d, &ops->op[1], T_B32) != 8 ||
-                add_value(d, &ops->op[2], T_B32) != 8 || add_value(d, &ops->op[3], c) != nc)
-                return d->b->lx->failed ? false
-                                        : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
-            in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)(16 + nc);
-            return true;
-        }
-        /* wmma.load.{a,b,c}.sync.aligned.layout.m16n16k16{.space}.type r, [p]{, stride}
-           wmma.store.d.sync.aligned.layout.m16n16k16{.space}.type [p], r{, stride} */
-        in->op = load ? OP_WMMA_LOAD : OP_WMMA_STORE;
-        if (take(&m, "a")) in->mode = WMMA_A;
-        else if (take(&m, "b")) in->mode = WMMA_B;
-        else if (take(&m, "c")) in->mode = WMMA_C;
-        else if (take(&m, "d")) in->mode = WMMA_D;
-        else return unsupported(d);
-        if (take(&m, "row")) in->flags |= F_ROW_A;
-        else if (!take(&m, "col")) return unsupported(d);
-        in->space = (uint8_t)take_space(&m);
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m))
-            return false;
-        if (in->type != T_F16 && in->type != T_F32)
-            return unsupported(d);
-        bool matrix_ab = in->mode == WMMA_A || in->mode == WMMA_B;
-        int n = matrix_ab ? 8 : in->type == T_F32 ? 8 : 4;
-        const operand *frag = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
-        if (ops->n < 2 || ops->n > 3)
-            return need_operands(d, 3);
-        if (add_value(d, frag, in->type == T_F32 ? T_F32 : T_B32) != n)
-            return failf(d->b->lx, in->ptx_line, "%s needs %d fragment registers", d->shown, n);
-        if (load)
-            in->n_dst = (uint8_t)n;
-        else
-            in->n_src = (uint8_t)n;
-        /* the stride (elements), 16 when not given: one more source after the fragment */
-        operand stride = {.kind = O_LIT, .lit = LIT_INT, .bits = 16};
-        if (add_value(d, ops->n == 3 ? &ops->op[2] : &stride, T_U32) != 1)
-            return false;
-        in->n_src++;
-        return set_address(d, address);
-    }
-
-    if (strcmp(base, "shfl") == 0) {
-        in->op = OP_SHFL;
-        static const char *const modes[] = {"up", "down", "bfly", "idx"};
-        bool found = false;
-        for (int i = 0; i < 4; i++)
-            if (take(&m, modes[i]))
-                in->mode = (uint8_t)i, found = true;
-        in->type = (uint8_t)take_type(&m);
-        if (!found || !finish_modifiers(d, &m))
-            return d->b->lx->failed ? false : unsupported(d);
-        /* shfl.sync.mode.b32 d[|p], a, b, c, membermask */
-        int n = ops->n, n_dst = n - 4;
-        if (n_dst < 1 || n_dst > 2)
-            return need_operands(d, 5);
-        if (add_value(d, &ops->op[0], T_B32) != 1 || (n_dst == 2 && add_value(d, &ops->op[1], T_PRED) != 1))
-            return false;
-        for (int i = n_dst; i < n; i++)
-            if (add_value(d, &ops->op[i], T_B32) != 1)
-                return false;
-        in->n_dst = (uint8_t)n_dst, in->n_src = 4;
-        return true;
-    }
-    if (strcmp(base, "vote") == 0) {
-        in->op = OP_VOTE;
-        static const char *const modes[] = {"all", "any", "uni", "ballot"};
-        bool found = false;
-        for (int i = 0; i < 4; i++)
-            if (take(&m, modes[i]))
-                in->mode = (uint8_t)i, found = true;
-        in->type = (uint8_t)take_type(&m);
-        if (!found || !finish_modifiers(d, &m) || !need_operands(d, 3))
-            return d->b->lx->failed ? false : unsupported(d);
-        const operand *pred = &ops->op[1];
-        if (pred->negated)
-            in->flags |= F_NEG_PRED;
-        operand p = *pred;
-        p.negated = false;
-        if (add_value(d, &ops->op[0], in->mode == VOTE_BALLOT ? T_B32 : T_PRED) != 1 ||
-            add_value(d, &p, T_PRED) != 1 || add_value(d, &ops->op[2], T_B32) != 1)
-            return false;
-        in->n_dst = 1, in->n_src = 2;
-        return true;
-    }
-    if (strcmp(base, "activemask") == 0) {
-        in->op = OP_ACTIVEMASK;
-        in->type = (uint8_t)take_type(&m);
-        return finish_modifiers(d, &m) && plain(d, 0, T_B32);
-    }
-    if (strcmp(base, "redux") == 0) {
-        static const char *const ops_names[] = {"add", "min", "max", "inc", "dec", "and", "or", "xor"};
-        in->op = OP_REDUX;
-        bool found = false;
-        for (int i = 0; i < 8; i++)
-            if (take(&m, ops_names[i]))
-                in->mode = (uint8_t)i, found = true;
-        in->type = (uint8_t)take_type(&m);
-        if (!found || (in->type != T_U32 && in->type != T_S32 && in->type != T_B32) || !finish_modifiers(d, &m))
-            return d->b->lx->failed ? false : unsupported(d);
-        return plain(d, 2, (ptx_type)in->type);
-    }
-    if (strcmp(base, "match") == 0) {
-        /* match.any.sync.type d, a, membermask;  match.all.sync.type d[|p], a, membermask */
-        in->op = OP_MATCH;
-        if (take(&m, "all"))
-            in->mode = VOTE_ALL;
-        else if (take(&m, "any"))
-            in->mode = VOTE_ANY;
-        else
-            return unsupported(d);
-        in->type = (uint8_t)take_type(&m);
-        if (!finish_modifiers(d, &m))
-            return false;
-        int n_dst = ops->n - 2;
-        if (n_dst < 1 || n_dst > (in->mode == VOTE_ALL ? 2 : 1))
-            return need_operands(d, 3);
-        if (add_value(d, &ops->op[0], T_B32) != 1 || (n_dst == 2 && add_value(d, &ops->op[1], T_PRED) != 1) ||
-            add_value(d, &ops->op[n_dst], in->type) != 1 || add_value(d, &ops->op[n_dst + 1], T_B32) != 1)
-            return false;
-        in->n_dst = (uint8_t)n_dst, in->n_src = 2;
-        return true;
-    }
+    if (arithmetic_of(base))
+        return decode_arithmetic(d, &m, base);
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+        if (strcmp(base, families[i].mnemonic) == 0)
+            return families[i].decode(d, &m, base);
     return unsupported(d);
 }
 
