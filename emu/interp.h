@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "emu.h"
@@ -203,6 +204,10 @@ typedef enum { STEP_NEXT, STEP_BRANCH, STEP_WAIT, STEP_EXIT, STEP_MOVED, STEP_YI
 typedef step insn_handler(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                           uint32_t m);
 
+/* In a handler: operand i's registers (all lanes), and source operand i's */
+#define D(i) (r[o[(i)]])
+#define S(i) (r[o[in->n_dst + (i)]])
+
 /* How an access uses memory: it reads (initcheck: the bytes must have been written), it writes (they
  * count as written from now on), it is an atomic read-modify-write (a write, but synchronization, not a
  * race), or it is only checked for bounds and alignment now and lands later (cp.async, bulk copies:
@@ -331,6 +336,10 @@ void wgmma_logs_free(block *b);
 bool wgmma_registers_free(block *b, warp *w, const insn *in);
 insn_handler exec_mbarrier, exec_mbar_wait, exec_tma_load, exec_bulk, exec_setmaxnreg, exec_wgmma;
 
+/* The arithmetic, logic, comparison and conversion instructions (alu.c). */
+insn_handler exec_mov, exec_arithmetic, exec_carry, exec_logic, exec_testp, exec_compare, exec_select, exec_cvt,
+    exec_cvta, exec_isspacep;
+
 /* Makes room for one more item in a queue of *count items (capacity *cap, doubled from `first`);
  * false, the queue as it was, when the host has no memory for it. */
 static inline bool queue_room(void **items, int count, int *cap, size_t item_size, int first)
@@ -345,7 +354,21 @@ static inline bool queue_room(void **items, int count, int *cap, size_t item_siz
     return true;
 }
 
-/* Values: a slot's bits as a float, and back. */
+/* Values: a width's mask, sign extension, a type's kind, .ftz ("flush subnormal inputs and results to
+ * sign-preserving zero"). */
+static inline uint64_t width_mask(int bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+static inline int64_t sign_extend(uint64_t v, int bits)
+{
+    return bits >= 64 ? (int64_t)v : (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+static inline bool is_float(int t) { return t >= T_F16 && t <= T_TF32; }
+static inline bool is_signed(int t) { return t >= T_S8 && t <= T_S64; }
+
+static inline float ftz32(float f) { return fpclassify(f) == FP_SUBNORMAL ? copysignf(0.0f, f) : f; }
+
+/* A slot's bits as a float, and back. */
 static inline float f32_of(uint64_t v)
 {
     uint32_t u = (uint32_t)v;
