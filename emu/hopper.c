@@ -578,7 +578,7 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
 }
 
 /* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as
- * mma_16816 in exec.c). The hottest loop of a wgmma kernel's emulation: an x86-64-v3 copy (AVX2, FMA)
+ * mma_16816 in tensor.c). The hottest loop of a wgmma kernel's emulation: an x86-64-v3 copy (AVX2, FMA)
  * where the CPU has them, chosen at load; fusing a product into its sum changes nothing (the product is
  * exact), so the compiler may. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)

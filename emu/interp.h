@@ -339,6 +339,8 @@ insn_handler exec_mbarrier, exec_mbar_wait, exec_tma_load, exec_bulk, exec_setma
 /* The arithmetic, logic, comparison and conversion instructions (alu.c). */
 insn_handler exec_mov, exec_arithmetic, exec_carry, exec_logic, exec_testp, exec_compare, exec_select, exec_cvt,
     exec_cvta, exec_isspacep;
+/* The warp-level tensor-core instructions (tensor.c). */
+insn_handler exec_mma, exec_ldmatrix, exec_wmma_load_store, exec_wmma_mma;
 
 /* Makes room for one more item in a queue of *count items (capacity *cap, doubled from `first`);
  * false, the queue as it was, when the host has no memory for it. */

@@ -1,0 +1,275 @@
+/* tensor.c: the warp-level tensor-core instructions (their rows in instructions.def): mma.sync (m16n8k16,
+ * f16 and bf16), ldmatrix, and wmma's load, store and mma (16x16x16).
+ *
+ * Each is .sync.aligned: the whole warp executes it together, and the emulator runs it once for the warp,
+ * gathering every lane's fragment registers into the matrices the ISA's fragment layouts describe
+ * ("Matrix Fragments for mma.m16n8k16"), multiplying them exactly, and scattering the result back. What a
+ * tensor core's rounding would be, the ISA does not say (emu/README.md: what the emulator cannot tell).
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "emu.h"
+#include "interp.h"
+
+/* mma.m16n8k16, fragments per "Matrix Fragments for mma.m16n8k16 with floating point type"
+ * (g = lane >> 2, t = lane % 4; each .f16x2 register holds the lower-numbered element in bits 15:0):
+ *   A (16x16): a_i in row g + 8 * ((i >> 1) & 1), column 2t + (i & 1) + 8 * (i >= 4)
+ *   B (16x8):  b_i in row 2t + (i & 1) + 8 * (i >= 2), column g
+ *   C/D (16x8): c_i in row g + 8 * (i >= 2), column 2t + (i & 1)
+ */
+static inline int frag_a_row(int lane, int i) { return (lane >> 2) + 8 * ((i >> 1) & 1); }
+static inline int frag_a_col(int lane, int i) { return 2 * (lane & 3) + (i & 1) + 8 * (i >= 4); }
+static inline int frag_b_row(int lane, int i) { return 2 * (lane & 3) + (i & 1) + 8 * (i >= 2); }
+static inline int frag_b_col(int lane, int i) { (void)i; return lane >> 2; }
+static inline int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >= 2); }
+static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
+
+/* D = A * B + C for one m16n8k16 tile. Each product of two 16-bit floats is exact in binary64, and so,
+ * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
+ * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
+ * the exact answer, not a model of one GPU's arithmetic. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* the hottest loop of a tensor-core kernel's emulation: an x86-64-v3 copy (AVX2, FMA) where the CPU has
+ * them, chosen at load. Fusing a product into its sum changes nothing (the product is exact), so the
+ * compiler may. */
+__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
+#endif
+static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+{
+    double Bd[16][8]; /* B in binary64 once, not once per row of A */
+    for (int k = 0; k < 16; k++)
+        for (int j = 0; j < 8; j++)
+            Bd[k][j] = B[k][j];
+    for (int i = 0; i < 16; i++) {
+        double acc[8]; /* row i of D, summed in k order; the j loop vectorizes */
+        for (int j = 0; j < 8; j++)
+            acc[j] = C[i][j];
+        for (int k = 0; k < 16; k++) {
+            const double a = A[i][k];
+            for (int j = 0; j < 8; j++)
+                acc[j] += a * Bd[k][j];
+        }
+        for (int j = 0; j < 8; j++)
+            Dm[i][j] = (float)acc[j];
+    }
+}
+
+/* mma, ldmatrix and wmma are .sync.aligned, the whole warp's: "UB if any thread in the warp has exited" or
+ * is elsewhere. False after reporting lanes that are not there. */
+static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint32_t m)
+{
+    if (m == FULL_MASK)
+        return true;
+    fault(b, in, (int)__builtin_ctz(active | 1), w, EMU_ERR_INVALID,
+          "%s needs all 32 threads of the warp; lanes 0x%08x execute it (live 0x%08x)", ptx_op_name((ptx_op)in->op),
+          m, w->live);
+    return false;
+}
+
+step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                     uint32_t m)
+{
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
+    const int h = in->stype == T_BF16 ? T_BF16 : T_F16;
+    const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
+    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + 4, c0 = nd + 6;
+    float A[16][16], B[16][8], C[16][8], Dm[16][8];
+    for (int lane = 0; lane < LANES; lane++) {
+        for (int i = 0; i < 8; i++) {
+            uint64_t reg = r[o[a0 + i / 2]][lane];
+            A[frag_a_row(lane, i)][frag_a_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
+        }
+        for (int i = 0; i < 4; i++) {
+            uint64_t reg = r[o[b0 + i / 2]][lane];
+            B[frag_b_row(lane, i)][frag_b_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
+        }
+        for (int i = 0; i < 4; i++)
+            C[frag_c_row(lane, i)][frag_c_col(lane, i)] =
+                c_f32 ? f32_of(r[o[c0 + i]][lane]) : half_in(r[o[c0 + i / 2]][lane] >> (16 * (i & 1)), T_F16);
+    }
+    mma_16816(A, B, C, Dm);
+    for (int lane = 0; lane < LANES; lane++) {
+        if (d_f32) {
+            for (int i = 0; i < 4; i++)
+                r[o[i]][lane] = bits_f32(Dm[frag_c_row(lane, i)][frag_c_col(lane, i)]);
+        } else {
+            for (int reg = 0; reg < 2; reg++) {
+                uint64_t lo = emu_f32_to_f16(Dm[frag_c_row(lane, 2 * reg)][frag_c_col(lane, 2 * reg)]);
+                uint64_t hi = emu_f32_to_f16(Dm[frag_c_row(lane, 2 * reg + 1)][frag_c_col(lane, 2 * reg + 1)]);
+                r[o[reg]][lane] = hi << 16 | lo;
+            }
+        }
+    }
+    b->c.tensor_flops += 2 * 16 * 8 * 16;
+    return STEP_NEXT;
+}
+
+/* ldmatrix ("Warp-level matrix load instruction: ldmatrix"): lanes 8k..8k+7 give the row addresses of
+ * matrix k (16 bytes each, 16-byte aligned). Lane L receives, in register k, row L/4 elements 2(L%4)
+ * and 2(L%4)+1 of matrix k, or with .trans the same positions of its transpose. */
+step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m)
+{
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
+    uint16_t rows[4][8][8];
+    uint64_t address[LANES];
+    for (int k = 0; k < in->vec; k++)
+        for (int row = 0; row < 8; row++) {
+            int lane = 8 * k + row;
+            uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
+            address[lane] = addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? addr - EMU_SHARED_WINDOW : addr;
+            int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
+            if (space == SPACE_GENERIC && addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
+                fault(b, in, lane, w, EMU_ERR_ADDRESS, "ldmatrix row address 0x%" PRIx64 " is not in shared memory",
+                      addr);
+                return STEP_FAULT;
+            }
+            const uint8_t *p = mem_access(b, w, in, (uint32_t)lane, space, addr, 16, ACCESS_READ);
+            if (!p)
+                return STEP_FAULT;
+            memcpy(rows[k][row], p, 16);
+        }
+    /* one wavefront per 8x8 matrix when its 8 rows fall in distinct banks: a phase per matrix */
+    count_access(b, SPACE_SHARED, true, address, (uint32_t)((1ull << (8 * in->vec)) - 1), 16);
+    const bool trans = in->flags & F_TRANS;
+    for (int lane = 0; lane < LANES; lane++) {
+        int g = lane >> 2, t = lane & 3;
+        for (int k = 0; k < in->vec; k++) {
+            uint16_t lo = trans ? rows[k][2 * t][g] : rows[k][g][2 * t];
+            uint16_t hi = trans ? rows[k][2 * t + 1][g] : rows[k][g][2 * t + 1];
+            r[o[k]][lane] = (uint64_t)hi << 16 | lo;
+        }
+    }
+    return STEP_NEXT;
+}
+
+/* WMMA m16n16k16. The ISA leaves the fragments' layout unspecified ("Matrix Fragments for WMMA"); a
+ * program may only load, multiply, store and apply uniform element-wise operations. This emulator
+ * uses the mma.m16n8k16 layout: A's registers 0-3 hold the A fragment (registers 4-7 repeat it), B's
+ * registers 0-1 the columns 0-7 and 2-3 the columns 8-15 (4-7 repeat them), an f32 accumulator's
+ * registers 0-3 the columns 0-7 and 4-7 the columns 8-15; an f16 accumulator packs those in pairs.
+ * Element (row, col) is at p + (row * stride + col) * size (row layout) or p + (col * stride + row) * size. */
+static step wmma_element(block *b, warp *w, const insn *in, uint64_t base, uint32_t stride, int row, int col,
+                         int size, bool write, uint8_t **out)
+{
+    bool row_major = in->flags & F_ROW_A;
+    uint64_t addr = base + (uint64_t)(row_major ? row * (int)stride + col : col * (int)stride + row) * (uint64_t)size;
+    *out = mem_access(b, w, in, 0, in->space, addr, (uint64_t)size, write ? ACCESS_WRITE : ACCESS_READ);
+    return *out ? STEP_NEXT : STEP_FAULT;
+}
+
+/* Which (row, col) of the 16x16 matrix register `reg`, half `part`, of `lane` holds. */
+static void wmma_position(int matrix, int lane, int reg, int part, int *row, int *col)
+{
+    if (matrix == WMMA_A) {
+        int i = 2 * (reg & 3) + part;
+        *row = frag_a_row(lane, i), *col = frag_a_col(lane, i);
+    } else if (matrix == WMMA_B) {
+        int i = 2 * (reg & 1) + part, n_half = (reg >> 1) & 1;
+        *row = frag_b_row(lane, i), *col = frag_b_col(lane, i) + 8 * n_half;
+    } else { /* C/D, f32: reg 0-3 -> columns 0-7, 4-7 -> columns 8-15 (part = 0) */
+        int i = reg & 3;
+        *row = frag_c_row(lane, i), *col = frag_c_col(lane, i) + 8 * (reg >> 2);
+    }
+}
+
+step exec_wmma_load_store(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
+                                 uint32_t active, uint32_t m)
+{
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
+    const bool load = in->op == OP_WMMA_LOAD;
+    const int n = load ? in->n_dst : in->n_src - 1; /* fragment registers */
+    const int stride_slot = o[load ? in->n_dst : in->n_src - 1];
+    const int matrix = in->mode == WMMA_D ? WMMA_C : in->mode;
+    const bool f32 = in->type == T_F32;
+    const int size = f32 ? 4 : 2;
+    const int32_t *frag = o; /* the fragment registers: destinations of a load, first sources of a store */
+    uint64_t base = (in->addr_base >= 0 ? r[in->addr_base][0] : 0) + (uint64_t)in->addr_offset;
+    uint32_t stride = (uint32_t)r[stride_slot][0];
+    for (int lane = 1; lane < LANES; lane++) /* "UB if threads use different p or stride" */
+        if ((in->addr_base >= 0 && r[in->addr_base][lane] != r[in->addr_base][0]) ||
+            (uint32_t)r[stride_slot][lane] != stride) {
+            fault(b, in, lane, w, EMU_ERR_INVALID, "wmma address or stride differs between lanes of the warp");
+            return STEP_FAULT;
+        }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int reg = 0; reg < n; reg++) {
+            int parts = f32 ? 1 : 2;
+            /* f16 accumulators: registers 0-1 columns 0-7, 2-3 columns 8-15, two elements each */
+            for (int part = 0; part < parts; part++) {
+                int row, col;
+                if (matrix == WMMA_C && !f32) {
+                    int i = 2 * (reg & 1) + part;
+                    row = frag_c_row(lane, i), col = frag_c_col(lane, i) + 8 * (reg >> 1);
+                } else {
+                    wmma_position(matrix, lane, reg, part, &row, &col);
+                }
+                uint8_t *p;
+                if (wmma_element(b, w, in, base, stride, row, col, size, !load, &p) != STEP_NEXT)
+                    return STEP_FAULT;
+                if (load) {
+                    uint64_t v = load_bits(p, size);
+                    uint64_t *dst = &r[frag[reg]][lane];
+                    *dst = f32 ? v : (part ? (*dst & 0xffff) | v << 16 : v);
+                } else if (matrix == WMMA_A || matrix == WMMA_B ? reg < 4 : true) {
+                    uint64_t v = r[frag[reg]][lane] >> (16 * part);
+                    memcpy(p, &v, (size_t)size);
+                }
+            }
+        }
+    return STEP_NEXT;
+}
+
+step exec_wmma_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
+                          uint32_t m)
+{
+    if (!whole_warp(b, w, in, active, m))
+        return STEP_FAULT;
+    const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
+    const int nd = d_f32 ? 8 : 4, a0 = nd, b0 = nd + 8, c0 = nd + 16;
+    float A[16][16], B[16][16], C[16][16];
+    for (int lane = 0; lane < LANES; lane++)
+        for (int reg = 0; reg < 4; reg++)
+            for (int part = 0; part < 2; part++) {
+                int row, col;
+                wmma_position(WMMA_A, lane, reg, part, &row, &col);
+                A[row][col] = half_in(r[o[a0 + reg]][lane] >> (16 * part), T_F16);
+                wmma_position(WMMA_B, lane, reg, part, &row, &col);
+                B[row][col] = half_in(r[o[b0 + reg]][lane] >> (16 * part), T_F16);
+            }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int i = 0; i < 8; i++) {
+            int row = frag_c_row(lane, i & 3), col = frag_c_col(lane, i & 3) + 8 * (i >> 2);
+            C[row][col] = c_f32 ? f32_of(r[o[c0 + i]][lane])
+                                : half_in(r[o[c0 + ((i & 3) >> 1) + 2 * (i >> 2)]][lane] >> (16 * (i & 1)), T_F16);
+        }
+    float Dm[16][16];
+    for (int half = 0; half < 2; half++) { /* two m16n8k16 tiles: columns 0-7 and 8-15 */
+        float Bh[16][8], Ch[16][8], Dh[16][8];
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 8; j++)
+                Bh[i][j] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
+        mma_16816(A, Bh, Ch, Dh);
+        for (int i = 0; i < 16; i++)
+            for (int j = 0; j < 8; j++)
+                Dm[i][8 * half + j] = Dh[i][j];
+    }
+    for (int lane = 0; lane < LANES; lane++)
+        for (int i = 0; i < 8; i++) {
+            int row = frag_c_row(lane, i & 3), col = frag_c_col(lane, i & 3) + 8 * (i >> 2);
+            if (d_f32) {
+                r[o[i]][lane] = bits_f32(Dm[row][col]);
+            } else {
+                uint64_t *reg = &r[o[((i & 3) >> 1) + 2 * (i >> 2)]][lane];
+                uint64_t h = emu_f32_to_f16(Dm[row][col]);
+                *reg = (i & 1) ? (*reg & 0xffff) | h << 16 : h;
+            }
+        }
+    b->c.tensor_flops += 2 * 16 * 16 * 16;
+    return STEP_NEXT;
+}
