@@ -1,10 +1,13 @@
-/* counters.c: adding up and printing what launches did (emu.h: emu_counters). The metrics follow
- * Nsight Compute's definitions, named beside each line; they are counts of what the emulator executed,
- * never measurements of a GPU. */
+/* counters.c: counting what a launch does (an instruction's class, a memory request's sectors and
+ * wavefronts), adding the counts up and printing them (emu.h: emu_counters). The metrics follow Nsight
+ * Compute's definitions, named beside each line; they are counts of what the emulator executed, never
+ * measurements of a GPU. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu.h"
+#include "interp.h"
 
 void emu_counters_add(emu_counters *into, const emu_counters *from)
 {
@@ -80,4 +83,126 @@ void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c)
         fprintf(out, "  barriers            %llu warp arrivals\n", (unsigned long long)c->barriers);
     if (c->tensor_flops)
         fprintf(out, "  tensor-core FLOPs   %.4g\n", (double)c->tensor_flops);
+}
+
+/* ---------------------------------------------------------------------------------------------- */
+/* Counters (the definitions are Nsight Compute's; emu/README.md, "Counters")                     */
+
+/* The counters' class of an instruction: its row's in instructions.def, or by its type or state space. */
+enum { BY_TYPE = CLASS_COUNT, BY_SPACE };
+static const uint8_t classes[OP_COUNT] = {
+#define INSTRUCTION(opcode, name, class, handler, isa) [OP_##opcode] = class,
+#include "instructions.def"
+#undef INSTRUCTION
+};
+
+emu_class class_of(const insn *in)
+{
+    switch (classes[in->op]) {
+    case BY_SPACE:
+        return in->space == SPACE_SHARED ? CLASS_SHARED
+               : in->space == SPACE_GLOBAL || in->space == SPACE_GENERIC ? CLASS_GLOBAL
+                                                                        : CLASS_OTHER_MEMORY;
+    case BY_TYPE:
+        return in->type == T_F32 ? CLASS_FP32
+               : in->type == T_F64 ? CLASS_FP64
+               : (in->type >= T_F16 && in->type <= T_BF16X2) ? CLASS_FP16
+                                                               : CLASS_INTEGER;
+    default:
+        return (emu_class)classes[in->op];
+    }
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A warp's global request touches the distinct 32-byte sectors its threads' bytes fall in
+ * (l1tex__t_sectors_pipe_lsu_mem_global_op_ld / _st per l1tex__t_requests_...). */
+static uint64_t count_sectors(const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    uint64_t sectors[2 * LANES];
+    int n = 0;
+    FOR_LANES(lanes, l) {
+        uint64_t first = address[l] / 32, last = (address[l] + size - 1) / 32;
+        for (uint64_t s = first; s <= last && n < 2 * LANES; s++)
+            sectors[n++] = s;
+    }
+    qsort(sectors, (size_t)n, sizeof *sectors, compare_u64);
+    uint64_t distinct = 0;
+    for (int i = 0; i < n; i++)
+        distinct += i == 0 || sectors[i] != sectors[i - 1];
+    return distinct;
+}
+
+/* Shared memory serves a warp's request in wavefronts: in each, every one of the 32 banks (4-byte words,
+ * bank = word % 32) delivers one word, to any number of threads (a broadcast). A request of 8-byte
+ * accesses is processed as two half-warps, of 16-byte accesses as four quarter-warps, each phase its
+ * own wavefronts; within a phase, the wavefronts are the most distinct words any bank must deliver.
+ * `ideal` gets the fewest wavefronts the same distinct words could take; wavefronts - ideal is the
+ * bank conflicts (l1tex__data_bank_conflicts_pipe_lsu_mem_shared). `lanes_per_phase` of 32 means one
+ * phase. */
+static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, int lanes_per_phase,
+                                 uint64_t *ideal)
+{
+    uint64_t total = 0;
+    const uint64_t words_each = size < 4 ? 1 : size / 4;
+    for (int phase = 0; phase < LANES / lanes_per_phase; phase++) {
+        uint32_t mine = lanes & (uint32_t)(((1ull << lanes_per_phase) - 1) << (phase * lanes_per_phase));
+        if (!mine)
+            continue;
+        uint64_t words[4 * LANES];
+        int n = 0;
+        FOR_LANES(mine, l) for (uint64_t j = 0; j < words_each; j++) words[n++] = address[l] / 4 + j;
+        qsort(words, (size_t)n, sizeof *words, compare_u64);
+        int per_bank[32] = {0}, distinct = 0;
+        for (int i = 0; i < n; i++)
+            if (i == 0 || words[i] != words[i - 1]) {
+                per_bank[words[i] % 32]++;
+                distinct++;
+            }
+        int most = 0;
+        for (int k = 0; k < 32; k++)
+            most = per_bank[k] > most ? per_bank[k] : most;
+        total += (uint64_t)most;
+        *ideal += (uint64_t)(distinct + 31) / 32;
+    }
+    return total;
+}
+
+uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, uint64_t *ideal)
+{
+    return count_wavefronts(address, lanes, size, size <= 4 ? LANES : (int)(4 * LANES / size), ideal);
+}
+
+/* One warp-level load or store of `size` bytes per thread, counted by its space. */
+void count_access(block *b, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    if (lanes && b->on_access)
+        b->on_access(b->model, space, load, address, lanes, size);
+    if (!lanes || !b->counting)
+        return;
+    emu_counters *c = &b->c;
+    if (space == SPACE_SHARED) {
+        if (load) {
+            c->shared_load_requests++;
+            c->shared_load_wavefronts += shared_wavefronts(address, lanes, size, &c->shared_load_ideal);
+        } else {
+            c->shared_store_requests++;
+            c->shared_store_wavefronts += shared_wavefronts(address, lanes, size, &c->shared_store_ideal);
+        }
+    } else if (space == SPACE_GLOBAL) {
+        uint64_t bytes = (uint64_t)__builtin_popcount(lanes) * size;
+        if (load) {
+            c->global_load_requests++;
+            c->global_load_sectors += count_sectors(address, lanes, size);
+            c->global_load_bytes += bytes;
+        } else {
+            c->global_store_requests++;
+            c->global_store_sectors += count_sectors(address, lanes, size);
+            c->global_store_bytes += bytes;
+        }
+    }
 }

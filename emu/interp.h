@@ -88,7 +88,7 @@ typedef struct {
     bool take_turns;           /* diverged lanes run group by group in pc order, not lowest pc first */
     int32_t last_pc;           /* the instruction it ran last */
     uint32_t together[LANES];  /* the lanes each lane is converged with: split by a divergent branch, joined
-                                  again only where the program synchronises them (see exec.c: join) */
+                                  again only where the program synchronises them (see sync.c: reconverge) */
     uint32_t live;             /* lanes that exist and have not exited */
     uint32_t waiting;          /* lanes stopped at a barrier, or at a bar.warp.sync (at_warp_sync) */
     uint32_t at_warp_sync;     /* lanes waiting at a bar.warp.sync for members still to come */
@@ -341,6 +341,24 @@ insn_handler exec_mov, exec_arithmetic, exec_carry, exec_logic, exec_testp, exec
     exec_cvta, exec_isspacep;
 /* The warp-level tensor-core instructions (tensor.c). */
 insn_handler exec_mma, exec_ldmatrix, exec_wmma_load_store, exec_wmma_mma;
+
+/* Barriers, warp collectives, fences and cp.async (sync.c), and what the scheduler needs of them: whether
+ * an instruction reconverges the lanes that execute it; lanes that do so (reconverge) or that a branch
+ * parts (diverge); a barrier completing once its last thread arrived or exited; the bar.warp.syncs an exited
+ * thread no longer holds back; and, under EMU_INTERLEAVE, a copy in flight landing early (one_in: the
+ * block's dice). */
+insn_handler exec_cp_async, exec_cp_async_commit, exec_cp_async_wait, exec_barrier, exec_warp_sync,
+    exec_warp_collectives, exec_elect, exec_membar;
+bool synchronises_lanes(const insn *in);
+void reconverge(warp *w, uint32_t lanes);
+void diverge(warp *w, uint32_t active, uint32_t taken);
+void try_complete(block *b, int id);
+void release_warp_syncs(block *b, warp *w);
+bool one_in(block *b, unsigned n);
+void land_one_early(block *b, warp *w);
+
+/* The counters' class of an instruction (counters.c). */
+emu_class class_of(const insn *in);
 
 /* Makes room for one more item in a queue of *count items (capacity *cap, doubled from `first`);
  * false, the queue as it was, when the host has no memory for it. */
