@@ -67,7 +67,7 @@ typedef struct {
  * kind), and S blocks of each kind are emulated, chosen at random (a fixed seed); then twice as many
  * of each kind, up to at least 64 per kind before its spread is judged, and on for each kind
  * whose blocks differ, until the estimate of the total instructions, global sectors and shared
- * wavefronts has a relative standard error of at most 0.5% (exec.c, sampled_launch). Each block's counts
+ * wavefronts has a relative standard error of at most 0.5% (launch.c, sampled_launch). Each block's counts
  * stand for its kind: they are scaled by (blocks of the kind) / (blocks emulated of it). The outputs of
  * a sampled launch are not computed (most blocks never run), so such a launch counts and is never
  * verified, and initcheck and racecheck are off for it (`conv check --emulate` runs them; later kernels

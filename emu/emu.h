@@ -1,5 +1,5 @@
-/* emu.h: the emulator's inside, shared by the interpreter (exec.c), device memory (memory.c), the
- * CUDA runtime it stands in for (runtime.c) and ptxrun. Readers start at emu/README.md.
+/* emu.h: the emulator's inside, shared by the interpreter (exec.c, launch.c), device memory (memory.c),
+ * the CUDA runtime it stands in for (runtime.c) and ptxrun. Readers start at emu/README.md.
  */
 #ifndef EMU_EMU_H
 #define EMU_EMU_H
@@ -70,7 +70,7 @@ const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size);
 void emu_alloc_describe(uint64_t addr, uint64_t size, char *out, size_t out_len);
 uint64_t emu_alloc_total(void);
 
-/* ---- launches (exec.c) ------------------------------------------------------------------------ */
+/* ---- launches (launch.c) ---------------------------------------------------------------------- */
 typedef enum {
     EMU_OK,
     EMU_ERR_LAUNCH,           /* bad configuration: too many threads, too much shared memory */

@@ -1,7 +1,7 @@
-/* interp.h: the interpreter's state, shared by exec.c (the SIMT machine and the instructions every
- * GPU since Ampere has), hopper.c (mbarrier, TMA, wgmma, setmaxnreg), device_calls.c (printf, assert)
- * and functions.c (calls of a module's .func). Not an interface: the
- * emulator's users see emu.h. */
+/* interp.h: the interpreter's state, shared by its files: exec.c (the scheduler, memory and control flow),
+ * alu.c, tensor.c and sync.c (the instructions every GPU since Ampere has), hopper.c (mbarrier, TMA,
+ * wgmma, setmaxnreg), device_calls.c (printf, assert), functions.c (calls of a module's .func) and
+ * launch.c (blocks and grids). Not an interface: the emulator's users see emu.h. */
 #ifndef EMU_INTERP_H
 #define EMU_INTERP_H
 
@@ -214,7 +214,7 @@ typedef step insn_handler(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
  * their landing reads and writes). */
 typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC, ACCESS_PROBE } access_kind;
 
-/* Blocks and warps as exec.c runs them, and the timing model (model.c) too. */
+/* Blocks (launch.c) and warps (exec.c) as the interpreter runs them, and the timing model (model.c) too. */
 bool block_alloc(block *b, const emu_launch_desc *L, uint64_t smem_size, bool counting, char *err, size_t err_len);
 void block_release(block *b);
 void block_place(block *b, uint64_t id);    /* the grid's block with this linear index */

@@ -1,5 +1,5 @@
 /* model.h: the timing model's interface inside the emulator (model.c; emu/README.md, "The timing model").
- * exec.c asks it whether a launch is modeled and hands it the launch; the interpreter tells it each memory
+ * launch.c asks it whether a launch is modeled and hands it the launch; the interpreter tells it each memory
  * access the instruction it just ran made. Not for the emulator's users: they set EMU_MODEL and read the
  * modeled fields of emu_counters (counters.h).
  */
@@ -25,8 +25,8 @@ const char *model_gpu_arch(const struct model_gpu *gpu);  /* what ptxas compiles
 double model_gpu_peak_tflops(const struct model_gpu *gpu, bool tensor_cores);
 
 /* Runs, on one modeled SM of `gpu`, the blocks the GPU's block scheduler gives its first SM (linear ids 0,
- * SMs, 2 SMs, ...), cycle by cycle, as many at once as fit; the rest of the grid is exec.c's to run.
- * `registers` is what ptxas gave the kernel per thread. Adds the modeled cycles, picoseconds and warp
+ * SMs, 2 SMs, ...), cycle by cycle, as many at once as fit; the rest of the grid is the interpreter's to
+ * run. `registers` is what ptxas gave the kernel per thread. Adds the modeled cycles, picoseconds and warp
  * states to `modeled`, and, when `counts` is not NULL, what the blocks did to it. EMU_OK or the first
  * error (one line in err). */
 emu_status model_run_sm(const struct model_gpu *gpu, const emu_launch_desc *L, uint64_t smem_size, int registers,
