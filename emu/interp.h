@@ -1,7 +1,7 @@
 /* interp.h: the interpreter's state, shared by its files: exec.c (the scheduler, memory and control flow),
  * alu.c, tensor.c and sync.c (the instructions every GPU since Ampere has), hopper.c (mbarrier, TMA,
- * wgmma, setmaxnreg), device_calls.c (printf, assert), functions.c (calls of a module's .func) and
- * launch.c (blocks and grids). Not an interface: the emulator's users see emu.h. */
+ * wgmma, setmaxnreg), device_calls.c (printf, assert), functions.c (calls of a module's .func), block.c
+ * and launch.c (blocks and grids). Not an interface: the emulator's users see emu.h. */
 #ifndef EMU_INTERP_H
 #define EMU_INTERP_H
 
@@ -214,11 +214,12 @@ typedef step insn_handler(block *b, warp *w, const insn *in, uint64_t (*r)[LANES
  * their landing reads and writes). */
 typedef enum { ACCESS_READ, ACCESS_WRITE, ACCESS_ATOMIC, ACCESS_PROBE } access_kind;
 
-/* Blocks (launch.c) and warps (exec.c) as the interpreter runs them, and the timing model (model.c) too. */
+/* Blocks (block.c) and warps (exec.c) as the interpreter runs them, and the timing model (model.c) too. */
 bool block_alloc(block *b, const emu_launch_desc *L, uint64_t smem_size, bool counting, char *err, size_t err_len);
 void block_release(block *b);
 void block_place(block *b, uint64_t id);    /* the grid's block with this linear index */
 void block_start(block *b);                 /* from its first instruction, its state poisoned */
+void run_block(block *b);                   /* until its warps exit, or a fault or deadlock stops it */
 void run_warp(block *b, warp *w, uint64_t turn); /* `turn` instructions (0: the emulator's own turn) */
 /* The lanes that run next when a diverged warp runs, and their pc; false when every lane waits. */
 bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc);

@@ -60,7 +60,7 @@ fi
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -fno-omit-frame-pointer
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
        -I"$root/emu" -I"$root/common/kernel" -I"$root/common/harness" -I"$here" -I"$out/obj")
-emu_sources=(parse checks access alu exec tensor sync hopper memory half counters racecheck racecheck_global device_calls functions model launch)
+emu_sources=(parse checks access alu exec tensor sync block hopper memory half counters racecheck racecheck_global device_calls functions model launch)
 start=$(date +%s)
 # the timing model's GPU table, generated from the GPU files as the meson build does (emu/meson.build)
 python3 "$root/emu/gpu_table.py" "$out/obj/gpu_table.h.new" "$root"/bench/{h100,a100,a6000}.json || exit 1
