@@ -236,7 +236,7 @@ static step jump_lanes(warp *w, uint32_t active, uint32_t exec, const int32_t *t
 
 
 
-/* nop, and prefetch (a hint: nothing to do in an emulator) */
+/* prefetch, nanosleep and pmevent: hints, nothing to do in an emulator */
 static step exec_nothing(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                          uint32_t m)
 {

@@ -1879,10 +1879,11 @@ static bool decode_fence(decoder *d, modifiers *m, const char *base)
     return finish_modifiers(d, m);
 }
 
+/* nanosleep and pmevent: hints, nothing for an emulator to do (their operands are not read) */
 static bool decode_hint(decoder *d, modifiers *m, const char *base)
 {
     insn *in = d->in;
-    in->op = OP_NOP;
+    in->op = strcmp(base, "nanosleep") == 0 ? OP_NANOSLEEP : OP_PMEVENT;
     take_type(m);
     return finish_modifiers(d, m);
 }

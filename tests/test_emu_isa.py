@@ -2005,6 +2005,108 @@ def tests_tiles(R, rng):
     R.case('shfl/vote/redux.sync by two 16-lane tiles at once, each with its own member mask', tiles)
 
 
+# ------------------------------------------------------------------ f32 special functions, testp, rarer integer ops
+def tests_fp32_misc(R, rng):
+    """fp32_misc.ptx: each instruction against its definition in the PTX ISA (the section in the PTX file)."""
+    S = 'fp32_misc.ptx'
+    F = np.array([x & M32 for x in SPECIAL_F32 + rand_f32(rng, 200)] +
+                 [0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x807FFFFF, 0x00800000], np.uint32)
+    f32 = F.view(np.float32)
+
+    def run(kern, ins, expected, what=''):
+        def check():
+            got, = R.elem(S, kern, ins, ['u32'])
+            compare(got, expected, [(x, 32) for x in ins], 32, what)
+        return check
+
+    with np.errstate(all='ignore'):
+        # "sqrt.rn", "rcp.rn": IEEE 754 square root and reciprocal, rounded to nearest even; NaN for a
+        # negative (nonzero) input or a NaN
+        def ieee(values):
+            return [nan_check(0) if math.isnan(v) else f32b(v) for v in values]
+        R.case('sqrt.rn.f32 (correctly rounded, -0 -> -0, negative -> NaN)', run('sqrt_rn_f32', [F], ieee(np.sqrt(f32))))
+        R.case('rcp.rn.f32 (correctly rounded, 1/+-0 -> +-inf, 1/inf -> 0)',
+               run('rcp_rn_f32', [F], ieee(np.float32(1) / f32)))
+        # "abs": the magnitude; "copysign d, a, b": a's sign bit on b's value
+        R.case('abs.f32 (the sign bit cleared; NaN stays NaN)',
+               run('abs_f32', [F], [nan_check(0) if is_nan32(int(b)) else int(b) & 0x7FFFFFFF for b in F]))
+        B = np.roll(F, 7)
+        R.case('copysign.f32 d, a, b (a\'s sign bit, b\'s value)',
+               run('copysign_f32', [F, B], [nan_check(0) if is_nan32(int(b)) else (int(a) & 0x80000000) |
+                                            (int(b) & 0x7FFFFFFF) for a, b in zip(F, B)]))
+
+        # the .approx functions: the ISA bounds each one's error; the correctly rounded value is within every
+        # such bound, and the emulator must give it to within 2 ulp (not a model of one GPU's approximation)
+        def near(exact):
+            def ok(g, e=exact):
+                if math.isnan(e):
+                    return is_nan32(g)
+                if math.isinf(e) or e == 0:
+                    return g == f32b(e)
+                want = f32b(e)
+                return (g >> 31) == (want >> 31) and abs((g & 0x7FFFFFFF) - (want & 0x7FFFFFFF)) <= 2
+            ok.desc = 'within 2 ulp of %r' % exact
+            return ok
+        X = f32.astype(np.float64)
+        small = np.array([x for x in F if abs(bf32(int(x))) <= 100 or not math.isfinite(bf32(int(x)))], np.uint32)
+        Xs = small.view(np.float32).astype(np.float64)
+        trig = np.array([f32b(v) for v in rng.uniform(-math.pi, math.pi, 200)] + [f32b(0.0), f32b(-0.0)], np.uint32)
+        Xt = trig.view(np.float32).astype(np.float64)
+        R.case('ex2.approx.f32 (2^x; NaN -> NaN, -inf -> +0, +inf -> +inf)',
+               run('ex2_approx_f32', [small], [near(math.nan if math.isnan(x) else math.inf if x >= 128 else
+                                                    float(np.float32(2.0 ** x))) for x in Xs]))
+        pos = np.array([x for x in F if bf32(int(x)) > 0 and math.isfinite(bf32(int(x)))], np.uint32)
+        R.case('lg2.approx.f32 (log2 x, positive normal and subnormal x)',
+               run('lg2_approx_f32', [pos], [near(math.log2(v)) for v in pos.view(np.float32).astype(np.float64)]))
+        R.case('sin.approx.f32 on [-pi, pi]', run('sin_approx_f32', [trig], [near(math.sin(x)) for x in Xt]))
+        R.case('cos.approx.f32 on [-pi, pi]', run('cos_approx_f32', [trig], [near(math.cos(x)) for x in Xt]))
+        R.case('tanh.approx.f32', run('tanh_approx_f32', [small], [near(math.tanh(x)) if math.isfinite(x) else
+                                                                    nan_check(0) if math.isnan(x) else
+                                                                    (lambda g, s=math.copysign(1.0, x): g == f32b(s))
+                                                                    for x in Xs]))
+        R.case('rsqrt.approx.f32 (positive x)', run('rsqrt_approx_f32', [pos], [near(1.0 / math.sqrt(v)) for v in
+                                                                                 pos.view(np.float32).astype(np.float64)]))
+        R.case('rcp.approx.f32 (normal x)', run('rcp_approx_f32', [pos], [near(1.0 / v) for v in
+                                                                           pos.view(np.float32).astype(np.float64)]))
+
+        # "testp": finite, infinite, number (not NaN), notanumber, normal, subnormal (zero is neither)
+        kinds = {'finite': lambda v: math.isfinite(v), 'infinite': lambda v: math.isinf(v),
+                 'number': lambda v: not math.isnan(v), 'notanumber': lambda v: math.isnan(v),
+                 'normal': lambda v: math.isfinite(v) and abs(v) >= 2.0 ** -126,
+                 'subnormal': lambda v: v != 0 and abs(v) < 2.0 ** -126}
+        for kind, holds in kinds.items():
+            R.case('testp.%s.f32' % kind, run('testp_%s_f32' % kind, [F], [int(holds(float(v))) for v in X]))
+
+    # integers: "sad d, a, b, c": c + |a - b|; "mul24.lo/.hi": bits 31..0 / 47..16 of the 48-bit product of
+    # the low 24 bits (sign-extended for .s32); "mad24.lo": + c; "cnot": 1 if a is 0, else 0; "slct d, a, b, c":
+    # a if c >= 0 (for .f32, -0 >= 0), else b
+    A = np.array(rng.integers(0, 1 << 32, 256, dtype=np.uint64), np.uint32)
+    Bv = np.array(rng.integers(0, 1 << 32, 256, dtype=np.uint64), np.uint32)
+    C = np.array(rng.integers(0, 1 << 32, 256, dtype=np.uint64), np.uint32)
+    A[:4], Bv[:4] = [0, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF], [0xFFFFFFFF, 0, 0x7FFFFFFF, 0x80000000]
+    R.case('sad.u32', run('sad_u32', [A, Bv, C], [(int(c) + abs(int(a) - int(b))) & M32 for a, b, c in zip(A, Bv, C)]))
+    R.case('sad.s32', run('sad_s32', [A, Bv, C], [(int(c) + abs(s32(int(a)) - s32(int(b)))) & M32
+                                                  for a, b, c in zip(A, Bv, C)]))
+    R.case('mul24.lo.u32', run('mul24_lo_u32', [A, Bv], [((int(a) & 0xFFFFFF) * (int(b) & 0xFFFFFF)) & M32
+                                                         for a, b in zip(A, Bv)]))
+    R.case('mul24.hi.s32', run('mul24_hi_s32', [A, Bv], [((sx(int(a) & 0xFFFFFF, 24) * sx(int(b) & 0xFFFFFF, 24)) >> 16)
+                                                         & M32 for a, b in zip(A, Bv)]))
+    R.case('mad24.lo.s32', run('mad24_lo_s32', [A, Bv, C], [(sx(int(a) & 0xFFFFFF, 24) * sx(int(b) & 0xFFFFFF, 24) +
+                                                             int(c)) & M32 for a, b, c in zip(A, Bv, C)]))
+    Z = A.copy()
+    Z[::3] = 0
+    R.case('cnot.b32', run('cnot_b32', [Z], [int(z == 0) for z in Z]))
+    Cf = np.array([f32b(v) for v in rng.uniform(-2, 2, 250)] + [f32b(0.0), f32b(-0.0), 0x00000001, 0x80000001,
+                                                                0x7F800000, 0xFF800000], np.uint32)
+    R.case('slct.u32.f32 (c >= 0, -0 counts as >= 0)',
+           run('slct_u32_f32', [A[:len(Cf)], Bv[:len(Cf)], Cf],
+               [int(a) if bf32(int(c)) >= 0 else int(b) for a, b, c in zip(A, Bv, Cf)]))
+    R.case('slct.u32.s32', run('slct_u32_s32', [A, Bv, C], [int(a) if s32(int(c)) >= 0 else int(b)
+                                                          for a, b, c in zip(A, Bv, C)]))
+    # "nanosleep": a hint; the thread goes on
+    R.case('nanosleep (a hint: the thread goes on)', run('nanosleep_copy', [A], [int(a) for a in A]))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__)
@@ -2013,7 +2115,7 @@ def main():
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
                 tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx, tests_calls,
-                tests_functions):
+                tests_functions, tests_fp32_misc):
         fam(R, rng)
     return R.summary('emu_isa')
 
