@@ -2005,10 +2005,10 @@ def tests_tiles(R, rng):
     R.case('shfl/vote/redux.sync by two 16-lane tiles at once, each with its own member mask', tiles)
 
 
-# ------------------------------------------------------------------ f32 special functions, testp, rarer integer ops
-def tests_fp32_misc(R, rng):
-    """fp32_misc.ptx: each instruction against its definition in the PTX ISA (the section in the PTX file)."""
-    S = 'fp32_misc.ptx'
+# ------------------------------------------------------------------ f32 special functions, testp, rarer instructions
+def tests_misc(R, rng):
+    """misc.ptx: each instruction against its definition in the PTX ISA (the section in the PTX file)."""
+    S = 'misc.ptx'
     F = np.array([x & M32 for x in SPECIAL_F32 + rand_f32(rng, 200)] +
                  [0x7F800000, 0xFF800000, 0x7FC00000, 0x00000001, 0x807FFFFF, 0x00800000], np.uint32)
     f32 = F.view(np.float32)
@@ -2105,6 +2105,11 @@ def tests_fp32_misc(R, rng):
                                                           for a, b, c in zip(A, Bv, C)]))
     # "nanosleep": a hint; the thread goes on
     R.case('nanosleep (a hint: the thread goes on)', run('nanosleep_copy', [A], [int(a) for a in A]))
+    # "red": the atomic reduction into memory, no value returned
+    R.case('red.global.add.u32', run('red_add_u32', [A, Bv], [(int(a) + int(b)) & M32 for a, b in zip(A, Bv)]))
+    # "isspacep": whether a generic address is in the state space; "prefetch": a hint
+    R.case('isspacep.global/.shared/.local of a global and a shared address (after a prefetch)',
+           run('isspacep_kinds', [A[:64]], [0x21] * 64))
 
 
 def main():
@@ -2115,7 +2120,7 @@ def main():
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
                 tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx, tests_calls,
-                tests_functions, tests_fp32_misc):
+                tests_functions, tests_misc):
         fam(R, rng)
     return R.summary('emu_isa')
 
