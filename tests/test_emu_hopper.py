@@ -430,6 +430,24 @@ def misc_cases(R):
         return 'warpgroup 0 inc 216, warpgroup 1 dec 40; values survive'
     R.case('setmaxnreg_two_warpgroups', setmaxnreg)
 
+    # "mbarrier.inval": the word is ordinary shared memory again; the object is not one until mbarrier.init
+    def inval_reuse():
+        o, p = R.out('u64', 1)
+        R.run('misc.ptx', 'mbar_inval_reuse', 1, 1, [o])
+        if int(np.load(p)[0]) != 1234567:
+            raise Fail('read back %d, stored 1234567' % int(np.load(p)[0]))
+        return 'init, inval, then a plain store and load of the word'
+    R.case('mbarrier_inval_then_plain_memory', inval_reuse)
+
+    def inval_then_arrive():
+        o, _ = R.out('u64', 1)
+        p = R.launch('misc.ptx', 'mbar_inval_then_arrive', 1, 1, [o])
+        text = (p.stdout + p.stderr).strip()
+        if p.returncode != 1 or 'mbarrier.init' not in text:
+            raise Fail('exit %d: %s' % (p.returncode, ' | '.join(text.splitlines()[-2:])))
+        return 'an arrive on an invalidated mbarrier -> "%s"' % text.splitlines()[-1][:120]
+    R.case('mbarrier_inval_then_arrive_is_an_error', inval_then_arrive)
+
 
 # ---------------------------------------------------------------------------------------------------------------
 # PTX assembles (ptxas) and the TMA end-to-end program (tma_test.cu).

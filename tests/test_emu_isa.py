@@ -2110,6 +2110,33 @@ def tests_misc(R, rng):
     # "isspacep": whether a generic address is in the state space; "prefetch": a hint
     R.case('isspacep.global/.shared/.local of a global and a shared address (after a prefetch)',
            run('isspacep_kinds', [A[:64]], [0x21] * 64))
+    R.case('pmevent (a hint: the thread goes on)', run('pmevent_copy', [A], [int(a) for a in A]))
+
+    # "trap": the thread's execution is aborted, and with it the launch, which reports it
+    def trap():
+        x = np.arange(64, dtype=np.uint32)
+        x[40] = 7
+        x[7] = 8
+        out, _ = R.out('u32', 64)
+        p = R.launch(S, 'trap_at_7', 1, 64, [R.inp(x), out, 'u32:64'])
+        text = (p.stdout + p.stderr).strip()
+        if p.returncode != 1 or 'trap' not in text or 'thread (40,0,0)' not in text:
+            raise Fail('exit %d, %s' % (p.returncode, text[-300:]))
+    R.case('trap (the trapping thread is named, the launch fails)', trap)
+
+    # "wmma.load / wmma.mma / wmma.store": D = A * B + C, whatever the fragments hold in between; small integers
+    # make every product and sum exact, so D is known to the bit
+    def wmma():
+        a = rng.integers(-8, 9, (16, 16)).astype(np.float16)
+        b = rng.integers(-8, 9, (16, 16)).astype(np.float16)
+        c = rng.integers(-100, 101, (16, 16)).astype(np.float32)
+        d, dp = R.out('f32', 256)
+        R.run(S, 'wmma_e2e', 1, 32, [R.inp(a.ravel()), R.inp(np.ascontiguousarray(b.T).ravel()), R.inp(c.ravel()), d])
+        got, want = np.load(dp).reshape(16, 16), (a.astype(np.float64) @ b.astype(np.float64) + c).astype(np.float32)
+        if not np.array_equal(got, want):
+            i, j = np.argwhere(got != want)[0]
+            raise Fail('D[%d][%d] = %r, want %r' % (i, j, got[i, j], want[i, j]))
+    R.case('wmma.load.a.row / .b.col / .c.row, wmma.mma.row.col.f32.f32, wmma.store.d.row (m16n16k16)', wmma)
 
 
 def main():
