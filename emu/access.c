@@ -31,8 +31,6 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
 {
     const bool write = kind != ACCESS_READ, initcheck = b->initcheck && kind != ACCESS_PROBE;
     const bool marks_written = kind == ACCESS_WRITE || kind == ACCESS_ATOMIC;
-    if (marks_written)
-        b->since_progress = 0; /* a thread told the others something: not a livelock */
     if (size <= 16 && (size & (size - 1)) == 0 && addr % size != 0) { /* a scalar or vector access */
         fault(b, in, (int)lane, w, EMU_ERR_MISALIGNED,
               "misaligned %s %" PRIu64 "-byte %s at 0x%" PRIx64 " (must be a multiple of %" PRIu64 ")",
@@ -68,6 +66,8 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
         {
             uint8_t *at = w->local + lane * b->k->local_bytes + addr;
             uint8_t *written = w->local_written + lane * b->k->local_bytes + addr;
+            if (marks_written)
+                b->since_progress = 0; /* as shared_access and device_access count a write: not a livelock */
             if (initcheck && marks_written)
                 memset(written, 1, size);
             if (initcheck && kind == ACCESS_READ)
@@ -105,7 +105,7 @@ uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_
 {
     const bool initcheck = b->initcheck && kind != ACCESS_PROBE;
     if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
-        b->since_progress = 0; /* a thread told the others something, as mem_access notes for every space */
+        b->since_progress = 0; /* a thread told the others something: not a livelock */
     if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
         const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
         if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
@@ -133,7 +133,7 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
 {
     const bool initcheck = b->initcheck && kind != ACCESS_PROBE;
     if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
-        b->since_progress = 0; /* a thread told the others something, as mem_access notes for every space */
+        b->since_progress = 0; /* a thread told the others something: not a livelock */
     if (b->global_shadow && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
         const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
         if (in && (in->flags & (F_ACQUIRE | F_RELEASE)))

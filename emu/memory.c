@@ -58,12 +58,7 @@ static int floor_index(uint64_t addr)
 
 const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size)
 {
-    /* neighbouring accesses are mostly in one allocation: the one this host thread found last is tried first
-     * (the list changes only between launches; the range test below holds for whichever is there) */
-    static _Thread_local int last;
-    int i = last >= 0 && last < n_allocs && allocs[last].base <= addr && addr - allocs[last].base < allocs[last].size
-                ? last
-                : (last = floor_index(addr));
+    int i = floor_index(addr);
     if (i < 0)
         return NULL;
     const emu_alloc *a = &allocs[i];
