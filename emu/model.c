@@ -1080,7 +1080,9 @@ static sass_insn *read_sass(FILE *f, int *n)
     *n = 0;
     while (ok && fgets(text, sizeof text, f)) {
         const char *p = text + strspn(text, " \t");
-        if (strncmp(p, ".section", 8) == 0) { /* code, or data that is no line's */
+        /* a section starts: code, or data that is no line's (`.sectioninfo`, which nvdisasm writes for
+         * sm_8x, only describes the section) */
+        if (strncmp(p, ".section", 8) == 0 && (p[8] == ' ' || p[8] == '\t')) {
             in_code = strstr(p, ".text.") != NULL;
             current = 0;
             continue;

@@ -255,6 +255,15 @@ def main():
         return f"{sass:.0f} machine instructions, {cycles:.2f} cycles per division ({alone:.2f} from its PTX alone)"
     R.case("h100: a PTX division costs the machine instructions ptxas makes of it", division)
 
+    def read_for(gpu):
+        sass = per_step(gpu, division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
+        if sass < 8:
+            raise Fail(f"a div.s32 is {sass:.1f} machine instructions on the {gpu}: ptxas makes a dozen or more")
+        return f"{sass:.0f} machine instructions per division"
+    for gpu in ("a100", "a6000"):  # nvdisasm lists an sm_8x kernel's registers in a .sectioninfo line
+        R.case(f"{gpu}: the model reads the machine code ptxas makes for its architecture",
+               lambda gpu=gpu: read_for(gpu))
+
     def interleaved():
         one = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
         two = per_step("h100", two_division_chains, 4, 12, args_of=scalar_args, env={}, what="machine")
