@@ -54,6 +54,8 @@ typedef struct {
     uint64_t modeled_cycles;          /* cycles the modeled SM took: the launches' modeled time */
     uint64_t modeled_picoseconds;     /* the same at the modeled GPU's clock */
     uint64_t modeled_sm_blocks;       /* blocks the modeled SM ran */
+    uint64_t modeled_extrapolated_blocks; /* and the blocks after them it would run, extrapolated (model_waves) */
+    uint64_t modeled_extrapolation_variance; /* the extrapolation's variance, cycles squared */
     uint64_t modeled_resident_blocks; /* blocks it held at once (summed over launches) */
     uint64_t modeled_issued;          /* warp instructions it issued: machine instructions (model_compile) */
     uint64_t modeled_issued_ptx;      /* the PTX instructions they were made of */

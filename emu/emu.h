@@ -94,6 +94,9 @@ typedef struct {
     const uint8_t *params;      /* kernel->param_bytes bytes, laid out as the .param list says */
     unsigned sample;            /* 0: run every block; else emulate at most this many blocks of each kind
                                  * (counters.h, "Sampled launches") and scale the counters to the grid */
+    unsigned model_waves;       /* with EMU_MODEL, 0: model every block the modeled SM runs; else only its first
+                                 * this many waves (at least 3), the rest extrapolated (model.c,
+                                 * ASSUME_STEADY_WAVES), and no other block runs: the outputs are not computed */
 } emu_launch_desc;
 
 

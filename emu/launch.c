@@ -409,6 +409,12 @@ emu_status emu_launch(const emu_launch_desc *L, emu_counters *counters, char *er
     emu_status status = exec_launch_check(L, &smem, err, err_len);
     if (status != EMU_OK)
         return status;
+    if (L->model_waves) { /* only the first waves of the modeled SM's blocks run, in the model */
+        status = model_run_sm(gpu, L, smem, L->kernel->ptxas_registers, counters, NULL, err, err_len);
+        counters->launches++;
+        counters->grid_blocks += (uint64_t)L->grid.x * L->grid.y * L->grid.z;
+        return status;
+    }
     /* The modeled SM's blocks run in the model. A sampled launch counts its sample as always (running the
      * modeled SM's blocks a second time: its outputs are not computed anyway); a full one runs every other
      * block, and the model's blocks count with them. */

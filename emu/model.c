@@ -100,6 +100,11 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
+/* ASSUME_STEADY_WAVES: asked to model only the first waves of the SM's blocks (a launch's model_waves:
+ * ptxrun --sample-waves), the model takes every wave after them to last as long as the mean of the modeled
+ * waves after the first (the first starts with cold caches and its blocks in step), the tail wave as long
+ * as a full one, and the instructions issued and the warp states to grow with the waves. The spread of
+ * the modeled waves gives the extrapolation's standard error, printed with it. */
 /* ASSUME_SM0: every SM runs what the first does; the launch takes as long as the first SM's blocks (ids 0,
  * SMs, 2 SMs, ...: the most any SM gets when the block scheduler deals blocks round the SMs). */
 
@@ -803,6 +808,16 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
     for (int i = 0; i < 8; i++)
         m.last_issued[i] = -1;
     uint64_t next = 0, finished = 0;
+    /* ASSUME_STEADY_WAVES: the cycle each modeled wave ended (its last block finished), and what had issued
+     * by the end of the first */
+    const unsigned waves = L->model_waves;
+    const uint64_t stop_after = waves && mine > (uint64_t)waves * resident ? (uint64_t)waves * resident : 0;
+    uint64_t *wave_end = stop_after ? calloc(waves, sizeof *wave_end) : NULL;
+    uint64_t first_wave_stalls[STALL_COUNT] = {0}, first_wave_issued = 0, first_wave_issued_ptx = 0;
+    if (stop_after && !wave_end) {
+        snprintf(err, err_len, "kernel %s: out of host memory", k->name);
+        status = EMU_ERR_LAUNCH;
+    }
     for (unsigned i = 0; ok && status == EMU_OK && i < resident; i++)
         slot_start(&m, &slots[i], (next++) * (uint64_t)g->sms, i * warps, k);
     const int subs = (int)g->schedulers;
@@ -863,6 +878,12 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
                 continue;
             s->busy = false;
             finished++;
+            if (stop_after && finished % resident == 0)
+                wave_end[finished / resident - 1] = m.now;
+            if (stop_after && finished == resident) {
+                memcpy(first_wave_stalls, stalls, sizeof stalls);
+                first_wave_issued = issued, first_wave_issued_ptx = issued_ptx;
+            }
             if (counts) {
                 emu_counters_add(counts, &s->b.c);
                 memset(&s->b.c, 0, sizeof s->b.c);
@@ -870,7 +891,7 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
             if (next < mine)
                 slot_start(&m, s, (next++) * (uint64_t)g->sms, s->first_warp, k);
         }
-        if (status != EMU_OK)
+        if (status != EMU_OK || (stop_after && finished >= stop_after))
             break;
         if (!any_issued && !any_runnable && n > 0) { /* every live warp waits on another: a deadlock */
             describe_deadlock(&warps_now[0].s->b);
@@ -883,6 +904,25 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         m.now++;
     }
     free(warps_now);
+    if (status == EMU_OK && ok && stop_after) { /* the waves not modeled (ASSUME_STEADY_WAVES) */
+        double mean = 0.0, spread = 0.0;
+        for (unsigned i = 1; i < waves; i++)
+            mean += (double)(wave_end[i] - wave_end[i - 1]) / (waves - 1);
+        for (unsigned i = 1; i < waves; i++)
+            spread += pow((double)(wave_end[i] - wave_end[i - 1]) - mean, 2) / (waves - 2);
+        const uint64_t left = mine - finished, more_waves = (left + resident - 1) / resident;
+        const double grow = (double)more_waves / (waves - 1);
+        for (int i = 0; i < STALL_COUNT; i++)
+            stalls[i] += (uint64_t)llround((double)(stalls[i] - first_wave_stalls[i]) * grow);
+        issued += (uint64_t)llround((double)(issued - first_wave_issued) * grow);
+        issued_ptx += (uint64_t)llround((double)(issued_ptx - first_wave_issued_ptx) * grow);
+        m.now += (uint64_t)llround(mean * (double)more_waves);
+        /* the mean of waves - 1 waves has a variance of spread / (waves - 1); more_waves of them */
+        modeled->modeled_extrapolation_variance +=
+            (uint64_t)llround(spread / (waves - 1) * (double)more_waves * (double)more_waves);
+        modeled->modeled_extrapolated_blocks += left;
+    }
+    free(wave_end);
     if (status == EMU_OK && ok) {
         modeled->modeled_cycles += m.now;
         modeled->modeled_picoseconds += (uint64_t)llround((double)m.now / g->clock_ghz * 1000.0);
@@ -1009,9 +1049,14 @@ void emu_model_print(FILE *out, const emu_counters *c)
 {
     const struct model_gpu *gpu = model_gpu_chosen();
     fprintf(out, "  modeled on %s (a model, not a measurement):\n", gpu ? model_gpu_label(gpu) : "a GPU");
-    fprintf(out, "    time              %.2f us (%llu cycles of one SM; it ran %llu blocks, %.1f at once per launch)\n",
+    fprintf(out, "    time              %.2f us (%llu cycles of one SM; it ran %llu blocks, %.1f at once per launch",
             (double)c->modeled_picoseconds * 1e-6, (unsigned long long)c->modeled_cycles,
             (unsigned long long)c->modeled_sm_blocks, per(c->modeled_resident_blocks, c->launches));
+    if (c->modeled_extrapolated_blocks) /* ASSUME_STEADY_WAVES */
+        fprintf(out, "; %llu more extrapolated from its waves, standard error %.1f%%",
+                (unsigned long long)c->modeled_extrapolated_blocks,
+                100.0 * sqrt((double)c->modeled_extrapolation_variance) / (double)c->modeled_cycles);
+    fprintf(out, ")\n");
     if (c->modeled_sass_launches)
         fprintf(out, "    issued            %llu warp instructions of machine code (SASS), made of %llu of PTX\n",
                 (unsigned long long)c->modeled_issued, (unsigned long long)c->modeled_issued_ptx);
@@ -1183,10 +1228,27 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
     return true;
 }
 
+/* An fp32 add, sub, mul or fma: one machine instruction for each copy ptxas keeps of it (FADD, FMUL or
+ * FFMA), or none where ptxas fused it into another. */
+static bool one_per_copy(const insn *in)
+{
+    return in->type == T_F32 && (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA);
+}
+
+/* The machine instructions ptxas made of instruction j's PTX line, in the line's innermost loop. */
+static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_line, int n_lines)
+{
+    const int at = k->code[j].ptx_line;
+    return at > 0 && at <= n_lines ? per_line[at - 1] : 0;
+}
+
 /* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over
- * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated), the copies being the
- * fewest instructions of any of the block's lines, or one for a block of one line. A block starts at a
- * branch target and after a branch. */
+ * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated). The copies: where the
+ * block has fp32 arithmetic, the count its lines of it have most often (each copy holds one instruction of
+ * such a line: a count of 8 on most of them is a loop ptxas unrolled 8 times, even where it computed an
+ * address once for all 8 copies); else the fewest instructions of any of the block's lines (every copy
+ * holds each line ptxas kept), or one for a block of one line. A block starts at a branch target and
+ * after a branch. */
 static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, int n_lines)
 {
     bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
@@ -1205,8 +1267,8 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, in
     for (int first = 0, end; first < k->n_code; first = end) {
         for (end = first + 1; end < k->n_code && !starts[end]; end++) {
         }
-        int lines = 0, last = 0;
-        uint32_t fewest = UINT32_MAX;
+        int lines = 0, last = 0, best_times = 0;
+        uint32_t fewest = UINT32_MAX, most_often = 0;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
             if (at > 0 && at <= n_lines && per_line[at - 1]) {
@@ -1215,7 +1277,17 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, in
                 fewest = per_line[at - 1] < fewest ? per_line[at - 1] : fewest;
             }
         }
-        const uint32_t copies = lines > 1 ? fewest : 1;
+        for (int j = first; j < end; j++) { /* the count the block's fp32 arithmetic has most often */
+            const uint32_t count = machine_of_line(k, j, per_line, n_lines);
+            if (!one_per_copy(&k->code[j]) || !count)
+                continue;
+            int times = 0;
+            for (int i = first; i < end; i++)
+                times += one_per_copy(&k->code[i]) && machine_of_line(k, i, per_line, n_lines) == count;
+            if (times > best_times || (times == best_times && count < most_often))
+                best_times = times, most_often = count;
+        }
+        const uint32_t copies = lines <= 1 ? 1 : most_often ? most_often : fewest;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
             uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;

@@ -1,6 +1,7 @@
 /* ptxrun: runs one kernel of any PTX file on the emulator, with buffers from and to .npy files.
  *
- *   ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] [--model GPU] ARG...
+ *   ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters]
+ *          [--model GPU [--sample-waves N]] ARG...
  *
  * Each ARG is the kernel's next parameter:
  *   in:PATH.npy                  a device buffer filled from the file
@@ -11,6 +12,9 @@
  *   u32:V  s32:V  u64:V  f32:V   a scalar
  * With --model GPU (h100, a100, a6000; or EMU_MODEL=GPU), the launch is also modeled on that GPU and the modeled time and
  * warp states printed (emu/README.md, "The timing model"; ptxas must be at $CUDA_HOME or /usr/local/cuda).
+ * With --sample-waves N as well, only the first N waves of the modeled SM's blocks run, the rest of its time
+ * extrapolated from them, and no other block: a large grid's time in seconds, its outputs not computed
+ * (nothing is written to the out: and inout: files).
  * Exit 0 when the kernel ran; otherwise the emulator's one-line error and exit 1 (2 for bad usage).
  * Limits (USAGE below, emu/README.md): a buffer at most NPY_MAX_BYTES, --smem at most 227 KiB, the PTX
  * file at most PTX_MAX_TEXT_BYTES and whatever emu/ptx.h allows in it.
@@ -28,8 +32,8 @@
 #include "npy.h"
 
 #define USAGE                                                                                              \
-    "usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters] [--model GPU]\n" \
-    "       ARG...\n"                                                                                        \
+    "usage: ptxrun FILE.ptx KERNEL --grid X[,Y,Z] --block X[,Y,Z] [--smem BYTES] [--counters]\n"            \
+    "       [--model GPU [--sample-waves N]] ARG...\n"                                                      \
     "  ARG, one per kernel parameter:\n"                                                                   \
     "    in:PATH.npy                a buffer filled from the file\n"                                       \
     "    out:PATH.npy:DTYPE:COUNT   COUNT elements (DTYPE f16 f32 f64 u8 s8 u16 s16 u32 s32 u64 s64),\n"   \
@@ -37,6 +41,8 @@
     "    inout:PATH.npy:OUT.npy     filled from PATH.npy, written to OUT.npy after\n"                      \
     "    u32:V  s32:V  u64:V  f32:V a scalar\n"                                                            \
     "  --model GPU  also model the launch's time on GPU (h100, a100, a6000): a model, not a measurement\n"   \
+    "  --sample-waves N  with --model: model the first N (3 to 1000) waves of blocks of one SM, extrapolate\n" \
+    "               the rest; no other block runs and no output is written\n"                               \
     "limits: a buffer at most 2^36 bytes (64 GiB); --smem at most 232448 (227 KiB); --grid and --block\n"  \
     "  dimensions 1 to 2^31-1; the PTX file at most 256 MiB, and in it at most 2^18 registers and\n"       \
     "  constants per kernel, 32764 bytes of parameters, 227 KiB of static shared memory, 512 KiB of\n"    \
@@ -261,6 +267,16 @@ int main(int argc, char **argv)
             i++;
             continue;
         }
+        if (strcmp(argv[i], "--sample-waves") == 0) {
+            uint64_t waves;
+            if (i + 1 >= argc || !bounded_u64(argv[i + 1], 10, 1000, &waves) || waves < 3)
+                usage_error("--sample-waves needs a number of waves, 3 to 1000 (got %s)", i + 1 < argc ? argv[i + 1] : "");
+            if (!model_gpu_chosen())
+                usage_error("%s models a sample of the blocks: it needs --model GPU", argv[i]);
+            launch.model_waves = (unsigned)waves;
+            i++;
+            continue;
+        }
         if (strcmp(argv[i], "--grid") == 0 || strcmp(argv[i], "--block") == 0 || strcmp(argv[i], "--smem") == 0) {
             if (i + 1 >= argc)
                 usage_error("%s needs a value", argv[i]);
@@ -308,7 +324,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "ptxrun: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < n_args; i++) {
+    for (int i = 0; i < n_args && !launch.model_waves; i++) { /* (a sample computes no output) */
         if (!args[i].out_path)
             continue;
         int64_t shape[1] = {args[i].count};

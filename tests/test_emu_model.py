@@ -118,6 +118,23 @@ def divisions_in_a_loop():
                   "\n".join(body))
 
 
+def unrolled_inner_loop():
+    """An outer loop of a runtime trip count around an inner loop of 8, each inner iteration a load and 8
+    multiply-adds: ptxas unrolls the inner loop whole (8 copies of most of its lines) and shifts the row's
+    index once per outer iteration (one machine instruction for a line of the inner loop)."""
+    regs = "    .reg .f32 %f<20>;\n    .reg .u32 %r<8>;\n    .reg .pred %p<3>;\n    .reg .b64 %rd<6>;"
+    body = ["    ld.param.u64 %rd1, [table];", "    ld.param.u32 %r7, [n];", "    mov.u32 %r1, 0;"]
+    body += [f"    mov.f32 %f{i}, 0f00000000;" for i in range(1, 9)]
+    body += [f"    ld.global.f32 %f{10 + i}, [%rd1+{4 * i}];" for i in range(1, 9)]  # factors ptxas cannot know
+    body += ["OUTER:", "    mov.u32 %r2, 0;", "INNER:", "    shl.b32 %r3, %r1, 5;", "    add.s32 %r4, %r3, %r2;",
+             "    mul.wide.u32 %rd2, %r4, 4;", "    add.s64 %rd3, %rd1, %rd2;", "    ld.global.f32 %f9, [%rd3];"]
+    body += [f"    fma.rn.f32 %f{i}, %f9, %f{10 + i}, %f{i};" for i in range(1, 9)]
+    body += ["    add.s32 %r2, %r2, 1;", "    setp.ne.s32 %p1, %r2, 8;", "@%p1 bra INNER;",
+             "    add.s32 %r1, %r1, 1;", "    setp.lt.u32 %p2, %r1, %r7;", "@%p2 bra OUTER;",
+             ] + [f"    add.f32 %f1, %f1, %f{i};" for i in range(2, 9)] + ["    ld.param.u64 %rd4, [out];", "    st.global.f32 [%rd4], %f1;"]
+    return kernel("unrolled", ".param .u64 table, .param .u32 n, .param .u64 out", regs, "\n".join(body))
+
+
 def copies_chain(n):
     """n dependent multiply-adds, each result copied through two moves, which ptxas's register allocation
     makes vanish: in the machine code only the multiply-adds remain."""
@@ -288,6 +305,20 @@ def main():
                        "in it, or the loop's own instructions missed")
         return f"{per_iteration:.1f} machine instructions an iteration (a division in a chain: {one:.0f})"
     R.case("h100: what ptxas moves out of a loop is not counted in it", hoisted)
+
+    def unrolled():
+        ptx = write("unrolled.ptx", unrolled_inner_loop())
+        table = np.ones(32 * 192, dtype=np.float32)
+        counts = [modeled("h100", ptx, "unrolled", 1, 32, [R.inp(table), f"u32:{n}", R.out("f32", 1)[0]],
+                          env={})["machine"][0] for n in (64, 192)]
+        per_outer = (counts[1] - counts[0]) / 128
+        # 8 inner iterations of 1 load and 8 FFMAs (72), each load's address (an add and a multiply-add, or
+        # fewer) and the outer loop's own instructions (about 4); the inner loop's gone
+        if not 72 <= per_outer <= 100:
+            raise Fail(f"an outer iteration is {per_outer:.1f} machine instructions; ptxas's unrolled inner loop has "
+                       "72 loads and FFMAs and a few more: its copies counted wrong")
+        return f"{per_outer:.1f} machine instructions an outer iteration (72 loads and FFMAs in the unrolled loop)"
+    R.case("h100: a loop ptxas unrolls counts each line once per copy", unrolled)
 
     def folded():
         sass = per_step("h100", copies_chain, 8, 24, args_of=scalar_args, env={}, what="machine")
