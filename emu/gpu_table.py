@@ -56,6 +56,7 @@ FIGURES = [
     ("mma_k8_interval", ["mma_m16n8k8_issue_cycles"]),
     ("tensor_flop_per_clock", ["tensor_fp16_flop_per_clock_per_sm"]),
     ("lat_mma", ["lat_mma_m16n8k16_f32_cycles"]),
+    ("lat_mma_k8", ["lat_mma_m16n8k8_f32_cycles"]),
     ("l2_bytes_per_clock", ["l2_read_bytes_per_clock"]),
     ("l1_ways", ["l1_associativity_ways"]),
 ]

@@ -44,7 +44,7 @@ typedef struct model_gpu {
         dram_gbps, smem_bytes_per_clock, thr_fp32, thr_fp16x2, thr_fp64, thr_int_add, thr_int_mad,
         thr_int_logic, thr_compare, thr_mufu, thr_shfl, thr_cvt64, thr_cvt, lat_fp32, lat_int, lat_mufu, lat_smem,
         lat_l1, lat_l2, lat_dram, lsu_issue, mma_k16_interval, mma_k8_interval, tensor_flop_per_clock, lat_mma,
-        l2_bytes_per_clock, l1_ways, wgmma_clocks_per_n, lat_wgmma_min;
+        lat_mma_k8, l2_bytes_per_clock, l1_ways, wgmma_clocks_per_n, lat_wgmma_min;
     double carveouts_kb[16];   /* the shared-memory carveouts the L1 can be set to */
     int n_carveouts_kb;
 } model_gpu;
@@ -90,10 +90,12 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * -gp attributes each of its instructions to a PTX line), and each time a PTX instruction runs, one copy
  * of what ptxas made of its line runs: a division becomes its dozen or more instructions, an address
  * computation folded into a load's offset none. Where ptxas copied a basic block (a loop unrolled four
- * times holds four copies of each of its lines), a line's instructions are divided among the copies, taken
- * as the fewest instructions any of the block's lines has (each copy holds at least one of every line
- * ptxas kept; a count, unlike the runs of a line, does not grow when ptxas interleaves a division's
- * instructions with its neighbours'); a block of one line is one copy (its count alone cannot tell a
+ * times holds four copies of each of its lines), a line's instructions are divided among the copies: the
+ * count most of the block's lines have where those lines are loads, stores or fp32 arithmetic (one machine
+ * instruction each per copy; an address ptxas computes once for all copies does not hide them), else the
+ * fewest instructions any of the block's lines has (each copy holds at least one of every line ptxas kept;
+ * a count, unlike the runs of a line, does not grow when ptxas interleaves a division's instructions with
+ * its neighbours'); a block of one line is one copy (its count alone cannot tell a
  * copy from an expansion). A kernel's or function's return is one instruction (ptxas puts an EXIT on each
  * way out, and a thread takes one). What ptxas moved out of the innermost loop a line's instructions are
  * in is not counted: it runs once per loop, not each time the line runs. */
@@ -144,7 +146,8 @@ static timing timing_of(const model_gpu *g, const insn *in)
     const bool f16 = in->type >= T_F16 && in->type <= T_BF16X2;
     switch (in->op) {
     case OP_MMA:
-        return (timing){PIPE_TENSOR, g->mma_k16_interval, g->lat_mma, DEP_FIXED};
+        return in->vec == 8 ? (timing){PIPE_TENSOR, g->mma_k8_interval, g->lat_mma_k8, DEP_FIXED}
+                            : (timing){PIPE_TENSOR, g->mma_k16_interval, g->lat_mma, DEP_FIXED};
     case OP_WMMA_MMA: /* 16x16x16: two m16n8k16, one after the other */
         return (timing){PIPE_TENSOR, 2 * g->mma_k16_interval, g->mma_k16_interval + g->lat_mma, DEP_FIXED};
     case OP_WGMMA_MMA: /* this warp's 16 rows of m64nNk16 (the pipe time is set where it issues) */
@@ -1228,11 +1231,12 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
     return true;
 }
 
-/* An fp32 add, sub, mul or fma: one machine instruction for each copy ptxas keeps of it (FADD, FMUL or
- * FFMA), or none where ptxas fused it into another. */
+/* An fp32 add, sub, mul or fma, a load or a store: one machine instruction for each copy ptxas keeps of it
+ * (FADD, FMUL, FFMA, LDG, LDS, STG, ...), or none where ptxas fused it into another. */
 static bool one_per_copy(const insn *in)
 {
-    return in->type == T_F32 && (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA);
+    return in->op == OP_LD || in->op == OP_ST ||
+           (in->type == T_F32 && (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA));
 }
 
 /* The machine instructions ptxas made of instruction j's PTX line, in the line's innermost loop. */
@@ -1243,12 +1247,11 @@ static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_
 }
 
 /* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over
- * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated). The copies: where the
- * block has fp32 arithmetic, the count its lines of it have most often (each copy holds one instruction of
- * such a line: a count of 8 on most of them is a loop ptxas unrolled 8 times, even where it computed an
- * address once for all 8 copies); else the fewest instructions of any of the block's lines (every copy
- * holds each line ptxas kept), or one for a block of one line. A block starts at a branch target and
- * after a branch. */
+ * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated). The copies: where most of
+ * the block's lines are fp32 arithmetic, loads or stores with one count, that count (each copy holds one
+ * instruction of such a line: 8 on most of the lines is a loop ptxas unrolled 8 times, even where it computed
+ * an address once for all 8 copies); else the fewest instructions of any of the block's lines (every copy holds each line ptxas
+ * kept), or one for a block of one line. A block starts at a branch target and after a branch. */
 static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, int n_lines)
 {
     bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
@@ -1277,7 +1280,7 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, in
                 fewest = per_line[at - 1] < fewest ? per_line[at - 1] : fewest;
             }
         }
-        for (int j = first; j < end; j++) { /* the count the block's fp32 arithmetic has most often */
+        for (int j = first; j < end; j++) { /* the count its one-per-copy lines have most often */
             const uint32_t count = machine_of_line(k, j, per_line, n_lines);
             if (!one_per_copy(&k->code[j]) || !count)
                 continue;
@@ -1287,7 +1290,8 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, in
             if (times > best_times || (times == best_times && count < most_often))
                 best_times = times, most_often = count;
         }
-        const uint32_t copies = lines <= 1 ? 1 : most_often ? most_often : fewest;
+        /* that count on most of the block's lines: one fma ptxas put on two paths is no unrolled loop */
+        const uint32_t copies = lines <= 1 ? 1 : 2 * best_times > lines ? most_often : fewest;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
             uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;

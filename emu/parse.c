@@ -2264,9 +2264,10 @@ static bool decode_mma(decoder *d, modifiers *m, const char *base)
 {
     insn *in = d->in;
     operand_list *ops = d->ops;
-    /* mma.sync.aligned.m16n8k16.row.col.dtype.f16.f16.ctype (and bf16) */
+    /* mma.sync.aligned.m16n8k16.row.col.dtype.f16.f16.ctype (and bf16; and m16n8k8) */
     in->op = OP_MMA;
-    if (!take(m, "m16n8k16") || !take(m, "row") || !take(m, "col"))
+    in->vec = take(m, "m16n8k16") ? 16 : take(m, "m16n8k8") ? 8 : 0; /* K */
+    if (!in->vec || !take(m, "row") || !take(m, "col"))
         return unsupported(d);
     in->type = (uint8_t)take_type(m);   /* D */
     ptx_type a = take_type(m), b = take_type(m);
@@ -2279,13 +2280,14 @@ static bool decode_mma(decoder *d, modifiers *m, const char *base)
         return unsupported(d);
     in->mode = (uint8_t)c;
     int nd = in->type == T_F32 ? 4 : 2, nc = c == T_F32 ? 4 : 2;
+    const int na = in->vec / 4, nb = in->vec / 8; /* registers of A and of B */
     if (!need_operands(d, 4) || add_value(d, &ops->op[0], in->type == T_F32 ? T_F32 : T_B32) != nd ||
-        add_value(d, &ops->op[1], T_B32) != 4 || add_value(d, &ops->op[2], T_B32) != 2 ||
+        add_value(d, &ops->op[1], T_B32) != na || add_value(d, &ops->op[2], T_B32) != nb ||
         add_value(d, &ops->op[3], c == T_F32 ? T_F32 : T_B32) != nc)
         return d->b->lx->failed ? false
                                 : failf(d->b->lx, in->ptx_line, "%s: wrong fragment sizes", d->shown);
     in->n_dst = (uint8_t)nd;
-    in->n_src = (uint8_t)(4 + 2 + nc);
+    in->n_src = (uint8_t)(na + nb + nc);
     return true;
 }
 

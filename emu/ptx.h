@@ -113,7 +113,7 @@ typedef struct {
     uint8_t space;         /* ptx_space of a memory operand */
     uint8_t mode;          /* cmp (setp/set), the sub-mode of shfl/vote/atom/prmt/wmma, ... */
     uint8_t rounding;      /* ptx_rounding */
-    uint8_t vec;           /* elements per memory access (1, 2, 4), ldmatrix's matrices, wmma's fragment */
+    uint8_t vec;           /* elements per memory access (1, 2, 4), ldmatrix's matrices, wmma's fragment, mma's K */
     uint8_t combine;       /* setp's optional .and/.or/.xor with a predicate: 0, 1 = and, 2 = or, 3 = xor */
     uint8_t n_dst, n_src;  /* operand counts: destinations first, then sources */
     uint8_t size;          /* bytes of a cp.async copy; the shape of an mma/wmma */

@@ -1,5 +1,5 @@
-/* tensor.c: the warp-level tensor-core instructions (their rows in instructions.def): mma.sync (m16n8k16,
- * f16 and bf16), ldmatrix, and wmma's load, store and mma (16x16x16).
+/* tensor.c: the warp-level tensor-core instructions (their rows in instructions.def): mma.sync (m16n8k16
+ * and m16n8k8, f16 and bf16), ldmatrix, and wmma's load, store and mma (16x16x16).
  *
  * Each is .sync.aligned: the whole warp executes it together, and the emulator runs it once for the warp,
  * gathering every lane's fragment registers into the matrices the ISA's fragment layouts describe
@@ -18,6 +18,9 @@
  *   A (16x16): a_i in row g + 8 * ((i >> 1) & 1), column 2t + (i & 1) + 8 * (i >= 4)
  *   B (16x8):  b_i in row 2t + (i & 1) + 8 * (i >= 2), column g
  *   C/D (16x8): c_i in row g + 8 * (i >= 2), column 2t + (i & 1)
+ * mma.m16n8k8 with .f16 or .bf16 ("Matrix Fragments for mma.m16n8k8") is the same with k < 8: its A is
+ * a0-a3 above (rows g and g + 8, column 2t + (i & 1)), its B b0-b1 (row 2t + i, column g), its C and D
+ * the same.
  */
 static inline int frag_a_row(int lane, int i) { return (lane >> 2) + 8 * ((i >> 1) & 1); }
 static inline int frag_a_col(int lane, int i) { return 2 * (lane & 3) + (i & 1) + 8 * (i >= 4); }
@@ -26,7 +29,7 @@ static inline int frag_b_col(int lane, int i) { (void)i; return lane >> 2; }
 static inline int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >= 2); }
 static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 
-/* D = A * B + C for one m16n8k16 tile. Each product of two 16-bit floats is exact in binary64, and so,
+/* D = A * B + C for one m16n8kK tile (K = 16 or 8). Each product of two 16-bit floats is exact in binary64, and so,
  * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
  * the exact answer, not a model of one GPU's arithmetic. */
@@ -36,17 +39,17 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * compiler may. */
 __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #endif
-static void mma_16816(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
     double Bd[16][8]; /* B in binary64 once, not once per row of A */
-    for (int k = 0; k < 16; k++)
+    for (int k = 0; k < K; k++)
         for (int j = 0; j < 8; j++)
             Bd[k][j] = B[k][j];
     for (int i = 0; i < 16; i++) {
         double acc[8]; /* row i of D, summed in k order; the j loop vectorizes */
         for (int j = 0; j < 8; j++)
             acc[j] = C[i][j];
-        for (int k = 0; k < 16; k++) {
+        for (int k = 0; k < K; k++) {
             const double a = A[i][k];
             for (int j = 0; j < 8; j++)
                 acc[j] += a * Bd[k][j];
@@ -73,16 +76,16 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
 {
     if (!whole_warp(b, w, in, active, m))
         return STEP_FAULT;
-    const int h = in->stype == T_BF16 ? T_BF16 : T_F16;
+    const int h = in->stype == T_BF16 ? T_BF16 : T_F16, K = in->vec; /* m16n8kK */
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
-    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + 4, c0 = nd + 6;
+    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
     float A[16][16], B[16][8], C[16][8], Dm[16][8];
     for (int lane = 0; lane < LANES; lane++) {
-        for (int i = 0; i < 8; i++) {
+        for (int i = 0; i < K / 2; i++) {
             uint64_t reg = r[o[a0 + i / 2]][lane];
             A[frag_a_row(lane, i)][frag_a_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
         }
-        for (int i = 0; i < 4; i++) {
+        for (int i = 0; i < K / 4; i++) {
             uint64_t reg = r[o[b0 + i / 2]][lane];
             B[frag_b_row(lane, i)][frag_b_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
         }
@@ -90,7 +93,7 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
             C[frag_c_row(lane, i)][frag_c_col(lane, i)] =
                 c_f32 ? f32_of(r[o[c0 + i]][lane]) : half_in(r[o[c0 + i / 2]][lane] >> (16 * (i & 1)), T_F16);
     }
-    mma_16816(A, B, C, Dm);
+    mma_m16n8(K, A, B, C, Dm);
     for (int lane = 0; lane < LANES; lane++) {
         if (d_f32) {
             for (int i = 0; i < 4; i++)
@@ -103,7 +106,7 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
             }
         }
     }
-    b->c.tensor_flops += 2 * 16 * 8 * 16;
+    b->c.tensor_flops += 2 * 16 * 8 * (uint64_t)K;
     return STEP_NEXT;
 }
 
@@ -254,7 +257,7 @@ step exec_wmma_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
                 Bh[i][j] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
-        mma_16816(A, Bh, Ch, Dh);
+        mma_m16n8(16, A, Bh, Ch, Dh);
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
                 Dm[i][8 * half + j] = Dh[i][j];

@@ -3,7 +3,9 @@
 1. Every chapter README's modeled table is what bench/results/modeled/h100.csv gives (bench/tables.py
    --modeled --check), and emu/README.md's validation table what the modeled and measured CSVs give
    (bench/model_validation.py --check), and its microbenchmark table what the model gives now
-   (bench/model_microbench.py --check, running them): generated, never typed.
+   (bench/model_microbench.py --check, running them), and its independent check on a published GEMM series
+   what the model gives now (bench/model_sgemm.py --check, after --verify shows the series' kernels compute
+   the product): generated, never typed.
 2. The modeled CSV describes the code in the tree: each row's source_sha256 is its chapter's digest and its
    emulator_sha256 is emu/'s (the model lives in emu/), as for the counts (test_counter_tables.py).
 3. It is complete: every kernel and layer the emulator counted (bench/results/emulator.csv) was modeled on
@@ -44,10 +46,11 @@ def claim(text, holds):
 modeled_path = os.path.join(root, "bench", "results", "modeled", "h100.csv")  # the chapters' tables
 ptxrun = sys.argv[2]
 for command in (["tables.py", "--modeled", modeled_path, "--readmes", root, "--check"],
-                ["model_validation.py", "--check"], ["model_microbench.py", "--check", "--ptxrun", ptxrun]):
+                ["model_validation.py", "--check"], ["model_microbench.py", "--check", "--ptxrun", ptxrun],
+                ["model_sgemm.py", "--verify", "--ptxrun", ptxrun], ["model_sgemm.py", "--check", "--ptxrun", ptxrun]):
     done = subprocess.run([sys.executable, os.path.join(root, "bench", command[0])] + command[1:],
                           capture_output=True, text=True)
-    claim(f"{' '.join(command[:2])}: the generated text is current "
+    claim(f"{' '.join(command[:2])} passes: the kernels compute what they must, or the generated text is current "
           f"({(done.stderr or done.stdout).strip()[-300:]})", done.returncode == 0)
 
 chapters = {name[:2]: os.path.join(root, "chapters", name) for name in os.listdir(os.path.join(root, "chapters"))}
