@@ -74,6 +74,41 @@ def mma_throughput(steps, k=16):
     return kernel("mma", ".param .u64 out", regs, "\n".join(body))
 
 
+def wgmma_chain(n, steps, threads, wait_each):
+    """Each warpgroup of a `threads`-thread block issues `steps` wgmma.mma_async m64n`n`k16 (f16 in, f32
+    accumulate, A and B in shared memory, zero data) on its accumulators: back to back in one group (a
+    throughput), or each committed and waited for before the next (a latency)."""
+    a_bytes, b_bytes = 64 * 16 * 2, n * 16 * 2
+    size = a_bytes + b_bytes
+    acc = ", ".join(f"%f{i}" for i in range(n // 2))
+    regs = (f"    .reg .f32 %f<{n // 2}>;\n    .reg .b64 %rd<8>;\n    .reg .b32 %r<8>;\n    .reg .pred %p<3>;")
+    body = ["    mov.u32 %r1, %tid.x;", "    mov.u32 %r2, tiles;", "    shl.b32 %r3, %r1, 2;", "    add.u32 %r4, %r2, %r3;",
+            "    mov.u32 %r5, %r3;", "ZERO:", "    st.shared.b32 [%r4], 0;", f"    add.u32 %r4, %r4, {4 * threads};",
+            f"    add.u32 %r5, %r5, {4 * threads};", f"    setp.lt.u32 %p1, %r5, {size};", "@%p1 bra ZERO;",
+            "    fence.proxy.async.shared::cta;", "    bar.sync 0;"]
+    body += [f"    mov.f32 %f{i}, 0f00000000;" for i in range(n // 2)]
+    # K-major, no swizzle ("Matrix Descriptor Format"): core matrices of 8 rows x 16 bytes, the two along K 128
+    # bytes apart (leading byte offset), 8-row groups 256 bytes apart (stride byte offset)
+    layout = (128 >> 4) << 16 | (256 >> 4) << 32
+    body += ["    cvt.u64.u32 %rd1, %r2;", "    shr.u64 %rd1, %rd1, 4;", f"    or.b64 %rd2, %rd1, {layout};",
+             f"    add.u64 %rd3, %rd2, {a_bytes >> 4};", "    setp.eq.u32 %p2, %r1, %r1;",  # scale-d: accumulate
+             "    wgmma.fence.sync.aligned;"]
+    mma = (f"    wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{acc}}}, %rd2, %rd3, %p2, 1, 1, 0, 0;")
+    for step in range(steps):
+        if wait_each and step:  # the registers the last wait handed back are touched again: a fence first
+            body.append("    wgmma.fence.sync.aligned;")
+        body.append(mma)
+        if wait_each:
+            body += ["    wgmma.commit_group.sync.aligned;", "    wgmma.wait_group.sync.aligned 0;"]
+    if not wait_each:
+        body += ["    wgmma.commit_group.sync.aligned;", "    wgmma.wait_group.sync.aligned 0;"]
+    body += ["    setp.ne.u32 %p1, %r1, 0;", "@%p1 bra DONE;", "    ld.param.u64 %rd4, [out];", "    st.global.f32 [%rd4], %f0;",
+             "DONE:"]
+    text = kernel("wgmma", ".param .u64 out", regs, "\n".join(body))
+    return text.replace(".target sm_80", ".target sm_90a").replace(
+        ".visible .entry", f".shared .align 1024 .b8 tiles[{size}];\n.visible .entry", 1)
+
+
 def load_stream(loads, space, vector, table_bytes, qualifier=""):
     """Every thread of a 1024-thread block issues `loads` independent loads of `vector` 32-bit words, the block's
     threads side by side (a warp's load covers 128 x vector contiguous bytes), walking a table of table_bytes
@@ -250,6 +285,24 @@ def rows(ptxrun):
                           f"{m['value']} TFLOP/s, {100 * m['value'] / peak:.0f}% of its {peak} peak", by(m),
                           share / (m["value"] / peak),
                           f"`mma_m16n8k{k}_issue_cycles` = {figure(f'mma_m16n8k{k}_issue_cycles')}"))
+        for n in (256, 64, 32, 16, 8):  # two warpgroups, back to back
+            m = published(f"wgmma m64n{n}k16 f16 in, f32 accumulate, A and B in shared memory, zero data" if n == 256
+                          else f"wgmma m64n{n}k16 f32 accumulate throughput, SS, zero data")
+            peak = float(re.search(r"peak ([\d.]+)", m["unit"])[1])
+            cycles = [run.cycles(wgmma_chain(n, s, 256, False), "wgmma", 256, [run.out("f32")]) for s in (8, 24)]
+            share = 2 * 16 * 2 * 64 * n * 16 / (cycles[1] - cycles[0]) / figure("tensor_fp16_flop_per_clock_per_sm")
+            lines.append((f"wgmma m64n{n}k16 (f16 in, f32 accumulate, A and B in shared memory) throughput",
+                          f"{100 * share:.0f}% of peak", f"{m['value']} TFLOP/s, {100 * m['value'] / peak:.0f}% of its "
+                          f"{peak} peak", by(m), share / (m["value"] / peak),
+                          f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}"))
+        for n in (128, 64, 32, 16):  # one warpgroup, each wgmma waited for before the next
+            m = published(f"wgmma m64n{n}k16 f32 accumulate latency, SS")
+            cycles = [run.cycles(wgmma_chain(n, s, 128, True), "wgmma", 128, [run.out("f32")]) for s in (8, 24)]
+            modeled = (cycles[1] - cycles[0]) / 16
+            lines.append((f"wgmma m64n{n}k16 (f32 accumulate, A and B in shared memory) latency, with its fence, "
+                          "commit and wait", f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
+                          modeled / m["value"], f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}, "
+                          f"`lat_wgmma_m64n8k16_f32_ss_cycles` = {figure('lat_wgmma_m64n8k16_f32_ss_cycles')}"))
     return lines
 
 
