@@ -9,7 +9,7 @@
 2. The modeled CSV describes the code in the tree: each row's source_sha256 is its chapter's digest and its
    emulator_sha256 is emu/'s (the model lives in emu/), as for the counts (test_counter_tables.py).
 3. It is complete: every kernel and layer the emulator counted (bench/results/emulator.csv) was modeled on
-   the H100 and on the A100 (or, on the A100, found unsupported: chapter 08's sm_90a code).
+   the H100, the A100 and the A6000 (or, on the Ampere GPUs, found unsupported: chapter 08's sm_90a code).
 4. Every table and figure caption that shows modeled numbers says "a model, not a measurement".
 5. The validation's kernels were also modeled from their PTX alone, from the same code
    (bench/results/modeled/ptx_alone/h100.csv), so its table shows what reading the machine code changes.
@@ -58,7 +58,8 @@ emulator_digest = code_digest(os.path.join(root, "emu"), root)
 counted = {(r["kernel"], r["layer"], str(r["n"])) for r in emulator_csv.load(
     os.path.join(root, "bench", "results", "emulator.csv")) if r["status"] == "counted"}
 gpus = modeled_csv.gpus(os.path.join(root, "bench", "results"))
-claim(f"bench/results/modeled/ has the H100's and the A100's CSVs ({gpus})", {"h100", "a100"} <= set(gpus))
+claim(f"bench/results/modeled/ has the H100's, the A100's and the A6000's CSVs ({gpus})",
+      {"h100", "a100", "a6000"} <= set(gpus))
 for gpu in gpus:
     modeled = modeled_csv.load(os.path.join(root, "bench", "results", modeled_csv.FOLDER, gpu + ".csv"))
     stale = [f"{r['kernel']} {r['layer']}" for r in modeled if r["source_sha256"] !=
