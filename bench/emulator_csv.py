@@ -37,9 +37,14 @@ class CsvError(Exception):
 
 
 def h100_figures(path=os.path.join(HERE, "h100.json")):
-    """name -> value of the published H100 figures."""
+    """name -> value of the published H100 figures (or, given another GPU file, that GPU's)."""
     with open(path, encoding="utf-8") as f:
         return {k: v["value"] for k, v in json.load(f).items() if isinstance(v, dict) and "value" in v}
+
+
+def gpu_figures(gpu):
+    """name -> value of the published figures of bench/<gpu>.json."""
+    return h100_figures(os.path.join(HERE, gpu + ".json"))
 
 
 def load(path):
@@ -86,7 +91,8 @@ def global_traffic(row):
 
 
 def bound_us(row, h100):
-    """resource -> microseconds the counts need at the H100's published peak; counted rows only."""
+    """resource -> microseconds the counts need at the H100's published peak (or another GPU's figures: its
+    DRAM bandwidth is hbm_ or dram_bandwidth_gbps); counted rows only."""
     clock = h100["boost_clock_ghz"] * 1e9 * h100["sms"]  # SM-clocks per second, over the whole GPU
     wavefronts_per_clock = h100["smem_bytes_per_clock_per_sm"] / 128  # a wavefront moves 128 bytes
     return {
@@ -96,7 +102,7 @@ def bound_us(row, h100):
         "issue slots": row["warp_inst"] / (clock * h100["warp_schedulers_per_sm"]) * 1e6,
         "shared memory": (row["shared_load_wavefronts"] + row["shared_store_wavefronts"]) /
                          (clock * wavefronts_per_clock) * 1e6,
-        "DRAM": row["min_bytes"] / (h100["hbm_bandwidth_gbps"] * 1e9) * 1e6,
+        "DRAM": row["min_bytes"] / (h100.get("hbm_bandwidth_gbps", h100.get("dram_bandwidth_gbps")) * 1e9) * 1e6,
     }
 
 

@@ -459,10 +459,10 @@ def measured_times(results, gpu):
 
 
 def plot_modeled_ladder(rows, counts, measured, gpu, path):
-    """Modeled µs per kernel (bars, log), the bound from counts as a tick on each bar, the measured time as
-    a hollow diamond: three kinds of number, three kinds of mark, never one bar."""
-    h100 = emulator_csv.h100_figures()
-    bound = {(r["kernel"], r["layer"], str(r["n"])): emulator_csv.floor(r, h100)[0] for r in counts or []
+    """Modeled µs per kernel (bars, log), the bound from counts at the same GPU's peaks as a tick on each bar,
+    the measured time as a hollow diamond: three kinds of number, three kinds of mark, never one bar."""
+    figures = emulator_csv.gpu_figures(gpu)
+    bound = {(r["kernel"], r["layer"], str(r["n"])): emulator_csv.floor(r, figures)[0] for r in counts or []
              if r["status"] == "counted"}
     panels = modeled_panels(rows)
     heights = [len(group) for group in panels.values()]
@@ -492,7 +492,7 @@ def plot_modeled_ladder(rows, counts, measured, gpu, path):
     axes[-1, 0].set_xlabel(f"µs (log scale), {modeled_csv.caption(gpu)}")
     handles = [Patch(color=MODELED_COLOR, label="modeled time (the emulator's timing model)")]
     if drew_bound:
-        handles.append(Line2D([], [], color="black", lw=2, label="bound from counts (at published peaks)"))
+        handles.append(Line2D([], [], color="black", lw=2, label=f"bound from counts (at the {modeled_csv.gpu_label(gpu)}'s published peaks)"))
     if drew_measured:
         handles.append(Line2D([], [], marker="D", mfc="none", mec=CUDNN_COLOR, ls="",
                               label=f"measured on {modeled_csv.gpu_label(gpu)}"))

@@ -907,6 +907,10 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         m.now++;
     }
     free(warps_now);
+    /* A launch ends when its stores are done, not when its warps have issued them: the SM's traffic still
+     * queued for the L2's and DRAM's bandwidth (stores a warp does not wait for) drains first ("Kernel
+     * completion": a kernel's writes are visible to the work that follows it). */
+    const double backlog = max_d(0.0, max_d(m.l2_free, m.dram_free) - (double)m.now);
     if (status == EMU_OK && ok && stop_after) { /* the waves not modeled (ASSUME_STEADY_WAVES) */
         double mean = 0.0, spread = 0.0;
         for (unsigned i = 1; i < waves; i++)
@@ -926,6 +930,7 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         modeled->modeled_extrapolated_blocks += left;
     }
     free(wave_end);
+    m.now += (uint64_t)ceil(backlog);
     if (status == EMU_OK && ok) {
         modeled->modeled_cycles += m.now;
         modeled->modeled_picoseconds += (uint64_t)llround((double)m.now / g->clock_ghz * 1000.0);

@@ -13,9 +13,9 @@
 4. Every table and figure caption that shows modeled numbers says "a model, not a measurement".
 5. The validation's kernels were also modeled from their PTX alone, from the same code
    (bench/results/modeled/ptx_alone/h100.csv), so its table shows what reading the machine code changes.
-6. No modeled time is below the bound from counts (bench/emulator_csv.py, the H100's peak rates): the
-   model's H100 rows against the bound's tensor-core, shared-memory and DRAM terms, and its rows from the
-   PTX alone against every term (the instruction terms count PTX, which ptxas shortens: the machine code
+6. No modeled time is below the bound from counts (bench/emulator_csv.py, at the modeled GPU's peak rates):
+   the model's rows against the bound's tensor-core, shared-memory and DRAM terms, and its H100 rows from
+   the PTX alone against every term (the instruction terms count PTX, which ptxas shortens: the machine code
    may beat them).
 7. Every issued machine instruction is one warp-cycle in the state `selected` (its warp issuing it): the
    two agree on every modeled row, within 1%.
@@ -83,17 +83,17 @@ for gpu in gpus:
         if r["status"] == "counted" and abs(r["warp_cycles_selected"] - r["issued"]) > 0.01 * r["issued"]]
     claim(f"{gpu}: selected warp-cycles per issued machine instruction are 1 ({off[:3]})", not off)
 
-h100 = emulator_csv.h100_figures()
 counts = {(r["kernel"], r["layer"], str(r["n"])): r for r in emulator_csv.load(
     os.path.join(root, "bench", "results", "emulator.csv")) if r["status"] == "counted"}
-for path, terms in ((os.path.join(root, "bench", "results", "modeled", "h100.csv"),
-                     ("tensor cores", "shared memory", "DRAM")),
-                    (os.path.join(root, "bench", "results", "modeled", "ptx_alone", "h100.csv"), None)):
+for path, terms in [(os.path.join(root, "bench", "results", "modeled", gpu + ".csv"),
+                     ("tensor cores", "shared memory", "DRAM")) for gpu in gpus] + \
+                   [(os.path.join(root, "bench", "results", "modeled", "ptx_alone", "h100.csv"), None)]:
+    figures = emulator_csv.gpu_figures(os.path.basename(path)[:-len(".csv")])  # the modeled GPU's peaks
     below = []
     for r in modeled_csv.load(path) if os.path.exists(path) else []:
         c = counts.get((r["kernel"], r["layer"], r["n"]))
         if r["status"] == "counted" and c:
-            bounds = emulator_csv.bound_us(c, h100)
+            bounds = emulator_csv.bound_us(c, figures)
             floor = max(v for name, v in bounds.items() if terms is None or name in terms)
             if r["modeled_us"] < floor:
                 below.append(f"{r['kernel']} {r['layer']}: {r['modeled_us']:.1f} < {floor:.1f} µs")
