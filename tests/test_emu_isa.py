@@ -214,19 +214,23 @@ def mma_check(A, B, C, D_of, tol_rel, what):
                           int(np.sum(err > lim))))
 
 
+def f32_accumulators(d):
+    """D of warp w, from each lane's four f32 accumulator registers (d: lanes x 4 words, in lane order)."""
+    def D_of(w):
+        D = np.zeros((16, 8))
+        for lane in range(32):
+            for i in range(4):
+                D[c_elem(lane, i)] = bf32(int(d[32 * w + lane][i]))
+        return D
+    return D_of
+
+
 def tests_mma(R, rng):
     def f32acc():
         A, B, C, afr, bfr, cfr = mma_problem(rng, 2, False)
         ao, ap = R.out('u32', 64 * 4)
         R.run('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
-        d = np.load(ap).view(np.uint32).reshape(64, 4)
-
-        def D_of(w):
-            D = np.zeros((16, 8))
-            for lane in range(32):
-                for i in range(4):
-                    D[c_elem(lane, i)] = bf32(int(d[32 * w + lane][i]))
-            return D
+        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
         mma_check(A, B, C, D_of, 2.0 ** -20, 'mma f32')
 
     def f16acc():
@@ -272,14 +276,7 @@ def tests_mma(R, rng):
                 cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
         ao, ap = R.out('u32', 256)
         R.run('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
-        d = np.load(ap).view(np.uint32).reshape(64, 4)
-
-        def D_of(w):
-            D = np.zeros((16, 8))
-            for lane in range(32):
-                for i in range(4):
-                    D[c_elem(lane, i)] = bf32(int(d[32 * w + lane][i]))
-            return D
+        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
         mma_check(A, B, C, D_of, 0.0, 'mma f32 exact integers')
 
     def k8():
@@ -298,14 +295,7 @@ def tests_mma(R, rng):
                 cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
         ao, ap = R.out('u32', 256)
         R.run('mma.ptx', 'mma_k8_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr), R.inp(cfr.ravel().view(np.float32)), ao])
-        d = np.load(ap).view(np.uint32).reshape(64, 4)
-
-        def D_of(w):
-            D = np.zeros((16, 8))
-            for lane in range(32):
-                for i in range(4):
-                    D[c_elem(lane, i)] = bf32(int(d[32 * w + lane][i]))
-            return D
+        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
         # small integers times f32 C: the exact sum rounded once
         mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 f32')
 
