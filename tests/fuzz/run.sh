@@ -60,7 +60,12 @@ fi
 flags=(-g -O1 -std=c11 -D_POSIX_C_SOURCE=200809L -pthread -fno-omit-frame-pointer
        -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined
        -I"$root/emu" -I"$root/common/kernel" -I"$root/common/harness" -I"$here" -I"$out/obj")
-emu_sources=(parse checks access alu exec tensor sync block hopper memory half counters racecheck racecheck_global device_calls functions model launch)
+# the emulator's sources: the ones emu/meson.build builds its core library from (one list, not two)
+mapfile -t emu_sources < <(python3 -c '
+import re, sys
+core = re.search(r"static_library\(\x27emu_core\x27,(.*?)c_args", open(sys.argv[1]).read(), re.S)[1]
+print("\n".join(re.findall(r"\x27(\w+)\.c\x27", core)))' "$root/emu/meson.build")
+[ "${#emu_sources[@]}" -gt 10 ] || { echo "fuzz: no emulator sources found in emu/meson.build" >&2; exit 1; }
 start=$(date +%s)
 # the timing model's GPU table, generated from the GPU files as the meson build does (emu/meson.build)
 python3 "$root/emu/gpu_table.py" "$out/obj/gpu_table.h.new" "$root"/bench/{h100,a100,a6000}.json || exit 1
