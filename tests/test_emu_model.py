@@ -411,6 +411,25 @@ def main():
         return f"{cycles} cycles for {sms}, {sms + 1}, {2 * sms}, {2 * sms + 1} blocks: whole waves"
     R.case("h100: the modeled time grows in whole waves of the grid", waves)
 
+    def sampled_waves():
+        # one block per SM again, 6 waves: the first 3 modeled and 3 extrapolated give every wave's time
+        ptx = write("waves.ptx", fma_chain(64))
+        sms, smem = figure("h100", "sms"), figure("h100", "smem_per_sm_bytes") // 2 + 1024
+        full = modeled("h100", ptx, "chain", 6 * sms, 32, [R.out("f32", 4)[0]], smem=smem)
+        part = modeled("h100", ptx, "chain", 6 * sms, 32, [R.out("f32", 4)[0], "--sample-waves", "3"], smem=smem)
+        if part["blocks"] != 3 or "3 more extrapolated from its waves" not in part["text"] or \
+                abs(part["cycles"] - full["cycles"]) > 0.01 * full["cycles"]:
+            raise Fail(f"6 waves: every block modeled took {full['cycles']} cycles; 3 modeled and 3 extrapolated "
+                       f"{part['cycles']} ({part['text'].strip().splitlines()[1].strip()})")
+        for flags, env in ((["--sample-waves", "2"], {"EMU_MODEL": "h100"}), (["--sample-waves", "3"], {})):
+            refused = R.launch(ptx, "chain", 6 * sms, 32, [R.out("f32", 4)[0]] + flags, smem, 60, env)
+            if refused.returncode != 2:
+                raise Fail(f"ptxrun {' '.join(flags)} {'without a model' if not env else ''} must be refused (exit "
+                           f"2), got {refused.returncode}")
+        return f"{part['cycles']} cycles from 3 of 6 waves, {full['cycles']} from all (fewer than 3 waves, or no " \
+               "model: refused)"
+    R.case("h100: ptxrun --sample-waves extrapolates whole waves", sampled_waves)
+
     def drained():
         # 1024 threads x 16 stores x 16 bytes: the warps issue them in a few thousand cycles, and the launch
         # ends when they have reached DRAM at this SM's share of its bandwidth
