@@ -221,6 +221,10 @@ def by(m):
     return f"{who}, {m['measured_on'].split(' (')[0]}"
 
 
+# the GH200 measurements' names where they differ from Luo et al.'s
+GH200_NAMES = {"global memory latency, pointer chase": "main memory latency, pointer chase"}
+
+
 def stream_rate(run, space, vector, table_bytes, first_pass=False):
     """Bytes per clock one SM's 1024 threads load, from the difference of two runs of 16 and 48 loads each
     (after a whole pass over the table unless first_pass: then every load is the table's first touch)."""
@@ -251,9 +255,8 @@ def rows(ptxrun):
                 ("L2 hit latency, pointer chase", latency(run, "global", big, 2), "lat_l2_hit_cycles"),
                 ("global memory latency, pointer chase", latency(run, "global", big, 1), "lat_dram_cycles"),
                 ("shared memory load latency", latency(run, "shared", 4096, 1), "lat_smem_load_cycles")):
-            alike = {"global memory latency, pointer chase": "main memory latency, pointer chase"}
             for who in ("Luo", "markdewing") if "pointer chase" in what else ("Luo",):
-                m = published(alike.get(what, what) if who != "Luo" else what, who)
+                m = published(GH200_NAMES.get(what, what) if who != "Luo" else what, who)
                 lines.append((what, f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
                               modeled / m["value"], f"`{input_key}` = {figure(input_key)}"))
         # throughputs: one SM's bytes per clock; the L2's and DRAM's as the whole GPU's (this SM's share times
