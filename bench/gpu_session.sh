@@ -9,6 +9,7 @@
 #   bash bench/gpu_session.sh fusion          1 and 5, then 4's plots and tables
 #   bash bench/gpu_session.sh examples        1 and 6, then 4's plots and tables
 #   bash bench/gpu_session.sh profile         1 and 7
+#   bash bench/gpu_session.sh validation      8 alone (it needs no build)
 #
 # 1. build (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them), record the GPU;
 # 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
@@ -19,7 +20,11 @@
 # 6. chapter 10's ResNet block benchmark (rows 10a, 10b in the same CSV) and chapter 11's training run
 #    on both backends (its loss curves and plot into docs/);
 # 7. Nsight Compute over every GPU kernel on its chapter's reference layers (bench/ncu_profile.py: machine
-#    instructions, warp states; bench/results/ncu/<gpu>.csv), then the model's table against it (emu/README.md).
+#    instructions, warp states; bench/results/ncu/<gpu>.csv), then the model's table against it (emu/README.md);
+# 8. the timing model's checks, measured: the SGEMM worklog's six kernels and cuBLAS timed at 4096^3
+#    (bench/validation/sgemm_time.cu), then each kernel profiled by Nsight Compute, as a whole and per machine
+#    instruction; the load latencies by pointer chases (bench/validation/latency.cu); into
+#    bench/results/validation/ (bench/model_sgemm.py and bench/model_microbench.py compare the model with them).
 # Logs go to build/gpu_session (or the folder OUT names): session.log, the CSV, PNGs.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -30,6 +35,40 @@ mkdir -p "$out"
 log=$out/session.log
 status=0
 step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
+
+if [ "$what" = validation ]; then
+    step "the timing model's independent check: the SGEMM worklog's kernels, timed and profiled"
+    gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
+    key=$(python3 -c 'import sys; sys.path.insert(0, "bench"); from ncu_profile import gpu_key; print(gpu_key(sys.argv[1]))' "$gpu")
+    folder=bench/results/validation
+    program=${TMPDIR:-/tmp}/sgemm_time
+    mkdir -p "$folder"
+    nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    "$nvcc" -O3 -arch=native -Icommon/kernel bench/validation/sgemm_time.cu common/kernel/check.c -lcublas \
+        -o "$program" >>"$log" 2>&1 || { echo "sgemm_time: nvcc failed"; tail -20 "$log"; exit 1; }
+    "$program" 4096 >"$folder/sgemm_$key.csv" 2>>"$log" || status=1
+    cat "$folder/sgemm_$key.csv" | tee -a "$log"
+    # the load latencies by pointer chases, as bench/model_microbench.py's chases walk them
+    "$nvcc" -O3 -arch=native -Icommon/kernel bench/validation/latency.cu common/kernel/check.c \
+        -o "${TMPDIR:-/tmp}/latency" >>"$log" 2>&1 || status=1
+    "${TMPDIR:-/tmp}/latency" >"$folder/latency_$key.csv" 2>>"$log" || status=1
+    cat "$folder/latency_$key.csv" | tee -a "$log"
+    # the same launches Nsight Compute counts (as bench/ncu_profile.py does: clocks left as they are)
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    "$ncu" --clock-control none --section WarpStateStats --section LaunchStats \
+        --metrics gpu__time_duration.sum,smsp__inst_executed.sum --csv --page raw -k regex:^sgemm_ \
+        "$program" 4096 --once >"$folder/sgemm_${key}_ncu.csv" 2>>"$log" || status=1
+    # each kernel per machine instruction: executions and warp-state samples
+    for name in $(grep -o '"sgemm_[a-z0-9_]*"' bench/validation/sgemm_time.cu | tr -d '"' | grep -vx sgemm_time); do
+        "$ncu" --clock-control none --section SourceCounters -k "$name" -f -o "${TMPDIR:-/tmp}/$name" "$program" 4096 --once \
+            >>"$log" 2>&1 || status=1
+        "$ncu" -i "${TMPDIR:-/tmp}/$name.ncu-rep" --page source --print-source sass --csv 2>>"$log" |
+            gzip -9 >"$folder/sgemm_${key}_sass_$name.csv.gz"
+    done
+    ls -l "$folder" | tee -a "$log"
+    step "done (status $status)"
+    exit $status
+fi
 
 step build
 (source bench/setup.sh) >>"$log" 2>&1 || { echo "build failed"; tail -30 "$log"; exit 1; }
