@@ -51,8 +51,9 @@ class Results:
     def gpu(self):
         return " / ".join(self.values("gpu")) or "unknown GPU"
 
-    def date(self):
-        dates = sorted(self.values("date"))
+    def date(self, rows=None):
+        """The day of the rows (all of them unless named), or the first to the last."""
+        dates = sorted({r["date"] for r in (self.rows if rows is None else rows) if r["date"]})
         if not dates:
             return "undated"
         return dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"

@@ -88,7 +88,7 @@ def markdown(results, rows):
     shown = [k for k in kernels if any(r["kernel"] == k and r["status"] != "unsupported" for r in rows)]
     hidden = [k for k in kernels if k not in shown]
     runs = " or ".join(str(n) for n in reps) if reps else "no"
-    lines = [f"Measured on **{results.gpu()}** ({results.versions()}), {results.date()}: the median of "
+    lines = [f"Measured on **{results.gpu()}** ({results.versions()}), {results.date(rows)}: the median of "
              f"{runs} timed runs, in ms (source `{results.path}`, which also gives TFLOP/s, GB/s, % of "
              "cuDNN and the verification error of every row). Every row passed verification unless marked."]
     if hidden:
