@@ -23,7 +23,8 @@
 #    instructions, warp states; bench/results/ncu/<gpu>.csv), then the model's table against it (emu/README.md);
 # 8. the timing model's checks, measured: the SGEMM worklog's six kernels and cuBLAS timed at 4096^3
 #    (bench/validation/sgemm_time.cu), then each kernel profiled by Nsight Compute, as a whole and per machine
-#    instruction; the load latencies by pointer chases (bench/validation/latency.cu); into
+#    instruction; the load latencies by pointer chases (bench/validation/latency.cu); throughputs and
+#    instruction latencies (bench/validation/throughput.cu, on a Hopper GPU); into
 #    bench/results/validation/ (bench/model_sgemm.py and bench/model_microbench.py compare the model with them).
 # Logs go to build/gpu_session (or the folder OUT names): session.log, the CSV, PNGs.
 set -uo pipefail
@@ -53,6 +54,15 @@ if [ "$what" = validation ]; then
         -o "${TMPDIR:-/tmp}/latency" >>"$log" 2>&1 || status=1
     "${TMPDIR:-/tmp}/latency" >"$folder/latency_$key.csv" 2>>"$log" || status=1
     cat "$folder/latency_$key.csv" | tee -a "$log"
+    # throughputs and instruction latencies; its wgmma needs the Hopper-specific target, not what native gives
+    if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)" = 9.0 ]; then
+        "$nvcc" -O3 -arch=sm_90a -Icommon/kernel bench/validation/throughput.cu common/kernel/check.c \
+            -o "${TMPDIR:-/tmp}/throughput" >>"$log" 2>&1 || status=1
+        timeout 300 "${TMPDIR:-/tmp}/throughput" >"$folder/throughput_$key.csv" 2>>"$log" || status=1
+        cat "$folder/throughput_$key.csv" | tee -a "$log"
+    else
+        echo "throughput: written for a Hopper GPU (wgmma), not run on this one" | tee -a "$log"
+    fi
     # the same launches Nsight Compute counts (as bench/ncu_profile.py does: clocks left as they are)
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     "$ncu" --clock-control none --section WarpStateStats --section LaunchStats \

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """The timing model's independent check: the first six fp32 GEMM kernels of Simon Boehm's SGEMM worklog, written in
-bench/validation/sgemm_worklog.cu from the worklog's descriptions, each verified on the emulator, then modeled on
-the RTX A6000's file at 4096 x 4096 x 4096 beside the GFLOP/s the worklog published for it, measured on an RTX
-A6000 (bench/a6000.json, published_measurements). Written into emu/README.md between <!-- model-sgemm:begin -->
-and <!-- model-sgemm:end -->.
+bench/validation/sgemm_worklog.cu from the worklog's descriptions, each verified on the emulator, then modeled at
+4096 x 4096 x 4096 on the RTX A6000's file beside the GFLOP/s the worklog published for it, measured on an RTX
+A6000 (bench/a6000.json, published_measurements), and on the H100's file beside the times this project measured
+on an H100 (bench/results/validation/sgemm_h100.csv, by bench/gpu_session.sh validation) with Nsight Compute's
+count of each kernel's machine instructions and its warp states there. Written into emu/README.md between
+<!-- model-sgemm:begin --> and <!-- model-sgemm:end -->.
 
     python3 bench/model_sgemm.py --write  [--ptxrun build/emu/ptxrun]   model the kernels, rewrite the table
     python3 bench/model_sgemm.py --check  [--ptxrun build/emu/ptxrun]   exit 1 when the table is not what the
@@ -18,6 +20,7 @@ extrapolates the rest (ptxrun --sample-waves, emu/model.c ASSUME_STEADY_WAVES), 
 the table says how far that is from modeling every block of the SM, on 1024^3.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -35,9 +38,12 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import markers  # noqa: E402
 from model_validation import spearman  # noqa: E402
+from ncu_profile import STALL, grid_blocks, launches, number  # noqa: E402
 
 README = os.path.join(ROOT, "emu", "README.md")
 SOURCE = os.path.join(HERE, "validation", "sgemm_worklog.cu")
+MEASURED = os.path.join(HERE, "results", "validation")
+ARCH = {"a6000": "sm_86", "h100": "sm_90"}  # each GPU's own machine code
 SIZE = 4096
 WAVES = 4
 ALPHA, BETA = 1.5, -0.5
@@ -57,10 +63,10 @@ MODELED = re.compile(r"time\s+([\d.]+) us \((\d+) cycles of one SM; it ran (\d+)
 STATES = re.compile(r"([\d.]+) in all:(.*)")
 
 
-def compile_ptx(work):
-    ptx = os.path.join(work, "sgemm_worklog.ptx")
+def compile_ptx(work, gpu="a6000"):
+    ptx = os.path.join(work, f"sgemm_worklog_{gpu}.ptx")
     nvcc = os.path.join(os.environ.get("CUDA_HOME") or "/usr/local/cuda", "bin", "nvcc")
-    done = subprocess.run([nvcc, "-ptx", "-arch=sm_86", SOURCE, "-o", ptx], capture_output=True, text=True)
+    done = subprocess.run([nvcc, "-ptx", f"-arch={ARCH[gpu]}", SOURCE, "-o", ptx], capture_output=True, text=True)
     if done.returncode != 0:
         sys.exit(f"model_sgemm: nvcc failed: {done.stderr.strip()[-300:]}")
     return ptx
@@ -128,41 +134,47 @@ def published():
     return out
 
 
-def model_run(ptxrun_path, ptx, paths, size, kernel, waves, env=None):
-    """ptxrun --model a6000 --sample-waves `waves` of one kernel on size^3: its labelled output."""
+def model_run(ptxrun_path, ptx, paths, size, kernel, waves, env=None, gpu="a6000"):
+    """ptxrun --model GPU --sample-waves `waves` of one kernel on size^3: its labelled output."""
     row, name, block, tile, rows_first = kernel
     started = time.monotonic()
     text = ptxrun([ptxrun_path, ptx, name, "--grid", grid(size, size, tile, rows_first), "--block", block, "--model",
-                   "a6000", "--sample-waves", str(waves)] + launch_args(paths, size, size, size, paths["C"] + ".out"),
-                  dict(env or {}, EMU_THREADS="1"))
+                   gpu, "--sample-waves", str(waves), "--counters"] +
+                  launch_args(paths, size, size, size, paths["C"] + ".out"), dict(env or {}, EMU_THREADS="1"))
     if not MODELED.search(text) or not STATES.search(text) or "(a model, not a measurement)" not in text:
         sys.exit(f"model_sgemm: {name}: no labelled modeled time in: {text.strip()[-300:]}")
     print(f"model_sgemm: {name} on {size}^3 modeled in {time.monotonic() - started:.0f} s", file=sys.stderr)
     return text
 
 
-def modeled(ptxrun_path):
+def top_states(pairs, n=2):
+    """'long_scoreboard 9.96, not_selected 0.37': the n largest warp states but selected, of (state, cycles)."""
+    top = sorted(((v, s) for s, v in pairs if s != "selected"), reverse=True)[:n]
+    return ", ".join(f"{s} {v:.2f}" for v, s in top)
+
+
+def modeled(ptxrun_path, gpu="a6000", alone=True):
     rows = []
     with tempfile.TemporaryDirectory(prefix="model_sgemm_") as work:
-        ptx = compile_ptx(work)
+        ptx = compile_ptx(work, gpu)
         paths = buffers(work, SIZE, SIZE, SIZE, None)  # the values do not change the modeled time
         for kernel in KERNELS:
-            text = model_run(ptxrun_path, ptx, paths, SIZE, kernel, WAVES)
+            text = model_run(ptxrun_path, ptx, paths, SIZE, kernel, WAVES, gpu=gpu)
             if "of machine code (SASS)" not in text:
                 sys.exit(f"model_sgemm: {kernel[1]}: the model read no machine code (is nvdisasm installed? "
                          "bench/setup.sh)")
             found, states = MODELED.search(text), STATES.search(text)
-            # each PTX instruction one machine instruction
-            alone = float(MODELED.search(model_run(ptxrun_path, ptx, paths, SIZE, kernel, WAVES,
-                                                   {"EMU_NVDISASM": ""}))[1])
             us = float(found[1])
             ran, extrapolated = int(found[3]), int(found[5] or 0)
-            pairs = re.findall(r"(\w+) ([\d.]+)", states[2])
-            top = sorted(((float(v), s) for s, v in pairs if s != "selected"), reverse=True)[:2]
-            rows.append({"row": kernel[0], "us": us, "gflops": 2 * SIZE ** 3 / us / 1e3, "ran": ran,
-                         "alone": 2 * SIZE ** 3 / alone / 1e3,
-                         "extrapolated": extrapolated, "error": float(found[6] or 0),
-                         "states": ", ".join(f"{s} {v:.2f}" for v, s in top)})
+            issued = int(re.search(r"issued\s+(\d+) warp instructions of machine code", text)[1])
+            row = {"row": kernel[0], "us": us, "gflops": 2 * SIZE ** 3 / us / 1e3, "ran": ran,
+                   "extrapolated": extrapolated, "error": float(found[6] or 0),
+                   "per_block": issued / (ran + extrapolated),  # the modeled SM's blocks, extrapolated ones too
+                   "states": top_states((s, float(v)) for s, v in re.findall(r"(\w+) ([\d.]+)", states[2]))}
+            if alone:  # each PTX instruction one machine instruction
+                row["alone"] = 2 * SIZE ** 3 / float(MODELED.search(model_run(
+                    ptxrun_path, ptx, paths, SIZE, kernel, WAVES, {"EMU_NVDISASM": ""}, gpu))[1]) / 1e3
+            rows.append(row)
     return rows
 
 
@@ -181,15 +193,68 @@ def extrapolation_errors(ptxrun_path, size=1024):
     return errors
 
 
-def table(ptxrun_path):
-    measured = published()
-    rows = modeled(ptxrun_path)
+def measured_on(gpu):
+    """This project's measurements of the series on `gpu` (bench/gpu_session.sh validation): {row: GFLOP/s}, the
+    GPU's name and the day, cuBLAS's GFLOP/s, and from Nsight Compute {row: (machine instructions per block,
+    warp states)}."""
+    with open(os.path.join(MEASURED, f"sgemm_{gpu}.csv")) as f:
+        rows = list(csv.DictReader(f))
+    if any(r["status"] not in ("pass", "reference") for r in rows):
+        sys.exit(f"model_sgemm: sgemm_{gpu}.csv has a kernel that failed its check against cuBLAS")
+    gflops = {r["kernel"]: float(r["gflops"]) for r in rows}
+    names = {name: row for row, name, *_ in KERNELS}
+    counted = {}
+    for launch in launches(os.path.join(MEASURED, f"sgemm_{gpu}_ncu.csv")):
+        row = names[launch["Kernel Name"]]
+        inst = number(launch["smsp__inst_executed.sum"])
+        states = [(STALL.match(m)[1], number(v)) for m, v in launch.items() if STALL.match(m)]
+        counted[row] = (inst / grid_blocks(launch["Grid Size"]), top_states(states))
+    missing = [row for row, *_ in KERNELS if row not in gflops or row not in counted]
+    if missing:
+        sys.exit(f"model_sgemm: bench/results/validation has no measurement of {', '.join(missing)} on the {gpu}")
+    return gflops, rows[0]["gpu"], rows[0]["date"], gflops.get("0: cuBLAS"), counted
+
+
+def agreement(rows, measured):
+    """(within 30%, mean absolute error of the time, Spearman, order kept) of modeled GFLOP/s against measured."""
     ratios = [r["gflops"] / measured[r["row"]] for r in rows]
     within = sum(1 for x in ratios if abs(1 / x - 1) <= 0.3)  # the modeled time within 30% of the measured
     mape = statistics.mean(abs(1 / x - 1) for x in ratios)  # error of the modeled time against the measured
     rank = spearman([r["gflops"] for r in rows], [measured[r["row"]] for r in rows])
     order = sorted(range(len(rows)), key=lambda i: measured[rows[i]["row"]])
     kept = all(rows[order[i]]["gflops"] < rows[order[i + 1]]["gflops"] for i in range(len(order) - 1))
+    return ratios, within, mape, rank, kept
+
+
+def h100_table(ptxrun_path):
+    measured, gpu_name, day, cublas, counted = measured_on("h100")
+    rows = modeled(ptxrun_path, "h100", alone=False)
+    ratios, within, mape, rank, kept = agreement(rows, measured)
+    counts = [r["per_block"] / counted[r["row"]][0] for r in rows]
+    out = [f"On the NVIDIA H100 (SXM5), {SIZE} x {SIZE} x {SIZE}, against the times this project measured on an "
+           f"{gpu_name} on {day} (`bench/results/validation/sgemm_h100.csv`, by `bash bench/gpu_session.sh "
+           f"validation`: the median of timed launches, each kernel checked against cuBLAS first; cuBLAS's sgemm "
+           f"measured beside them at {cublas:,.0f} GFLOP/s): {within} of {len(rows)} kernels with a modeled time "
+           f"within 30% of the measured one; the mean absolute error of the modeled time {100 * mape:.0f}%; from "
+           f"{min(ratios):.2f} to {max(ratios):.2f} times the measured throughput; a rank correlation of {rank:.2f}; "
+           f"the measured order {'kept' if kept else 'not kept'}. The machine instructions the model issues per "
+           f"block are {min(counts):.2f} to {max(counts):.2f} times what Nsight Compute counted on that GPU "
+           "(smsp__inst_executed over the blocks). Nsight's warp states are its cycles per issued instruction "
+           "(smsp__average_warps_issue_stalled_*_per_issue_active), the model's in the same unit.", "",
+           "| the worklog's kernel | modeled on NVIDIA H100 SXM5 80GB, GFLOP/s (a model, not a measurement) | "
+           f"measured on an {gpu_name}, GFLOP/s | modeled / measured | machine instructions per block: modeled / "
+           "counted by Nsight Compute | the modeled warps' top states | Nsight Compute's top states (measured) |",
+           "| --- | ---: | ---: | ---: | ---: | --- | --- |"]
+    for r, ratio, count in zip(rows, ratios, counts):
+        out.append(f"| {r['row']} | {r['gflops']:,.0f} | {measured[r['row']]:,.1f} | {ratio:.2f} | {count:.2f} | "
+                   f"{r['states']} | {counted[r['row']][1]} |")
+    return out
+
+
+def table(ptxrun_path):
+    measured = published()
+    rows = modeled(ptxrun_path)
+    ratios, within, mape, rank, kept = agreement(rows, measured)
     out = [f"On the NVIDIA RTX A6000, {SIZE} x {SIZE} x {SIZE}: {len(rows)} kernels, {within} of them with a modeled "
            f"time within 30% of the published one (the target: all); the mean absolute error of the modeled time "
            f"{100 * mape:.0f}%; from {min(ratios):.2f} to {max(ratios):.2f} times the published throughput; a rank "
@@ -206,7 +271,7 @@ def table(ptxrun_path):
         out.append(f"| {r['row']} | {r['gflops']:,.0f} | {measured[r['row']]:,.1f} | {ratio:.2f} | "
                    f"{r['alone']:,.0f} | {sampled} | "
                    f"{r['states']} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out + [""] + h100_table(ptxrun_path)) + "\n"
 
 
 def main(argv=None):

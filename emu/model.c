@@ -1237,9 +1237,13 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
 }
 
 /* An fp32 add, sub, mul or fma, a load or a store: one machine instruction for each copy ptxas keeps of it
- * (FADD, FMUL, FFMA, LDG, LDS, STG, ...), or none where ptxas fused it into another. */
+ * (FADD, FMUL, FFMA, LDG, LDS, STG, ...), or none where ptxas fused it into another. Not a load of a kernel
+ * parameter or a constant: ptxas makes those operands of the instructions that use them (c[0x0][...]), or
+ * loads them once for many uses. */
 static bool one_per_copy(const insn *in)
 {
+    if (in->space == SPACE_PARAM || in->space == SPACE_CONST)
+        return false;
     return in->op == OP_LD || in->op == OP_ST ||
            (in->type == T_F32 && (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA));
 }
@@ -1252,11 +1256,12 @@ static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_
 }
 
 /* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over
- * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated). The copies: where most of
- * the block's lines are fp32 arithmetic, loads or stores with one count, that count (each copy holds one
- * instruction of such a line: 8 on most of the lines is a loop ptxas unrolled 8 times, even where it computed
- * an address once for all 8 copies); else the fewest instructions of any of the block's lines (every copy holds each line ptxas
- * kept), or one for a block of one line. A block starts at a branch target and after a branch. */
+ * the copies ptxas made of its basic block (a loop unrolled, a tail duplicated). The copies: where two or
+ * more, and most, of the block's fp32 arithmetic, load and store lines have one count, that count (each copy
+ * holds one instruction of such a line: 8 on most of them is a loop ptxas unrolled 8 times, even where it
+ * computed an address once for all 8 copies); else the fewest instructions of any of the block's lines
+ * (every copy holds each line ptxas kept), or one for a block of one line. A block starts at a branch target
+ * and after a branch. */
 static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, int n_lines)
 {
     bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
@@ -1285,18 +1290,23 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, in
                 fewest = per_line[at - 1] < fewest ? per_line[at - 1] : fewest;
             }
         }
+        int kept_once_per_copy = 0; /* the block's one-per-copy lines ptxas kept */
         for (int j = first; j < end; j++) { /* the count its one-per-copy lines have most often */
             const uint32_t count = machine_of_line(k, j, per_line, n_lines);
             if (!one_per_copy(&k->code[j]) || !count)
                 continue;
+            kept_once_per_copy++;
             int times = 0;
             for (int i = first; i < end; i++)
                 times += one_per_copy(&k->code[i]) && machine_of_line(k, i, per_line, n_lines) == count;
             if (times > best_times || (times == best_times && count < most_often))
                 best_times = times, most_often = count;
         }
-        /* that count on most of the block's lines: one fma ptxas put on two paths is no unrolled loop */
-        const uint32_t copies = lines <= 1 ? 1 : 2 * best_times > lines ? most_often : fewest;
+        /* that count on two or more lines, most of those: one fma ptxas put on two paths, or a lone store ptxas
+         * made two instructions of, is no unrolled loop, while the integer lines of an unrolled loop (its counter,
+         * the addresses strength reduction left) may have any count */
+        const bool unrolled = best_times >= 2 && 2 * best_times > kept_once_per_copy;
+        const uint32_t copies = lines <= 1 ? 1 : unrolled ? most_often : fewest;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
             uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;

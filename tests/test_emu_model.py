@@ -135,6 +135,24 @@ def unrolled_inner_loop():
     return kernel("unrolled", ".param .u64 table, .param .u32 n, .param .u64 out", regs, "\n".join(body))
 
 
+def strided_dot_product():
+    """A dot product of a row and a column, n steps (a runtime count), each step computing its two addresses from
+    the step's index (as nvcc writes row * K + k), loading two floats and multiply-adding them. ptxas unrolls
+    the loop 4 times: each copy holds the step's two loads and its FFMA, while the address lines become what
+    strength reduction leaves of them (a count per line that is no multiple of the copies): more of the
+    block's lines are integer arithmetic than loads and FFMAs."""
+    regs = "    .reg .f32 %f<4>;\n    .reg .u32 %r<6>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<10>;"
+    body = ["    ld.param.u64 %rd1, [row];", "    ld.param.u64 %rd2, [column];", "    ld.param.u32 %r1, [stride];",
+            "    ld.param.u32 %r2, [n];", "    mov.f32 %f1, 0f00000000;", "    mov.u32 %r3, 0;", "STEP:",
+            "    mul.lo.s32 %r4, %r3, %r1;", "    mul.wide.s32 %rd4, %r4, 4;", "    add.s64 %rd5, %rd2, %rd4;",
+            "    mul.wide.u32 %rd6, %r3, 4;", "    add.s64 %rd7, %rd1, %rd6;", "    ld.global.f32 %f2, [%rd5];",
+            "    ld.global.f32 %f3, [%rd7];", "    fma.rn.f32 %f1, %f3, %f2, %f1;", "    add.s32 %r3, %r3, 1;",
+            "    setp.lt.u32 %p1, %r3, %r2;", "@%p1 bra STEP;", "    ld.param.u64 %rd8, [out];",
+            "    st.global.f32 [%rd8], %f1;"]
+    return kernel("dot", ".param .u64 row, .param .u64 column, .param .u32 stride, .param .u32 n, .param .u64 out",
+                  regs, "\n".join(body))
+
+
 def copies_chain(n):
     """n dependent multiply-adds, each result copied through two moves, which ptxas's register allocation
     makes vanish: in the machine code only the multiply-adds remain."""
@@ -328,6 +346,21 @@ def main():
                        "72 loads and FFMAs and a few more: its copies counted wrong")
         return f"{per_outer:.1f} machine instructions an outer iteration (72 loads and FFMAs in the unrolled loop)"
     R.case("h100: a loop ptxas unrolls counts each line once per copy", unrolled)
+
+    def unrolled_addresses():
+        ptx = write("dot.ptx", strided_dot_product())
+        row, column = np.ones(192, dtype=np.float32), np.ones(192 * 8, dtype=np.float32)
+        counts = [modeled("h100", ptx, "dot", 1, 32, [R.inp(row), R.inp(column), "u32:8", f"u32:{n}",
+                                                       R.out("f32", 1)[0]], env={})["machine"][0] for n in (64, 192)]
+        per_step = (counts[1] - counts[0]) / 128
+        # ptxas's unrolled loop: 35 machine instructions for 4 steps (2 LDGs, an FFMA and what strength reduction
+        # left of the addresses and the count, per step); counted line by line without the copies, 40 a step
+        if not 6 <= per_step <= 12:
+            raise Fail(f"a step of a dot product is {per_step:.1f} machine instructions; ptxas's loop unrolled 4 "
+                       "times has about 9 a step: the copies were missed where most lines are address arithmetic")
+        return f"{per_step:.1f} machine instructions a step (ptxas's unrolled loop: 35 for 4 steps)"
+    R.case("h100: an unrolled loop's copies found where most of its lines are address arithmetic",
+           unrolled_addresses)
 
     def folded():
         sass = per_step("h100", copies_chain, 8, 24, args_of=scalar_args, env={}, what="machine")
