@@ -3,9 +3,10 @@
 a microbenchmark paper measures it (a pointer chase for a latency, many independent loads or instructions for a
 throughput), run on the emulator with the model of an H100 (EMU_MODEL=h100, ptxrun), beside what Luo et al.
 measured on an H800 PCIe and, for the latencies, what a public repository measured on a GH200 (bench/h100.json,
-published_measurements) and what this project measured on an H100 with the same chases (bench/validation/latency.cu,
-bench/results/validation/latency_h100.csv). Written into emu/README.md between <!-- model-microbench:begin --> and
-<!-- model-microbench:end -->, with how many rows are within 10% (the target).
+published_measurements), and beside what this project measured on an H100 (bench/gpu_session.sh validation): the
+same chases (bench/validation/latency.cu) and the throughputs, instruction latencies and bank conflicts of
+bench/validation/throughput.cu (bench/results/validation/). Written into emu/README.md between
+<!-- model-microbench:begin --> and <!-- model-microbench:end -->, with how many rows are within 10% (the target).
 
     python3 bench/model_microbench.py --write [--ptxrun build/emu/ptxrun]
     python3 bench/model_microbench.py --check [--ptxrun build/emu/ptxrun]
@@ -236,6 +237,52 @@ def measured_here(what, gpu="h100"):
     return link - (0 if what.startswith("shared") else 2 * figure("lat_int_cycles")), link, row["gpu"]
 
 
+def throughput_here(what, gpu="h100"):
+    """(value, unit, GPU) of `what` in this project's bench/results/validation/throughput_<gpu>.csv
+    (bench/validation/throughput.cu)."""
+    with open(os.path.join(HERE, "results", "validation", f"throughput_{gpu}.csv")) as f:
+        row = next((r for r in csv.DictReader(f) if r["quantity"] == what), None)
+    if row is None:
+        sys.exit(f"model_microbench: bench/results/validation/throughput_{gpu}.csv has no '{what}'")
+    return float(row["value"]), row["unit"], row["gpu"]
+
+
+def tensor_share_here(what):
+    """A tensor-core throughput measured here as a share of the fp16 peak: its TFLOP/s at the SM clock the run
+    measured beside it (flop per clock per SM over the peak's), and that TFLOP/s."""
+    tflops, _, gpu = throughput_here(what)
+    mhz = throughput_here(what + ", SM clock")[0]
+    return tflops * 1e12 / (figure("sms") * mhz * 1e6) / figure("tensor_fp16_flop_per_clock_per_sm"), tflops, mhz, gpu
+
+
+def chain(op, threads=1):
+    """One dependent chain of the PTX instruction `op` (on %r1, %f1 or %fd1, with runtime operands x, y, z):
+    cycles per instruction from two chain lengths. The kernel's text for `steps` instructions."""
+    regs = ("    .reg .b32 %r<4>;\n    .reg .f32 %f<4>;\n    .reg .f64 %fd<4>;\n    .reg .b64 %rd<2>;")
+
+    def text(steps):
+        body = [f"    ld.param.u32 %r{i}, [{v}];" for i, v in ((1, "x"), (2, "y"), (3, "z"))]
+        body += [f"    mov.b32 %f{i}, %r{i};" for i in (1, 2, 3)] + [f"    cvt.f64.f32 %fd{i}, %f{i};" for i in (1, 2, 3)]
+        body += [f"    {op}"] * steps
+        body += ["    cvt.rn.f32.f64 %f2, %fd1;", "    mov.b32 %r2, %f2;", "    mov.b32 %r3, %f1;", "    xor.b32 %r1, %r1, %r2;",
+                 "    xor.b32 %r1, %r1, %r3;", "    ld.param.u64 %rd1, [out];", "    st.global.b32 [%rd1], %r1;"]
+        return kernel("chain", ".param .u32 x, .param .u32 y, .param .u32 z, .param .u64 out", regs, "\n".join(body))
+    return text, threads
+
+
+def bank_conflicts(ways, loads):
+    """One warp; lane i loads 32-bit word i x `ways` of a shared table (each bank `ways` lanes' words, the
+    others none: a `ways`-way conflict), `loads` independent loads into 4 registers in turn."""
+    regs = "    .reg .b32 %v<4>;\n    .reg .u32 %r<6>;\n    .reg .b64 %rd<2>;"
+    body = ["    .shared .align 4 .b32 words[1024];", "    mov.u32 %r1, %tid.x;", f"    mul.lo.u32 %r2, %r1, {4 * ways};",
+            "    mov.u32 %r3, words;", "    add.u32 %r4, %r3, %r2;", "    shl.b32 %r5, %r1, 2;", "    add.u32 %r5, %r3, %r5;"]
+    body += [f"    st.shared.b32 [%r5+{128 * i}], 0;" for i in range(32)] + ["    bar.warp.sync -1;"]
+    body += [f"    ld.shared.b32 %v{i % 4}, [%r4];" for i in range(loads)]
+    body += ["    xor.b32 %v0, %v0, %v1;", "    xor.b32 %v0, %v0, %v2;", "    xor.b32 %v0, %v0, %v3;",
+             "    ld.param.u64 %rd1, [out];", "    st.global.b32 [%rd1], %v0;"]
+    return kernel("conflicts", ".param .u64 out", regs, "\n".join(body))
+
+
 # the GH200 measurements' names where they differ from Luo et al.'s
 GH200_NAMES = {"global memory latency, pointer chase": "main memory latency, pointer chase"}
 
@@ -292,12 +339,20 @@ def rows(ptxrun):
             m = published(what)
             lines.append((what, f"{modeled:.1f} {unit}", f"{m['value']} {m['unit']}", by(m), modeled / m["value"],
                           f"`{input_key}` = {figure(input_key)}"))
+            value, unit_here, gpu = throughput_here(what)
+            lines.append((what, f"{modeled:.1f} {unit}", f"{value:.1f} {unit_here}", f"this project, {gpu}",
+                          modeled / value, f"`{input_key}` = {figure(input_key)}"))
         m = published("global memory throughput")
         peak = float(re.search(r"([\d.]+) GB/s peak", m["where"])[1])
         dram = sms * stream_rate(run, "global", 4, 4 << 20, first_pass=True) * clock / figure("hbm_bandwidth_gbps")
         lines.append(("global memory load throughput, share of the peak", f"{100 * dram:.0f}% of peak",
                       f"{m['value']} GB/s, {100 * m['value'] / peak:.0f}% of its {peak:.0f} peak", by(m),
                       dram / (m["value"] / peak), f"`hbm_bandwidth_gbps` = {figure('hbm_bandwidth_gbps')}"))
+        value, _, gpu = throughput_here("global memory load throughput")
+        share = value / figure("hbm_bandwidth_gbps")
+        lines.append(("global memory load throughput, share of the peak", f"{100 * dram:.0f}% of peak",
+                      f"{value:.0f} GB/s, {100 * share:.0f}% of the H100's {figure('hbm_bandwidth_gbps')} peak",
+                      f"this project, {gpu}", dram / share, f"`hbm_bandwidth_gbps` = {figure('hbm_bandwidth_gbps')}"))
         for k in (16, 8):
             m = published(f"mma.sync m16n8k{k} f16 in, f32 accumulate, dense throughput")
             peak = float(re.search(r"peak ([\d.]+)", m["unit"])[1])
@@ -306,6 +361,10 @@ def rows(ptxrun):
                           f"{m['value']} TFLOP/s, {100 * m['value'] / peak:.0f}% of its {peak} peak", by(m),
                           share / (m["value"] / peak),
                           f"`mma_m16n8k{k}_issue_cycles` = {figure(f'mma_m16n8k{k}_issue_cycles')}"))
+            here, tflops, mhz, gpu = tensor_share_here(f"mma.sync m16n8k{k} f16 in, f32 accumulate, dense throughput")
+            lines.append((f"mma.sync m16n8k{k} (f16 in, f32 accumulate) throughput", f"{100 * share:.0f}% of peak",
+                          f"{tflops:.0f} TFLOP/s at {mhz:.0f} MHz, {100 * here:.0f}% of peak", f"this project, {gpu}",
+                          share / here, f"`mma_m16n8k{k}_issue_cycles` = {figure(f'mma_m16n8k{k}_issue_cycles')}"))
         for n in (256, 64, 32, 16, 8):  # two warpgroups, back to back
             m = published(f"wgmma m64n{n}k16 f16 in, f32 accumulate, A and B in shared memory, zero data" if n == 256
                           else f"wgmma m64n{n}k16 f32 accumulate throughput, SS, zero data")
@@ -316,6 +375,11 @@ def rows(ptxrun):
                           f"{100 * share:.0f}% of peak", f"{m['value']} TFLOP/s, {100 * m['value'] / peak:.0f}% of its "
                           f"{peak} peak", by(m), share / (m["value"] / peak),
                           f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}"))
+            here, tflops, mhz, gpu = tensor_share_here(f"wgmma m64n{n}k16 f32 accumulate throughput, SS, zero data")
+            lines.append((f"wgmma m64n{n}k16 (f16 in, f32 accumulate, A and B in shared memory) throughput",
+                          f"{100 * share:.0f}% of peak", f"{tflops:.0f} TFLOP/s at {mhz:.0f} MHz, {100 * here:.0f}% of "
+                          "peak", f"this project, {gpu}", share / here,
+                          f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}"))
         for n in (128, 64, 32, 16):  # one warpgroup, each wgmma waited for before the next
             m = published(f"wgmma m64n{n}k16 f32 accumulate latency, SS")
             cycles = [run.cycles(wgmma_chain(n, s, 128, True), "wgmma", 128, [run.out("f32")]) for s in (8, 24)]
@@ -324,16 +388,49 @@ def rows(ptxrun):
                           "commit and wait", f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
                           modeled / m["value"], f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}, "
                           f"`lat_wgmma_m64n8k16_f32_ss_cycles` = {figure('lat_wgmma_m64n8k16_f32_ss_cycles')}"))
+            value, _, gpu = throughput_here(f"wgmma m64n{n}k16 f32 accumulate latency, SS")
+            lines.append((lines[-1][0], f"{modeled:.1f} clocks", f"{value:.1f} clocks", f"this project, {gpu}",
+                          modeled / value, lines[-1][5]))
+        # dependent chains, one instruction class each, against what ptxas made of the same PTX on the H100
+        for what, op, threads, inputs in (
+                ("fma.rn.f32 latency", "fma.rn.f32 %f1, %f1, %f2, %f3;", 1, "`lat_fp32_cycles`"),
+                ("add.s32 latency", "add.s32 %r1, %r1, %r2;", 1, "`lat_int_cycles`"),
+                ("mad.lo.s32 latency", "mad.lo.s32 %r1, %r1, %r2, %r3;", 1, "`lat_int_cycles`"),
+                ("ex2.approx.f32 latency", "ex2.approx.ftz.f32 %f1, %f1;", 1, "`lat_mufu_cycles`"),
+                ("fma.rn.f16x2 latency", "fma.rn.f16x2 %r1, %r1, %r2, %r3;", 1, "`lat_fp32_cycles` (fp16 as fp32)"),
+                ("fma.rn.f64 latency", "fma.rn.f64 %fd1, %fd1, %fd2, %fd3;", 1, "ASSUME_FP64_LATENCY"),
+                ("cvt.rn.f16.f32 latency", "cvt.rn.f16x2.f32 %r1, %r3, %r1;", 1,
+                 "`lat_mufu_cycles` (ASSUME_UNIT_LATENCIES)"),
+                ("shfl.sync.bfly latency", "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;", 32,
+                 "`lat_smem_load_cycles` (ASSUME_UNIT_LATENCIES)")):
+            text, _ = chain(op)
+            args = ["u32:1065353216", "u32:1056964608", "u32:1056964608"]  # f32 1, 0.5, 0.5
+            cycles = [run.cycles(text(steps), "chain", threads, args + [run.out("u32")]) for steps in (8, 24)]
+            modeled = (cycles[1] - cycles[0]) / 16
+            value, _, gpu = throughput_here(what)
+            lines.append((f"{what}, dependent chain", f"{modeled:.1f} clocks", f"{value:.2f} clocks",
+                          f"this project, {gpu}", modeled / value, inputs))
+        for ways in (1, 2, 4, 8, 16, 32):  # one warp, 16 and 48 loads
+            cycles = [run.cycles(bank_conflicts(ways, loads), "conflicts", 32, [run.out("u32")]) for loads in (16, 48)]
+            modeled = (cycles[1] - cycles[0]) / 32
+            value, _, gpu = throughput_here(f"shared memory bank conflicts, {ways}-way")
+            lines.append((f"shared memory 32-bit loads, {ways}-way bank conflict, one warp", f"{modeled:.2f} clocks a load",
+                          f"{value:.2f} clocks a load", f"this project, {gpu}", modeled / value,
+                          f"`smem_bytes_per_clock_per_sm` = {figure('smem_bytes_per_clock_per_sm')}"))
     return lines
 
 
 def table(ptxrun):
     lines = rows(ptxrun)
     within = sum(1 for r in lines if abs(r[4] - 1) <= 0.1)
-    out = [f"{len(lines)} comparisons, {within} of them within 10% of the measurement (the target: all). The "
-           "latencies this project measured on an H100 (`bench/validation/latency.cu`, the same chases) are clocks "
-           "per link less the address arithmetic ptxas put between two loads, at the model's integer latency "
-           "(two dependent IADD3s for the global chases, none for shared memory).", "",
+    ours = [r for r in lines if r[3].startswith("this project")]
+    out = [f"{len(lines)} comparisons, {within} of them within 10% of the measurement (the target: all); of the "
+           f"{len(ours)} against this project's measurements on an H100, {sum(1 for r in ours if abs(r[4] - 1) <= 0.1)}. "
+           "Those are `bash bench/gpu_session.sh validation`'s: the latencies by the same chases "
+           "(`bench/validation/latency.cu`), clocks per link less the address arithmetic ptxas put between two "
+           "loads, at the model's integer latency (two dependent IADD3s for the global chases, none for shared "
+           "memory); the rest by `bench/validation/throughput.cu` (its header says how each is measured; the "
+           "tensor cores' share of the peak at the SM clock each run measured).", "",
            "| quantity | modeled on NVIDIA H100 SXM5 80GB (a model, not a measurement) | measured | "
            "measured by, on | modeled / measured | the model's input for it |", "| --- | ---: | ---: | --- | ---: | --- |"]
     out += [f"| {q} | {mod} | {pub} | {who} | {ratio:.2f} | {inp} |" for q, mod, pub, who, ratio, inp in lines]
