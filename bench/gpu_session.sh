@@ -37,8 +37,9 @@ log=$out/session.log
 status=0
 step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 
-if [ "$what" = validation ]; then
-    step "the timing model's independent check: the SGEMM worklog's kernels, timed and profiled"
+# 8: the SGEMM worklog's kernels timed and profiled, the chases and throughputs measured (needs no build)
+validation() {
+    step "the timing model's checks, measured: the SGEMM worklog's kernels, the chases, the throughputs"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     key=$(python3 -c 'import sys; sys.path.insert(0, "bench"); from ncu_profile import gpu_key; print(gpu_key(sys.argv[1]))' "$gpu")
     folder=bench/results/validation
@@ -68,6 +69,12 @@ if [ "$what" = validation ]; then
     "$ncu" --clock-control none --section WarpStateStats --section LaunchStats \
         --metrics gpu__time_duration.sum,smsp__inst_executed.sum --csv --page raw -k regex:^sgemm_ \
         "$program" 4096 --once >"$folder/sgemm_${key}_ncu.csv" 2>>"$log" || status=1
+    # and where their loads were served: the L1's and the L2's hit rates, sectors per request, DRAM bytes
+    "$ncu" --clock-control none --csv --page raw -k regex:^sgemm_ --metrics \
+        l1tex__t_sector_hit_rate.pct,lts__t_sector_hit_rate.pct,l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum,\
+l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum,lts__t_sectors_srcunit_tex_op_read.sum,dram__bytes_read.sum,\
+l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,sm__cycles_elapsed.avg \
+        "$program" 4096 --once >"$folder/sgemm_${key}_memory.csv" 2>>"$log" || status=1
     # each kernel per machine instruction: executions and warp-state samples
     for name in $(grep -o '"sgemm_[a-z0-9_]*"' bench/validation/sgemm_time.cu | tr -d '"' | grep -vx sgemm_time); do
         "$ncu" --clock-control none --section SourceCounters -k "$name" -f -o "${TMPDIR:-/tmp}/$name" "$program" 4096 --once \
@@ -76,6 +83,10 @@ if [ "$what" = validation ]; then
             gzip -9 >"$folder/sgemm_${key}_sass_$name.csv.gz"
     done
     ls -l "$folder" | tee -a "$log"
+}
+
+if [ "$what" = validation ]; then
+    validation
     step "done (status $status)"
     exit $status
 fi
@@ -193,5 +204,6 @@ if [ "$what" = all ] || [ "$what" = bench ] || [ "$what" = fusion ] || [ "$what"
     cp bench/results/*.csv docs/*.png "$out"/ 2>/dev/null
 fi
 
+[ "$what" = all ] && validation
 step "done (status $status)"
 exit $status

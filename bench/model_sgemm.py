@@ -226,8 +226,21 @@ def agreement(rows, measured):
     return ratios, within, mape, rank, kept
 
 
+def naive_requests(gpu):
+    """From Nsight Compute's memory counters of the series on `gpu` (sgemm_<gpu>_memory.csv): the naive kernel's
+    L1 hit rate of its global loads' sectors (%), its sectors per load request, and an SM's cycles per request."""
+    found = next(k for k in launches(os.path.join(MEASURED, f"sgemm_{gpu}_memory.csv"))
+                 if k["Kernel Name"] == "sgemm_naive")
+    requests = number(found["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum"])
+    sectors = number(found["l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum"])
+    sms = number(found["device__attribute_multiprocessor_count"])
+    return (number(found["l1tex__t_sector_hit_rate.pct"]), sectors / requests,
+            number(found["sm__cycles_elapsed.avg"]) * sms / requests)
+
+
 def h100_table(ptxrun_path):
     measured, gpu_name, day, cublas, counted = measured_on("h100")
+    hit, per_request, cycles = naive_requests("h100")
     rows = modeled(ptxrun_path, "h100", alone=False)
     ratios, within, mape, rank, kept = agreement(rows, measured)
     counts = [r["per_block"] / counted[r["row"]][0] for r in rows]
@@ -240,7 +253,10 @@ def h100_table(ptxrun_path):
            f"the measured order {'kept' if kept else 'not kept'}. The machine instructions the model issues per "
            f"block are {min(counts):.2f} to {max(counts):.2f} times what Nsight Compute counted on that GPU "
            "(smsp__inst_executed over the blocks). Nsight's warp states are its cycles per issued instruction "
-           "(smsp__average_warps_issue_stalled_*_per_issue_active), the model's in the same unit.", "",
+           "(smsp__average_warps_issue_stalled_*_per_issue_active), the model's in the same unit. Nsight "
+           f"Compute's memory counters there (`sgemm_h100_memory.csv`): the naive kernel's global loads hit the L1 "
+           f"for {hit:.0f}% of their sectors, at {per_request:.1f} sectors a request, and took {cycles:.1f} cycles of "
+           "an SM a request.", "",
            "| the worklog's kernel | modeled on NVIDIA H100 SXM5 80GB, GFLOP/s (a model, not a measurement) | "
            f"measured on an {gpu_name}, GFLOP/s | modeled / measured | machine instructions per block: modeled / "
            "counted by Nsight Compute | the modeled warps' top states | Nsight Compute's top states (measured) |",

@@ -113,10 +113,34 @@ emu_class class_of(const insn *in)
     }
 }
 
-static int compare_u64(const void *a, const void *b)
+/* Sorts a warp's few addresses (at most 4 * LANES) in place. Insertion sort: a warp's lanes mostly come in
+ * increasing order, which it passes through once, where qsort's calls through a pointer cost more than the
+ * whole sort. */
+static void sort_addresses(uint64_t *v, int n)
 {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
+    for (int i = 1; i < n; i++) {
+        const uint64_t x = v[i];
+        int j = i;
+        for (; j > 0 && v[j - 1] > x; j--)
+            v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
+int distinct_pieces(const uint64_t *address, uint32_t lanes, uint64_t size, uint64_t unit, uint64_t *pieces)
+{
+    int n = 0;
+    FOR_LANES(lanes, l) {
+        const uint64_t first = address[l] / unit, last = (address[l] + size - 1) / unit;
+        for (uint64_t s = first; s <= last && n < 2 * LANES; s++)
+            pieces[n++] = s;
+    }
+    sort_addresses(pieces, n);
+    int distinct = 0;
+    for (int i = 0; i < n; i++)
+        if (i == 0 || pieces[i] != pieces[distinct - 1])
+            pieces[distinct++] = pieces[i];
+    return distinct;
 }
 
 /* A warp's global request touches the distinct 32-byte sectors its threads' bytes fall in
@@ -124,17 +148,7 @@ static int compare_u64(const void *a, const void *b)
 static uint64_t count_sectors(const uint64_t *address, uint32_t lanes, uint64_t size)
 {
     uint64_t sectors[2 * LANES];
-    int n = 0;
-    FOR_LANES(lanes, l) {
-        uint64_t first = address[l] / 32, last = (address[l] + size - 1) / 32;
-        for (uint64_t s = first; s <= last && n < 2 * LANES; s++)
-            sectors[n++] = s;
-    }
-    qsort(sectors, (size_t)n, sizeof *sectors, compare_u64);
-    uint64_t distinct = 0;
-    for (int i = 0; i < n; i++)
-        distinct += i == 0 || sectors[i] != sectors[i - 1];
-    return distinct;
+    return (uint64_t)distinct_pieces(address, lanes, size, 32, sectors);
 }
 
 /* Shared memory serves a warp's request in wavefronts: in each, every one of the 32 banks (4-byte words,
@@ -156,7 +170,7 @@ static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64
         uint64_t words[4 * LANES];
         int n = 0;
         FOR_LANES(mine, l) for (uint64_t j = 0; j < words_each; j++) words[n++] = address[l] / 4 + j;
-        qsort(words, (size_t)n, sizeof *words, compare_u64);
+        sort_addresses(words, n);
         int per_bank[32] = {0}, distinct = 0;
         for (int i = 0; i < n; i++)
             if (i == 0 || words[i] != words[i - 1]) {

@@ -447,12 +447,6 @@ static double sector_access(sm_model *m, uint64_t sector, bool load, bool cached
     return at_dram + (load ? g->lat_dram : 0);
 }
 
-static int compare_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The interpreter tells the model each warp-wide memory access of the instruction it runs (block.on_access). */
 static void note_access(sm_model *m, int space, bool load, const uint64_t *address, uint32_t lanes, uint64_t size)
 {
@@ -468,17 +462,9 @@ static void note_access(sm_model *m, int space, bool load, const uint64_t *addre
         done = start + g->lat_smem + (double)(n ? n - 1 : 0);
     } else {
         uint64_t sectors[2 * LANES];
-        int n = 0;
-        FOR_LANES(lanes, l) for (uint64_t s = address[l] / (uint64_t)g->sector;
-                                 s <= (address[l] + size - 1) / (uint64_t)g->sector && n < 2 * LANES; s++)
-            sectors[n++] = s;
-        qsort(sectors, (size_t)n, sizeof *sectors, compare_u64);
-        int distinct = 0;
-        for (int i = 0; i < n; i++)
-            if (i == 0 || sectors[i] != sectors[i - 1]) {
-                done = max_d(done, sector_access(m, sectors[i], load, !m->l1_bypass, start));
-                distinct++;
-            }
+        const int distinct = distinct_pieces(address, lanes, size, (uint64_t)g->sector, sectors);
+        for (int i = 0; i < distinct; i++)
+            done = max_d(done, sector_access(m, sectors[i], load, !m->l1_bypass, start));
         m->memory_free = start + distinct * m->sector_cycles;
     }
     m->access_done = (uint64_t)ceil(max_d((double)m->access_done, done));
