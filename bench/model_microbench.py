@@ -179,9 +179,9 @@ class Runner:
         np.save(path, values)
         return "in:" + path
 
-    def out(self, dtype):
+    def out(self, dtype, count=1):
         self.n += 1
-        return f"out:{os.path.join(self.work, str(self.n))}.npy:{dtype}:1"
+        return f"out:{os.path.join(self.work, str(self.n))}.npy:{dtype}:{count}"
 
 
 def latency(run, space, table_bytes, passes):
@@ -281,6 +281,32 @@ def bank_conflicts(ways, loads):
     body += ["    xor.b32 %v0, %v0, %v1;", "    xor.b32 %v0, %v0, %v2;", "    xor.b32 %v0, %v0, %v3;",
              "    ld.param.u64 %rd1, [out];", "    st.global.b32 [%rd1], %v0;"]
     return kernel("conflicts", ".param .u64 out", regs, "\n".join(body))
+
+
+def fma_chains(steps):
+    """Each thread one chain of `steps` dependent FMAs (throughput.cu's chain<Ffma>), its result stored to its own
+    word: launched with 1 to 32 warps, how many it takes to hide the FMA's latency."""
+    regs = "    .reg .f32 %f<4>;\n    .reg .u32 %r<2>;\n    .reg .b64 %rd<4>;"
+    body = ["    ld.param.f32 %f1, [x];", "    ld.param.f32 %f2, [y];", "    ld.param.f32 %f3, [z];"]
+    body += ["    fma.rn.f32 %f1, %f1, %f2, %f3;"] * steps
+    body += ["    mov.u32 %r1, %tid.x;", "    ld.param.u64 %rd1, [out];", "    mul.wide.u32 %rd2, %r1, 4;",
+             "    add.s64 %rd3, %rd1, %rd2;", "    st.global.f32 [%rd3], %f1;"]
+    return kernel("fma_chains", ".param .f32 x, .param .f32 y, .param .f32 z, .param .u64 out", regs, "\n".join(body))
+
+
+def line_chase(links, passes):
+    """throughput.cu's line_chase: each warp follows its own chain of 128-byte lines, its lanes reading the line's
+    32 words (one request a line), `passes` times over the same `links` lines; warp w starts at line 64 w."""
+    regs = "    .reg .u32 %r<10>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<8>;"
+    body = ["    ld.param.u64 %rd1, [table];", "    mov.u32 %r1, %tid.x;", "    shr.u32 %r2, %r1, 5;",
+            "    mul.lo.u32 %r8, %r2, 2048;", "    and.b32 %r4, %r1, 31;", "    mov.u32 %r9, 0;", "PASS:",
+            "    mov.u32 %r3, %r8;", "    mov.u32 %r5, 0;", "LINK:", "    add.u32 %r6, %r3, %r4;",
+            "    mul.wide.u32 %rd2, %r6, 4;", "    add.s64 %rd3, %rd1, %rd2;", "    ld.global.u32 %r3, [%rd3];",
+            "    add.u32 %r5, %r5, 1;", f"    setp.lt.u32 %p1, %r5, {links};", "@%p1 bra LINK;",
+            "    add.u32 %r9, %r9, 1;", f"    setp.lt.u32 %p1, %r9, {passes};", "@%p1 bra PASS;",
+            "    ld.param.u64 %rd4, [out];", "    mul.wide.u32 %rd5, %r1, 4;", "    add.s64 %rd6, %rd4, %rd5;",
+            "    st.global.u32 [%rd6], %r3;"]
+    return kernel("line_chase", ".param .u64 table, .param .u64 out", regs, "\n".join(body))
 
 
 # the GH200 measurements' names where they differ from Luo et al.'s
@@ -410,6 +436,27 @@ def rows(ptxrun):
             value, _, gpu = throughput_here(what)
             lines.append((f"{what}, dependent chain", f"{modeled:.1f} clocks", f"{value:.2f} clocks",
                           f"this project, {gpu}", modeled / value, inputs))
+        # latency hidden by warps: one block of 1 to 32 warps on one SM
+        table_lines = (4 << 20) // 128
+        table = run.array(np.repeat((np.arange(table_lines, dtype=np.uint32) + 97) % table_lines * 32, 32))
+        links = 2560  # a chain's lines: more than the L1 holds (2,048), so its second pass hits the L2 only
+        for warps in (1, 2, 4, 8, 16, 32):
+            threads = 32 * warps
+            fma = [run.cycles(fma_chains(steps), "fma_chains", threads,
+                              ["f32:1", "f32:0.5", "f32:0.5", run.out("f32", threads)]) for steps in (64, 192)]
+            modeled = warps * 128 / (fma[1] - fma[0])  # long enough runs that 32 warps reach their steady rate
+            what = f"dependent FFMA chains, {warps} warp{'s' if warps > 1 else ''} on one SM"
+            value, _, gpu = throughput_here(what)
+            lines.append((what, f"{modeled:.2f} warp instructions a clock", f"{value:.2f} warp instructions a clock",
+                          f"this project, {gpu}", modeled / value, f"`lat_fp32_cycles` = {figure('lat_fp32_cycles')}"))
+            chase = [run.cycles(line_chase(links, passes), "line_chase", threads, [table, run.out("u32", threads)])
+                     for passes in (1, 2)]
+            modeled = warps * links / (chase[1] - chase[0])
+            what = f"dependent L2-hit loads, {warps} warp{'s' if warps > 1 else ''} on one SM"
+            value, _, gpu = throughput_here(what)
+            lines.append((what, f"{modeled:.4f} warp loads a clock", f"{value:.4f} warp loads a clock",
+                          f"this project, {gpu}", modeled / value,
+                          f"`lat_l2_hit_cycles` = {figure('lat_l2_hit_cycles')}"))
         for ways in (1, 2, 4, 8, 16, 32):  # one warp, 16 and 48 loads
             cycles = [run.cycles(bank_conflicts(ways, loads), "conflicts", 32, [run.out("u32")]) for loads in (16, 48)]
             modeled = (cycles[1] - cycles[0]) / 32

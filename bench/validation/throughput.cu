@@ -38,6 +38,9 @@
  *   shared memory bank conflicts, N-way (N = 1 to 32): one warp, lane i loading 32-bit word i N with
  *     ld.volatile.shared (N lanes on each bank used), up to 32 loads in flight; clocks per warp load. With one
  *     warp the 1- and 2-way figures may be its issue rate (a load and half an XOR per load), not the banks';
+ *   dependent FFMA chains / dependent L2-hit loads, W warps on one SM (W = 1 to 32): latency hidden by warps,
+ *     one block of W warps, each thread the FFMA chain below, or each warp a chain of 128-byte lines through
+ *     a 4 MiB table (line_chase); warp instructions per clock;
  *   fma.rn.f32, add.s32, mad.lo.s32, ex2.approx.f32, fma.rn.f16x2, fma.rn.f64, cvt.rn.f16.f32, shfl.sync.bfly
  *     latency: one thread (a warp for the shuffle) running a chain of dependent instructions in inline PTX on
  *     values passed at run time, 256 then 1024 of them; clocks per instruction. What ptxas makes of each is at its
@@ -463,6 +466,24 @@ __global__ void chain(typename Op::T x, typename Op::T y, typename Op::T z, int 
     sink[threadIdx.x] = fold(v);
 }
 
+/* ---- Latency hidden by warps ---------------------------------------------------------------------------- */
+
+/* Each warp follows its own chain of 128-byte lines through `table`, its 32 lanes reading the line's 32 words (one
+ * request, one line), each word holding the next line's first word's index: n dependent requests a warp. Warp w
+ * starts at line 64 w; line j links to line j + 97 (mod the table's lines), so a chain visits every line of a
+ * table far larger than the L1 before it comes back, and each load is an L2 hit. */
+__global__ void line_chase(const unsigned *table, int n, long long *clocks, unsigned *sink)
+{
+    unsigned at = threadIdx.x / 32 * 64 * 32;
+    const long long start = block_clock();
+    for (int i = 0; i < n; i++)
+        at = table[at + threadIdx.x % 32];
+    const long long stop = block_clock();
+    if (threadIdx.x == 0)
+        clocks[blockIdx.x] = stop - start;
+    sink[threadIdx.x] = at;
+}
+
 /* ---- Host ------------------------------------------------------------------------------------------------- */
 
 struct Timing {
@@ -505,7 +526,7 @@ template <typename Launch> static Timing difference(Launch launch, int short_n, 
 
 static void row(const char *quantity, double value, const char *unit)
 {
-    printf("\"%s\",%.2f,%s,%s,%s\n", quantity, value, unit, prop.name, date);
+    printf("\"%s\",%.6g,%s,%s,%s\n", quantity, value, unit, prop.name, date);
 }
 
 /* Lets `kernel` be launched with more than half an SM's shared memory, which it does not use: then no two of its
@@ -670,6 +691,29 @@ int main(void)
     chain_row<Dfma>("fma.rn.f64 latency", 1.0, 0.5, 0.5, 1);
     chain_row<Cvt>("cvt.rn.f16.f32 latency", 0x3f800000, 0, 0, 1);  /* f32 bits 1 and 0 */
     chain_row<Shfl>("shfl.sync.bfly latency", 1, 0, 0, 32);
+
+    /* latency hidden by warps: one block of 1 to 32 warps on one SM, each thread a dependent FFMA chain, each warp
+     * a chain of L2 hits; warp instructions per clock */
+    const int lines = (4 << 20) / 128;
+    std::vector<unsigned> links((size_t)lines * 32);
+    for (int j = 0; j < lines; j++)
+        for (int w = 0; w < 32; w++)
+            links[(size_t)j * 32 + w] = (unsigned)((j + 97) % lines) * 32;
+    unsigned *line_table;
+    CUDA_CHECK(cudaMalloc(&line_table, links.size() * sizeof *line_table));
+    CUDA_CHECK(cudaMemcpy(line_table, links.data(), links.size() * sizeof *line_table, cudaMemcpyHostToDevice));
+    for (int warps = 1; warps <= 32; warps *= 2) {
+        char quantity[96];
+        const Timing fma = difference(
+            [=](int n) { chain<Ffma><<<1, 32 * warps>>>(1.0f, 0.5f, 0.5f, n, clocks, sink); }, 256, 1024, 1);
+        snprintf(quantity, sizeof quantity, "dependent FFMA chains, %d warp%s on one SM", warps, warps > 1 ? "s" : "");
+        row(quantity, (double)warps * (1024 - 256) / fma.clocks, "warp instructions per clock per SM");
+        const Timing l2 = difference(
+            [=](int n) { line_chase<<<1, 32 * warps>>>(line_table, n, clocks, sink); }, 256, 1024, 1);
+        snprintf(quantity, sizeof quantity, "dependent L2-hit loads, %d warp%s on one SM", warps, warps > 1 ? "s" : "");
+        row(quantity, (double)warps * (1024 - 256) / l2.clocks, "warp loads per clock per SM");
+    }
+    CUDA_CHECK(cudaFree(line_table));
 
     CUDA_CHECK(cudaEventDestroy(event_start));
     CUDA_CHECK(cudaEventDestroy(event_stop));
