@@ -63,6 +63,12 @@ enum { ASSUME_FP64_LATENCY = 8 };
 /* ASSUME_MEMORY_QUEUE_CYCLES: cycles of work the memory data path may have queued before a sub-partition's
  * next memory instruction waits to issue (mio_throttle, lg_throttle; no figure read). */
 enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
+/* ASSUME_L1_LINE_PER_CYCLE: the L1's tag stage takes one cycle for each 128-byte line a warp's global request
+ * touches, and its data path four sectors a cycle (smem_bytes_per_clock); a request takes the longer of the two,
+ * its lines resolved one after another. Measured on an H100 (bench/validation/throughput.cu, "L1-hit warp loads,
+ * lanes S bytes apart": 32 lines took 32 cycles whether 128 bytes or 64 KiB apart; 8 lines of 4 sectors each,
+ * 8); NVIDIA's description of Volta's tag stage (4 sets of 4 sectors a cycle, its developer forum) would give
+ * 8 for the 32 lines. Taken for every modeled GPU; measured on the H100 alone. */
 /* ASSUME_FENCE: a memory fence (membar, fence) holds its warp for an L2 round trip, the point of coherence. */
 /* ASSUME_EVEN_SHARES: the L2 and DRAM give every SM an equal share of their bandwidth (l2_bytes_per_clock /
  * sms). The L1 replaces the least recently used line of a set (l1_ways; 0: one set, fully associative). */
@@ -463,9 +469,13 @@ static void note_access(sm_model *m, int space, bool load, const uint64_t *addre
     } else {
         uint64_t sectors[2 * LANES];
         const int distinct = distinct_pieces(address, lanes, size, (uint64_t)g->sector, sectors);
-        for (int i = 0; i < distinct; i++)
-            done = max_d(done, sector_access(m, sectors[i], load, !m->l1_bypass, start));
-        m->memory_free = start + distinct * m->sector_cycles;
+        const uint64_t per_line = (uint64_t)g->l1_line / (uint64_t)g->sector;
+        int lines = 0; /* the tag stage resolves the request's lines one a cycle (ASSUME_L1_LINE_PER_CYCLE) */
+        for (int i = 0; i < distinct; i++) {
+            lines += i == 0 || sectors[i] / per_line != sectors[i - 1] / per_line;
+            done = max_d(done, sector_access(m, sectors[i], load, !m->l1_bypass, start + (lines - 1)));
+        }
+        m->memory_free = start + max_d((double)lines, distinct * m->sector_cycles);
     }
     m->access_done = (uint64_t)ceil(max_d((double)m->access_done, done));
     m->accessed = true;

@@ -73,6 +73,20 @@ def conflicted_shared(n, stride_words):
     return kernel("conflicts", ".param .u64 out", regs, "\n".join(body))
 
 
+def strided_global(n, stride_bytes):
+    """Each lane of each warp loads one word stride_bytes after its neighbour's, once to bring it into the L1,
+    then n times more, independent loads (into 4 registers in turn): a request of 32 lines from 128 bytes up."""
+    regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<8>;"
+    body = ["    ld.param.u64 %rd1, [table];", "    mov.u32 %r1, %tid.x;", "    and.b32 %r2, %r1, 31;",
+            f"    mul.wide.u32 %rd2, %r2, {stride_bytes};", "    add.s64 %rd3, %rd1, %rd2;",
+            "    ld.global.u32 %r3, [%rd3];"]
+    body += [f"    ld.global.u32 %r{4 + i % 4}, [%rd3];" for i in range(n)]
+    body += ["    xor.b32 %r3, %r3, %r4;", "    xor.b32 %r3, %r3, %r5;", "    xor.b32 %r3, %r3, %r6;",
+             "    xor.b32 %r3, %r3, %r7;", "    ld.param.u64 %rd4, [out];", "    mul.wide.u32 %rd5, %r1, 4;",
+             "    add.s64 %rd6, %rd4, %rd5;", "    st.global.u32 [%rd6], %r3;"]
+    return kernel("strided", ".param .u64 table, .param .u64 out", regs, "\n".join(body))
+
+
 def clock_kernel(n):
     """%clock64 read before and after n dependent FMAs: the model's cycles, not instruction counts."""
     regs = "    .reg .f32 %f<4>;\n    .reg .b64 %rd<6>;"
@@ -281,6 +295,23 @@ def main():
                            "at one wavefront per clock give 31")
             return f"{conflicted - clean:.2f} cycles more for 31 more wavefronts"
         R.case(f"{gpu}: a 32-way bank conflict costs its 31 extra wavefronts", conflicts)
+
+        def tag_stage(gpu=gpu):
+            table = np.zeros(32 * 128 // 4, dtype=np.uint32)
+            cost = {}
+            for stride in (4, 32, 128):
+                make = lambda n, stride=stride: strided_global(n, stride)  # noqa: E731
+                make.__name__ = f"strided{stride}"
+                # 4 warps, one request each a step: the SM's L1 takes them one after another
+                cost[stride] = per_step(gpu, make, 16, 48, block=128,
+                                        args_of=lambda: [R.inp(table), R.out("u32", 128)[0]]) / 4
+            # 32 lines: one a cycle (ASSUME_L1_LINE_PER_CYCLE); 8 lines of 4 sectors: 8 either way; 1 line: 1 or
+            # less than the warps' own issue
+            if abs(cost[128] - 32) > 1 or abs(cost[32] - 8) > 1 or cost[4] > 4:
+                raise Fail(f"cycles per warp request of L1 hits: {cost[4]:.2f} for one line, {cost[32]:.2f} for 8 "
+                           f"lines of 4 sectors, {cost[128]:.2f} for 32 lines (want about 1, 8 and 32)")
+            return f"{cost[4]:.2f}, {cost[32]:.2f} and {cost[128]:.2f} cycles a request of 1, 8 and 32 lines"
+        R.case(f"{gpu}: the L1 resolves a request's lines one a cycle", tag_stage)
 
     # The machine code: what ptxas makes of the PTX for the modeled GPU, read through nvdisasm
     def scalar_args():

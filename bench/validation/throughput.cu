@@ -41,6 +41,9 @@
  *   dependent FFMA chains / dependent L2-hit loads, W warps on one SM (W = 1 to 32): latency hidden by warps,
  *     one block of W warps, each thread the FFMA chain below, or each warp a chain of 128-byte lines through
  *     a 4 MiB table (line_chase); warp instructions per clock;
+ *   L1-hit warp loads, lanes S bytes apart (S = 4 to 64 KiB): 4 warps on one SM loading 32 words the lanes hold
+ *     S bytes apart, already in the L1, 8 in flight per warp; clocks per warp load: what the L1's tag stage
+ *     takes for a request of 1 to 32 lines and how lines far apart share its sets;
  *   fma.rn.f32, add.s32, mad.lo.s32, ex2.approx.f32, fma.rn.f16x2, fma.rn.f64, cvt.rn.f16.f32, shfl.sync.bfly
  *     latency: one thread (a warp for the shuffle) running a chain of dependent instructions in inline PTX on
  *     values passed at run time, 256 then 1024 of them; clocks per instruction. What ptxas makes of each is at its
@@ -484,6 +487,32 @@ __global__ void line_chase(const unsigned *table, int n, long long *clocks, unsi
     sink[threadIdx.x] = at;
 }
 
+/* ---- The L1's tag stage ----------------------------------------------------------------------------------- */
+
+/* Each of a block's 4 warps loads, n times, the 32 words its lanes hold `stride` words apart (one 128-byte line
+ * when the lanes are 4 bytes apart, 32 lines from 128 bytes up), after one untimed load that brings them into the
+ * L1: every timed load an L1 hit, 8 in flight per warp. The index adds (i + j) & mask, with mask 0 at run time:
+ * the compilers can neither see that the loads read one address (ptxas would keep one of them) nor hoist them
+ * out of the loop. */
+__global__ void strided_loads(const unsigned *table, unsigned stride, unsigned mask, int n, long long *clocks,
+                              unsigned *sink)
+{
+    const unsigned word = threadIdx.x % 32 * stride;
+    unsigned acc = table[word];
+    const long long start = block_clock();
+    for (int i = 0; i < n; i += 8) {
+        unsigned v[8];
+        for (int j = 0; j < 8; j++)
+            v[j] = table[word + ((i + j) & mask)];
+        for (int j = 0; j < 8; j++)
+            acc ^= v[j];
+    }
+    const long long stop = block_clock();
+    if (threadIdx.x == 0)
+        clocks[blockIdx.x] = stop - start;
+    sink[threadIdx.x] = acc;
+}
+
 /* ---- Host ------------------------------------------------------------------------------------------------- */
 
 struct Timing {
@@ -714,6 +743,19 @@ int main(void)
         row(quantity, (double)warps * (1024 - 256) / l2.clocks, "warp loads per clock per SM");
     }
     CUDA_CHECK(cudaFree(line_table));
+
+    /* the L1's tag stage: clocks per warp load of 32 L1-resident words, the lanes 4 bytes to 64 KiB apart */
+    unsigned *strided_table;
+    CUDA_CHECK(cudaMalloc(&strided_table, (size_t)32 << 16));
+    CUDA_CHECK(cudaMemset(strided_table, 0, (size_t)32 << 16));
+    for (unsigned bytes = 4; bytes <= (1u << 16); bytes *= 2) {
+        const Timing t = difference(
+            [=](int n) { strided_loads<<<1, 128>>>(strided_table, bytes / 4, 0, n, clocks, sink); }, 256, 1024, 1);
+        char quantity[96];
+        snprintf(quantity, sizeof quantity, "L1-hit warp loads, lanes %u bytes apart", bytes);
+        row(quantity, t.clocks / (4.0 * (1024 - 256)), "clocks per warp load (4 warps)");
+    }
+    CUDA_CHECK(cudaFree(strided_table));
 
     CUDA_CHECK(cudaEventDestroy(event_start));
     CUDA_CHECK(cudaEventDestroy(event_stop));
