@@ -271,15 +271,18 @@ def chain(op, threads=1):
 
 
 def bank_conflicts(ways, loads):
-    """One warp; lane i loads 32-bit word i x `ways` of a shared table (each bank `ways` lanes' words, the
-    others none: a `ways`-way conflict), `loads` independent loads into 4 registers in turn."""
-    regs = "    .reg .b32 %v<4>;\n    .reg .u32 %r<6>;\n    .reg .b64 %rd<2>;"
-    body = ["    .shared .align 4 .b32 words[1024];", "    mov.u32 %r1, %tid.x;", f"    mul.lo.u32 %r2, %r1, {4 * ways};",
-            "    mov.u32 %r3, words;", "    add.u32 %r4, %r3, %r2;", "    shl.b32 %r5, %r1, 2;", "    add.u32 %r5, %r3, %r5;"]
-    body += [f"    st.shared.b32 [%r5+{128 * i}], 0;" for i in range(32)] + ["    bar.warp.sync -1;"]
+    """Each warp (one, or four); lane i loads 32-bit word i x `ways` of a shared table (each bank `ways` lanes'
+    words, the others none: a `ways`-way conflict), `loads` independent loads into 4 registers in turn. Warp 0
+    writes the table first."""
+    regs = "    .reg .b32 %v<4>;\n    .reg .u32 %r<7>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<4>;"
+    body = ["    .shared .align 4 .b32 words[1024];", "    mov.u32 %r6, %tid.x;", "    and.b32 %r1, %r6, 31;",
+            f"    mul.lo.u32 %r2, %r1, {4 * ways};", "    mov.u32 %r3, words;", "    add.u32 %r4, %r3, %r2;",
+            "    shl.b32 %r5, %r1, 2;", "    add.u32 %r5, %r3, %r5;", "    setp.lt.u32 %p1, %r6, 32;"]
+    body += [f"@%p1 st.shared.b32 [%r5+{128 * i}], 0;" for i in range(32)] + ["    bar.sync 0;"]
     body += [f"    ld.shared.b32 %v{i % 4}, [%r4];" for i in range(loads)]
     body += ["    xor.b32 %v0, %v0, %v1;", "    xor.b32 %v0, %v0, %v2;", "    xor.b32 %v0, %v0, %v3;",
-             "    ld.param.u64 %rd1, [out];", "    st.global.b32 [%rd1], %v0;"]
+             "    ld.param.u64 %rd1, [out];", "    mul.wide.u32 %rd2, %r6, 4;", "    add.s64 %rd3, %rd1, %rd2;",
+             "    st.global.b32 [%rd3], %v0;"]
     return kernel("conflicts", ".param .u64 out", regs, "\n".join(body))
 
 
@@ -457,13 +460,16 @@ def rows(ptxrun):
             lines.append((what, f"{modeled:.4f} warp loads a clock", f"{value:.4f} warp loads a clock",
                           f"this project, {gpu}", modeled / value,
                           f"`lat_l2_hit_cycles` = {figure('lat_l2_hit_cycles')}"))
-        for ways in (1, 2, 4, 8, 16, 32):  # one warp, 16 and 48 loads
-            cycles = [run.cycles(bank_conflicts(ways, loads), "conflicts", 32, [run.out("u32")]) for loads in (16, 48)]
-            modeled = (cycles[1] - cycles[0]) / 32
-            value, _, gpu = throughput_here(f"shared memory bank conflicts, {ways}-way")
-            lines.append((f"shared memory 32-bit loads, {ways}-way bank conflict, one warp", f"{modeled:.2f} clocks a load",
-                          f"{value:.2f} clocks a load", f"this project, {gpu}", modeled / value,
-                          f"`smem_bytes_per_clock_per_sm` = {figure('smem_bytes_per_clock_per_sm')}"))
+        for ways in (1, 2, 4, 8, 16, 32):  # one warp and four, 16 and 48 loads each
+            for warps, suffix, label in ((1, "", "one warp"), (4, ", 4 warps", "4 warps, a load of the SM")):
+                cycles = [run.cycles(bank_conflicts(ways, loads), "conflicts", 32 * warps, [run.out("u32", 32 * warps)])
+                          for loads in (16, 48)]
+                modeled = (cycles[1] - cycles[0]) / (32 * warps)
+                value, _, gpu = throughput_here(f"shared memory bank conflicts, {ways}-way{suffix}")
+                lines.append((f"shared memory 32-bit loads, {ways}-way bank conflict, {label}",
+                              f"{modeled:.2f} clocks a load", f"{value:.2f} clocks a load", f"this project, {gpu}",
+                              modeled / value,
+                              f"`smem_bytes_per_clock_per_sm` = {figure('smem_bytes_per_clock_per_sm')}"))
     return lines
 
 

@@ -38,6 +38,7 @@
  *   shared memory bank conflicts, N-way (N = 1 to 32): one warp, lane i loading 32-bit word i N with
  *     ld.volatile.shared (N lanes on each bank used), up to 32 loads in flight; clocks per warp load. With one
  *     warp the 1- and 2-way figures may be its issue rate (a load and half an XOR per load), not the banks';
+ *     ", 4 warps": the same in four warps, clocks per warp load of the SM (the shared memory's own rate);
  *   dependent FFMA chains / dependent L2-hit loads, W warps on one SM (W = 1 to 32): latency hidden by warps,
  *     one block of W warps, each thread the FFMA chain below, or each warp a chain of 128-byte lines through
  *     a 4 MiB table (line_chase); warp instructions per clock;
@@ -185,17 +186,18 @@ __global__ void __launch_bounds__(THREADS, 2) stream_copy(const uint4 *src, uint
         dst[i] = src[i];
 }
 
-/* One warp, lane i loading word i * ways: `ways` lanes on each bank it uses. The loads are pipelined: a slot's
- * value is XORed in (two slots per 3-input XOR) just before the slot is loaded again, BANK_SLOTS loads later, so
- * the warp waits for no load it has just issued. n is a multiple of BANK_SLOTS. */
-__global__ void __launch_bounds__(32) bank_conflicts(unsigned ways, int n, long long *clocks, unsigned *sink)
+/* Each warp (one, or four: one per scheduler), lane i loading word i * ways: `ways` lanes on each bank it uses.
+ * The loads are pipelined: a slot's value is XORed in (two slots per 3-input XOR) just before the slot is loaded
+ * again, BANK_SLOTS loads later, so a warp waits for no load it has just issued. n is a multiple of BANK_SLOTS. */
+__global__ void __launch_bounds__(128) bank_conflicts(unsigned ways, int n, long long *clocks, unsigned *sink)
 {
     __shared__ unsigned words[32 * 32];
-    for (unsigned i = threadIdx.x; i < 32 * 32; i += 32)
+    const unsigned lane = threadIdx.x % 32;
+    for (unsigned i = lane; i < 32 * 32; i += 32)
         words[i] = i;
-    const unsigned address = (unsigned)__cvta_generic_to_shared(&words[threadIdx.x * ways]);
+    const unsigned address = (unsigned)__cvta_generic_to_shared(&words[lane * ways]);
     unsigned v[BANK_SLOTS], acc[BANK_SLOTS / 2] = {};
-    __syncwarp();
+    __syncthreads();
     for (int j = 0; j < BANK_SLOTS; j++)
         asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v[j]) : "r"(address));
     const long long start = block_clock();
@@ -705,10 +707,14 @@ int main(void)
 
     for (unsigned ways = 1; ways <= 32; ways *= 2) {
         const int s = 1024, l = 4096;
-        const Timing t = difference([=](int n) { bank_conflicts<<<1, 32>>>(ways, n, clocks, sink); }, s, l, 1);
         char quantity[64];
+        const Timing t = difference([=](int n) { bank_conflicts<<<1, 32>>>(ways, n, clocks, sink); }, s, l, 1);
         snprintf(quantity, sizeof quantity, "shared memory bank conflicts, %u-way", ways);
         row(quantity, (double)t.clocks / (l - s), "clocks per warp load");
+        /* four warps: what the SM's shared memory takes, where one warp is bound by its own issue */
+        const Timing four = difference([=](int n) { bank_conflicts<<<1, 128>>>(ways, n, clocks, sink); }, s, l, 1);
+        snprintf(quantity, sizeof quantity, "shared memory bank conflicts, %u-way, 4 warps", ways);
+        row(quantity, (double)four.clocks / (4.0 * (l - s)), "clocks per warp load of the SM");
     }
 
     /* x = x / 2 + 1 / 2 for the FMAs (from 1: it stays 1), x + 2 for the add and the IMAD */
