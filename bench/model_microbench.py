@@ -255,9 +255,9 @@ def tensor_share_here(what):
     return tflops * 1e12 / (figure("sms") * mhz * 1e6) / figure("tensor_fp16_flop_per_clock_per_sm"), tflops, mhz, gpu
 
 
-def chain(op, threads=1):
-    """One dependent chain of the PTX instruction `op` (on %r1, %f1 or %fd1, with runtime operands x, y, z):
-    cycles per instruction from two chain lengths. The kernel's text for `steps` instructions."""
+def chain(op):
+    """One dependent chain of the PTX instruction `op` (on %r1, %f1 or %fd1, with runtime operands x, y, z): the
+    kernel's text for `steps` instructions, a function of steps."""
     regs = ("    .reg .b32 %r<4>;\n    .reg .f32 %f<4>;\n    .reg .f64 %fd<4>;\n    .reg .b64 %rd<2>;")
 
     def text(steps):
@@ -267,7 +267,7 @@ def chain(op, threads=1):
         body += ["    cvt.rn.f32.f64 %f2, %fd1;", "    mov.b32 %r2, %f2;", "    mov.b32 %r3, %f1;", "    xor.b32 %r1, %r1, %r2;",
                  "    xor.b32 %r1, %r1, %r3;", "    ld.param.u64 %rd1, [out];", "    st.global.b32 [%rd1], %r1;"]
         return kernel("chain", ".param .u32 x, .param .u32 y, .param .u32 z, .param .u64 out", regs, "\n".join(body))
-    return text, threads
+    return text
 
 
 def bank_conflicts(ways, loads):
@@ -432,7 +432,7 @@ def rows(ptxrun):
                  "`lat_mufu_cycles` (ASSUME_UNIT_LATENCIES)"),
                 ("shfl.sync.bfly latency", "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;", 32,
                  "`lat_smem_load_cycles` (ASSUME_UNIT_LATENCIES)")):
-            text, _ = chain(op)
+            text = chain(op)
             args = ["u32:1065353216", "u32:1056964608", "u32:1056964608"]  # f32 1, 0.5, 0.5
             cycles = [run.cycles(text(steps), "chain", threads, args + [run.out("u32")]) for steps in (8, 24)]
             modeled = (cycles[1] - cycles[0]) / 16

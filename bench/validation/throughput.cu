@@ -393,13 +393,20 @@ __global__ void __launch_bounds__(128, 1) wgmma_latency(int n, long long *clocks
  * read in its SASS, is noted at each. */
 #define X16(s) s s s s s s s s s s s s s s s s
 
-struct Ffma {  /* FFMA */
-    typedef float T;
-    static __device__ void links(float &x, float y, float z)
-    {
-        asm volatile(X16("fma.rn.f32 %0, %0, %1, %2;\n") : "+f"(x) : "f"(y), "f"(z));
-    }
-};
+/* A chain of the three-operand instruction OP (x = OP(x, y, z)) on registers of constraint C. */
+#define FMA_CHAIN(NAME, TYPE, C, OP)                                                                     \
+    struct NAME {                                                                                      \
+        typedef TYPE T;                                                                                \
+        static __device__ void links(TYPE &x, TYPE y, TYPE z)                                          \
+        {                                                                                              \
+            asm volatile(X16(OP " %0, %0, %1, %2;\n") : "+" C(x) : C(y), C(z));                       \
+        }                                                                                              \
+    };
+
+FMA_CHAIN(Ffma, float, "f", "fma.rn.f32")         /* FFMA */
+FMA_CHAIN(Imad, unsigned, "r", "mad.lo.s32")      /* IMAD */
+FMA_CHAIN(Hfma2, unsigned, "r", "fma.rn.f16x2")   /* HFMA2 and HFMA2.MMA, which ptxas alternates */
+FMA_CHAIN(Dfma, double, "d", "fma.rn.f64")        /* DFMA */
 struct Iadd {  /* IADD3: ptxas merges two dependent adds into one IADD3 x + y + z (two adds of the same y into an
                   IMAD or LEA), so a link is a pair of adds, y then z */
     typedef unsigned T;
@@ -408,33 +415,12 @@ struct Iadd {  /* IADD3: ptxas merges two dependent adds into one IADD3 x + y + 
         asm volatile(X16("add.s32 %0, %0, %1;\nadd.s32 %0, %0, %2;\n") : "+r"(x) : "r"(y), "r"(z));
     }
 };
-struct Imad {  /* IMAD */
-    typedef unsigned T;
-    static __device__ void links(unsigned &x, unsigned y, unsigned z)
-    {
-        asm volatile(X16("mad.lo.s32 %0, %0, %1, %2;\n") : "+r"(x) : "r"(y), "r"(z));
-    }
-};
 struct Ex2 {  /* MUFU.EX2 alone: the .ftz form, as without it ptxas guards an input that might be below 2^-126 with an
                  FSETP and two predicated FMULs (on the first link of each loop trip, where it cannot tell) */
     typedef float T;
     static __device__ void links(float &x, float, float)
     {
         asm volatile(X16("ex2.approx.ftz.f32 %0, %0;\n") : "+f"(x));
-    }
-};
-struct Hfma2 {  /* HFMA2 and HFMA2.MMA, which ptxas alternates */
-    typedef unsigned T;
-    static __device__ void links(unsigned &x, unsigned y, unsigned z)
-    {
-        asm volatile(X16("fma.rn.f16x2 %0, %0, %1, %2;\n") : "+r"(x) : "r"(y), "r"(z));
-    }
-};
-struct Dfma {  /* DFMA */
-    typedef double T;
-    static __device__ void links(double &x, double y, double z)
-    {
-        asm volatile(X16("fma.rn.f64 %0, %0, %1, %2;\n") : "+d"(x) : "d"(y), "d"(z));
     }
 };
 struct Cvt {  /* F2FP.F16.F32.PACK_AB, the instruction cvt.rn.f16.f32 becomes: here as cvt.rn.f16x2.f32 of z (0) and x,
