@@ -9,7 +9,8 @@
 #   bash bench/gpu_session.sh fusion          1 and 5, then 4's plots and tables
 #   bash bench/gpu_session.sh examples        1 and 6, then 4's plots and tables
 #   bash bench/gpu_session.sh profile         1 and 7
-#   bash bench/gpu_session.sh validation      8 alone (it needs no build)
+#   bash bench/gpu_session.sh validation [PART ...]  8 alone (it needs no build), or only its parts named:
+#                                             sgemm, latency, throughput, shared
 #
 # 1. build (finding cuDNN/cuBLAS in Python wheels if the toolkit lacks them), record the GPU;
 # 2. the build and gpu test suites (every GPU kernel against the references, PyTorch, determinism);
@@ -24,7 +25,8 @@
 # 8. the timing model's checks, measured: the SGEMM worklog's six kernels and cuBLAS timed at 4096^3
 #    (bench/validation/sgemm_time.cu), then each kernel profiled by Nsight Compute, as a whole and per machine
 #    instruction; the load latencies by pointer chases (bench/validation/latency.cu); throughputs and
-#    instruction latencies (bench/validation/throughput.cu, on a Hopper GPU); into
+#    instruction latencies (bench/validation/throughput.cu, on a Hopper GPU); shared memory's wavefronts per
+#    access width and address pattern, counted by Nsight Compute and timed (bench/validation/shared_wavefronts.cu); into
 #    bench/results/validation/ (bench/model_sgemm.py and bench/model_microbench.py compare the model with them).
 # Logs go to build/gpu_session (or the folder OUT names): session.log, the CSV, PNGs.
 set -uo pipefail
@@ -39,33 +41,31 @@ step() { echo "=== $* ($(date -u +%H:%M:%S))" | tee -a "$log"; }
 
 # 8: the SGEMM worklog's kernels timed and profiled, the chases and throughputs measured (needs no build)
 validation() {
-    step "the timing model's checks, measured: the SGEMM worklog's kernels, the chases, the throughputs"
+    local parts=${*:-sgemm latency throughput shared}
+    step "the timing model's checks, measured: $parts"
     gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)
     key=$(python3 -c 'import sys; sys.path.insert(0, "bench"); from ncu_profile import gpu_key; print(gpu_key(sys.argv[1]))' "$gpu")
     folder=bench/results/validation
-    program=${TMPDIR:-/tmp}/sgemm_time
     mkdir -p "$folder"
     nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    for part in $parts; do
+        case $part in
+            sgemm|latency|throughput|shared) validation_$part ;;
+            *) echo "gpu_session.sh: no validation part '$part' (sgemm, latency, throughput, shared)"; exit 2 ;;
+        esac
+    done
+    ls -l "$folder" | tee -a "$log"
+}
+
+# the SGEMM worklog's six kernels and cuBLAS timed, then counted by Nsight Compute
+validation_sgemm() {
+    local program=${TMPDIR:-/tmp}/sgemm_time
     "$nvcc" -O3 -arch=native -Icommon/kernel bench/validation/sgemm_time.cu common/kernel/check.c -lcublas \
         -o "$program" >>"$log" 2>&1 || { echo "sgemm_time: nvcc failed"; tail -20 "$log"; exit 1; }
     "$program" 4096 >"$folder/sgemm_$key.csv" 2>>"$log" || status=1
     cat "$folder/sgemm_$key.csv" | tee -a "$log"
-    # the load latencies by pointer chases, as bench/model_microbench.py's chases walk them
-    "$nvcc" -O3 -arch=native -Icommon/kernel bench/validation/latency.cu common/kernel/check.c \
-        -o "${TMPDIR:-/tmp}/latency" >>"$log" 2>&1 || status=1
-    "${TMPDIR:-/tmp}/latency" >"$folder/latency_$key.csv" 2>>"$log" || status=1
-    cat "$folder/latency_$key.csv" | tee -a "$log"
-    # throughputs and instruction latencies; its wgmma needs the Hopper-specific target, not what native gives
-    if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)" = 9.0 ]; then
-        "$nvcc" -O3 -arch=sm_90a -Icommon/kernel bench/validation/throughput.cu common/kernel/check.c \
-            -o "${TMPDIR:-/tmp}/throughput" >>"$log" 2>&1 || status=1
-        timeout 300 "${TMPDIR:-/tmp}/throughput" >"$folder/throughput_$key.csv" 2>>"$log" || status=1
-        cat "$folder/throughput_$key.csv" | tee -a "$log"
-    else
-        echo "throughput: written for a Hopper GPU (wgmma), not run on this one" | tee -a "$log"
-    fi
     # the same launches Nsight Compute counts (as bench/ncu_profile.py does: clocks left as they are)
-    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
     "$ncu" --clock-control none --section WarpStateStats --section LaunchStats \
         --metrics gpu__time_duration.sum,smsp__inst_executed.sum --csv --page raw -k regex:^sgemm_ \
         "$program" 4096 --once >"$folder/sgemm_${key}_ncu.csv" 2>>"$log" || status=1
@@ -82,11 +82,45 @@ l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,sm__cycles_elapsed.avg 
         "$ncu" -i "${TMPDIR:-/tmp}/$name.ncu-rep" --page source --print-source sass --csv 2>>"$log" |
             gzip -9 >"$folder/sgemm_${key}_sass_$name.csv.gz"
     done
-    ls -l "$folder" | tee -a "$log"
+}
+
+# the load latencies by pointer chases, as bench/model_microbench.py's chases walk them
+validation_latency() {
+    "$nvcc" -O3 -arch=native -Icommon/kernel bench/validation/latency.cu common/kernel/check.c \
+        -o "${TMPDIR:-/tmp}/latency" >>"$log" 2>&1 || status=1
+    "${TMPDIR:-/tmp}/latency" >"$folder/latency_$key.csv" 2>>"$log" || status=1
+    cat "$folder/latency_$key.csv" | tee -a "$log"
+}
+
+# throughputs and instruction latencies; its wgmma needs the Hopper-specific target, not what native gives
+validation_throughput() {
+    if [ "$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1)" = 9.0 ]; then
+        "$nvcc" -O3 -arch=sm_90a -Icommon/kernel bench/validation/throughput.cu common/kernel/check.c \
+            -o "${TMPDIR:-/tmp}/throughput" >>"$log" 2>&1 || status=1
+        timeout 300 "${TMPDIR:-/tmp}/throughput" >"$folder/throughput_$key.csv" 2>>"$log" || status=1
+        cat "$folder/throughput_$key.csv" | tee -a "$log"
+    else
+        echo "throughput: written for a Hopper GPU (wgmma), not run on this one" | tee -a "$log"
+    fi
+}
+
+# shared memory's wavefronts per access width and pattern: timed, then each access counted by Nsight Compute
+validation_shared() {
+    local program=${TMPDIR:-/tmp}/shared_wavefronts
+    "$nvcc" -O3 -arch=native -Icommon/kernel bench/validation/shared_wavefronts.cu common/kernel/check.c \
+        -o "$program" >>"$log" 2>&1 || { status=1; return; }
+    "$program" >"$folder/shared_wavefronts_$key.csv" 2>>"$log" || status=1
+    "$program" --count >"$folder/shared_wavefronts_${key}_launches.csv" 2>>"$log" || status=1
+    "$ncu" --clock-control none --csv --page raw --metrics \
+        l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_st.sum,\
+l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum,\
+smsp__inst_executed_op_shared_ld.sum,smsp__inst_executed_op_shared_st.sum \
+        "$program" --count 2>>"$log" | gzip -9 >"$folder/shared_wavefronts_${key}_ncu.csv.gz" || status=1
+    head -c 3000 "$folder/shared_wavefronts_$key.csv" | tee -a "$log"
 }
 
 if [ "$what" = validation ]; then
-    validation
+    validation "$@"
     step "done (status $status)"
     exit $status
 fi

@@ -186,9 +186,27 @@ static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64
     return total;
 }
 
-uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, uint64_t *ideal)
+/* Whether lanes l and l ^ partner are at one address wherever both are active. */
+static bool pairs_share(const uint64_t *address, uint32_t lanes, int partner)
 {
-    return count_wavefronts(address, lanes, size, size <= 4 ? LANES : (int)(4 * LANES / size), ideal);
+    FOR_LANES(lanes, l)
+    if ((lanes >> (l ^ partner) & 1) && address[l ^ partner] != address[l])
+        return false;
+    return true;
+}
+
+/* A load of 8 or 16 bytes a thread whose lanes share addresses in pairs (lanes t and t^1, or t and t^2)
+ * returns two threads' registers in one slot, so its phases hold twice the lanes: such a 16-byte load takes
+ * two wavefronts, not four, and an 8-byte one one. Measured on an H100 with Nsight Compute
+ * (bench/validation/shared_wavefronts.cu, bench/results/validation/shared_wavefronts_h100.csv: every one of its
+ * 96 patterns as counted here); NVIDIA's description for compute capability 7.x (the developer forums,
+ * "Unexpected shared memory bank conflict") names the same two pairings. Stores are never packed. */
+uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, bool load, uint64_t *ideal)
+{
+    int lanes_per_phase = size <= 4 ? LANES : (int)(4 * LANES / size);
+    if (load && size > 4 && (pairs_share(address, lanes, 1) || pairs_share(address, lanes, 2)))
+        lanes_per_phase *= 2;
+    return count_wavefronts(address, lanes, size, lanes_per_phase, ideal);
 }
 
 /* One warp-level load or store of `size` bytes per thread, counted by its space. */
@@ -202,10 +220,10 @@ void count_access(block *b, int space, bool load, const uint64_t *address, uint3
     if (space == SPACE_SHARED) {
         if (load) {
             c->shared_load_requests++;
-            c->shared_load_wavefronts += shared_wavefronts(address, lanes, size, &c->shared_load_ideal);
+            c->shared_load_wavefronts += shared_wavefronts(address, lanes, size, true, &c->shared_load_ideal);
         } else {
             c->shared_store_requests++;
-            c->shared_store_wavefronts += shared_wavefronts(address, lanes, size, &c->shared_store_ideal);
+            c->shared_store_wavefronts += shared_wavefronts(address, lanes, size, false, &c->shared_store_ideal);
         }
     } else if (space == SPACE_GLOBAL) {
         uint64_t bytes = (uint64_t)__builtin_popcount(lanes) * size;

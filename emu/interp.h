@@ -259,9 +259,9 @@ typedef enum { WARP_LANES, WARP_SHARED, WARP_DEVICE } warp_region;
 warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
                                const emu_alloc **alloc);
 
-/* The wavefronts a warp's shared-memory access of `size` bytes per thread takes (counters.c, count_wavefronts),
- * and into *ideal the fewest the same words could take: the counters' and the timing model's one rule. */
-uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, uint64_t *ideal);
+/* The wavefronts a warp's shared-memory load or store of `size` bytes per thread takes (counters.c), and into
+ * *ideal the fewest the same words could take: the counters' and the timing model's one rule. */
+uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, bool load, uint64_t *ideal);
 
 /* The distinct `unit`-byte pieces (sectors: 32 bytes for the counters, the GPU's sector for the model) that a
  * warp's accesses of `size` bytes per thread touch, numbered address / unit, in increasing order into

@@ -105,6 +105,11 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * copy from an expansion). A kernel's or function's return is one instruction (ptxas puts an EXIT on each
  * way out, and a thread takes one). What ptxas moved out of the innermost loop a line's instructions are
  * in is not counted: it runs once per loop, not each time the line runs. */
+/* ASSUME_SASS_ACCESS_WIDTH: where ptxas made one wider load or store of neighbouring PTX lines' accesses (four
+ * ld.shared.f32 of consecutive words: one LDS.128, attributed to the first line), the line holding it moves
+ * that many bytes a thread, from its lanes' addresses rounded down to the width, through the data path (its
+ * wavefronts and sectors as the counters count them for that width), and the lines ptxas folded into it
+ * move nothing more: their values arrive with the warp's last access. */
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
@@ -195,7 +200,10 @@ static timing timing_of(const model_gpu *g, const insn *in)
                             ? (in->space == SPACE_SHARED ? PIPE_MIO : PIPE_LSU)
                         : in->op == OP_LDMATRIX || in->op == OP_WMMA_LOAD || in->op == OP_WMMA_STORE ? PIPE_MIO
                                                                                                      : PIPE_LSU,
-                        g->lsu_issue, 0, DEP_L1TEX};
+                        g->lsu_issue, 0,
+                        /* Nsight Compute's scoreboards: shared memory is an MIO operation's (short), the rest
+                         * L1TEX's (long) */
+                        in->space == SPACE_SHARED || in->op == OP_LDMATRIX ? DEP_MIO : DEP_L1TEX};
     if (f64)
         return (timing){PIPE_FP64, interval_of(g, g->thr_fp64), ASSUME_FP64_LATENCY, DEP_FIXED};
     if (f16)
@@ -397,6 +405,7 @@ typedef struct {
     uint64_t hold_until;        /* a fence holds the warp until then */
     uint64_t started;           /* when its block started (oldest first) */
     groups copies, mmas;        /* cp.async and wgmma groups */
+    uint64_t access_done;       /* when its last access through the data path is done */
 } warp_time;
 
 typedef struct {
@@ -424,6 +433,8 @@ struct sm_model {
     /* the instruction executing now: what its accesses cost */
     uint64_t access_done;        /* when its data is back (loads) or gone (stores) */
     bool accessed;
+    bool folded;                 /* a load or store ptxas folded into a wider one (ASSUME_SASS_ACCESS_WIDTH) */
+    unsigned machine_bytes;      /* the bytes a thread of the machine code's access moves, 0: the PTX's */
     bool l1_bypass;              /* cp.async: to the L2 only (ASSUME_CP_ASYNC_L2) */
     bulk_copy_time *bulk;        /* bulk tensor copies in flight: their mbarrier and when they land */
     int n_bulk, cap_bulk;
@@ -459,11 +470,19 @@ static void note_access(sm_model *m, int space, bool load, const uint64_t *addre
     const model_gpu *g = m->g;
     if (space != SPACE_SHARED && space != SPACE_GLOBAL && space != SPACE_LOCAL)
         return; /* the constant bank (ASSUME_CONSTANT_OPERANDS) */
+    if (m->folded)
+        return; /* its bytes moved with the wider access ptxas made (ASSUME_SASS_ACCESS_WIDTH) */
+    uint64_t wide[LANES];
+    if (m->machine_bytes > size) { /* the machine code's wider access, from the lanes' aligned addresses */
+        FOR_LANES(lanes, l) wide[l] = address[l] & ~(uint64_t)(m->machine_bytes - 1);
+        address = wide;
+        size = m->machine_bytes;
+    }
     const double start = max_d((double)m->now, m->memory_free);
     double done = start;
     if (space == SPACE_SHARED) {
         uint64_t ideal = 0;
-        const uint64_t n = shared_wavefronts(address, lanes, size, &ideal);
+        const uint64_t n = shared_wavefronts(address, lanes, size, load, &ideal);
         m->memory_free = start + (double)n;
         done = start + g->lat_smem + (double)(n ? n - 1 : 0);
     } else {
@@ -600,11 +619,14 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     const model_gpu *g = m->g;
     const timing tm = timing_of(g, in);
     const int n_tma_before = b->n_tma;
+    const unsigned n = machine_instructions(b->k, in);
     m->accessed = false;
     m->access_done = m->now;
     m->l1_bypass = in->op == OP_CP_ASYNC;
+    m->folded = b->k->has_sass && n == 0 && (in->op == OP_LD || in->op == OP_ST) && in->space != SPACE_PARAM &&
+                in->space != SPACE_CONST;
+    m->machine_bytes = b->k->has_sass ? in->sass_bytes : 0;
     run_warp(b, w, 1);
-    const unsigned n = machine_instructions(b->k, in);
     if (n > 0) /* (a wgmma's pipe time is its N's, set below) */
         m->pipe_free[sub][tm.pipe] = (double)m->now + tm.interval * (in->op == OP_WGMMA_MMA ? 1 : n);
     double done = (double)m->now + (n > 0 ? tm.latency + (n - 1) : 0);
@@ -636,7 +658,9 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
         break;
     default:
         if (m->accessed)
-            done = (double)m->access_done + (n > 1 ? n - 1 : 0);
+            done = (double)m->access_done + (n > 1 ? n - 1 : 0), t->access_done = m->access_done;
+        else if (m->folded)
+            done = max_d(done, (double)t->access_done);
         break;
     }
     /* bulk tensor copies: their bytes through this SM's share of the L2, landing after an L2 round trip */
@@ -1093,11 +1117,39 @@ static const char *nvdisasm_path(void)
 #endif
 }
 
-/* One machine instruction as nvdisasm lists it: the PTX line it was made of, and for a branch, its target. */
+/* One machine instruction as nvdisasm lists it: the PTX line it was made of, for a branch its target, for a
+ * load or store the bytes a thread moves. */
 typedef struct {
     int line;
-    int target; /* the instruction a branch goes to (an index into the list), or -1 */
+    int target;    /* the instruction a branch goes to (an index into the list), or -1 */
+    uint8_t bytes; /* a load's or store's bytes per thread (LDS.128: 16), else 0 */
 } sass_insn;
+
+/* The bytes per thread a load or store of shared, global or local memory moves, from its opcode and its size
+ * suffix (LDG.E.128: 16, LDS.64: 8, LDS.U8: 1, none: 4); 0 for any other instruction. `p` is the instruction
+ * after its address, a predicate first (`@!P0 LDS ...`) or not. */
+static uint8_t access_bytes(const char *p)
+{
+    static const char *const opcodes[] = {"LDS", "STS", "LDG", "STG", "LDL", "STL", "LD", "ST"};
+    static const struct { const char *suffix; uint8_t bytes; } sizes[] = {
+        {"128", 16}, {"64", 8}, {"U8", 1}, {"S8", 1}, {"U16", 2}, {"S16", 2}};
+    if (*p == '@')
+        p += strcspn(p, " \t"), p += strspn(p, " \t");
+    const size_t name = strcspn(p, ". \t;"), end = strcspn(p, " \t;");
+    bool memory = false;
+    for (size_t i = 0; i < sizeof opcodes / sizeof *opcodes; i++)
+        memory |= strlen(opcodes[i]) == name && strncmp(p, opcodes[i], name) == 0;
+    if (!memory)
+        return 0;
+    uint8_t bytes = 4;
+    for (size_t at = name; at < end; at += 1 + strcspn(p + at + 1, ". \t;")) {
+        const size_t len = strcspn(p + at + 1, ". \t;");
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+            if (strlen(sizes[i].suffix) == len && strncmp(p + at + 1, sizes[i].suffix, len) == 0)
+                bytes = sizes[i].bytes;
+    }
+    return bytes;
+}
 
 typedef struct {
     char name[32];
@@ -1185,7 +1237,7 @@ static sass_insn *read_sass(FILE *f, int *n)
             }
         }
         if (ok)
-            code[(*n)++] = (sass_insn){.line = current, .target = -1};
+            code[(*n)++] = (sass_insn){.line = current, .target = -1, .bytes = access_bytes(p)};
     }
     for (int i = 0; ok && i < n_branches; i++)
         code[branches[i].from].target = label_at(labels, n_labels, branches[i].name, strlen(branches[i].name));
@@ -1201,8 +1253,9 @@ static sass_insn *read_sass(FILE *f, int *n)
 /* The machine instructions per PTX line, counting only those in the line's innermost loop
  * (ASSUME_SASS_PER_LINE): a branch back to an earlier instruction closes a loop from there to itself, and
  * what ptxas moved out of the loop a line is in (an invariant part of an address) runs once per loop, not
- * once per time the line runs. */
-static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
+ * once per time the line runs. Into widest, per line, the bytes a thread of the widest of those that load or
+ * store moves (ASSUME_SASS_ACCESS_WIDTH). */
+static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, int n_lines)
 {
     int n;
     sass_insn *code = read_sass(f, &n);
@@ -1224,8 +1277,11 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, int n_lines)
         if (code[i].line > 0 && code[i].line <= n_lines && depth[i] > deepest[code[i].line])
             deepest[code[i].line] = depth[i];
     for (int i = 0; i < n; i++)
-        if (code[i].line > 0 && code[i].line <= n_lines && depth[i] == deepest[code[i].line])
+        if (code[i].line > 0 && code[i].line <= n_lines && depth[i] == deepest[code[i].line]) {
             per_line[code[i].line - 1]++;
+            if (code[i].bytes > widest[code[i].line - 1])
+                widest[code[i].line - 1] = code[i].bytes;
+        }
     free(code);
     free(depth);
     free(deepest);
@@ -1258,7 +1314,7 @@ static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_
  * computed an address once for all 8 copies); else the fewest instructions of any of the block's lines
  * (every copy holds each line ptxas kept), or one for a block of one line. A block starts at a branch target
  * and after a branch. */
-static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, int n_lines)
+static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint8_t *widest, int n_lines)
 {
     bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
     if (!starts)
@@ -1309,6 +1365,7 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, in
             if (k->code[j].op == OP_RET || k->code[j].op == OP_EXIT)
                 machine = 1; /* a thread ends once: of the EXITs ptxas puts on each way out, one runs */
             k->code[j].sass = (uint8_t)(machine > 255 ? 255 : machine);
+            k->code[j].sass_bytes = at > 0 && at <= n_lines ? widest[at - 1] : 0;
         }
     }
     k->has_sass = true;
@@ -1405,12 +1462,13 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
     /* the machine instructions per PTX line (ASSUME_SASS_PER_LINE), where nvdisasm is at hand */
     const char *nvdisasm = nvdisasm_path();
     uint32_t *per_line = result && nvdisasm ? calloc((size_t)n_lines + 1, sizeof *per_line) : NULL;
-    if (per_line) {
+    uint8_t *widest = per_line ? calloc((size_t)n_lines + 1, sizeof *widest) : NULL;
+    if (widest) {
         snprintf(command, sizeof command, "'%s' -gp -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
         f = system(command) == 0 ? fopen(sass, "r") : NULL;
-        if (f && count_sass_lines(f, per_line, n_lines))
+        if (f && count_sass_lines(f, per_line, widest, n_lines))
             for (int i = 0; i < module->n_kernels; i++)
-                set_machine_instructions(&module->kernels[i], per_line, n_lines);
+                set_machine_instructions(&module->kernels[i], per_line, widest, n_lines);
         if (f)
             fclose(f);
     }
@@ -1421,6 +1479,7 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
                 "EMU_NVDISASM may name one");
     said = said || (result && module->n_kernels > 0 && !module->kernels[0].has_sass);
     free(per_line);
+    free(widest);
     remove(ptx), remove(cubin), remove(log), remove(sass), rmdir(dir);
     return result;
 }

@@ -119,6 +119,8 @@ typedef struct {
     uint8_t size;          /* bytes of a cp.async copy; the shape of an mma/wmma */
     uint8_t sass;          /* the machine instructions ptxas made of it for the modeled GPU (model.c; read
                               when its kernel's has_sass is true; 255: that many or more) */
+    uint8_t sass_bytes;    /* the bytes a thread moves in the widest load or store ptxas made of its line
+                              (LDS.128: 16; model.c), 0 where it made none */
     uint32_t flags;        /* F_* */
     int32_t guard;         /* predicate slot guarding the instruction, -1 if none (F_NEG_PRED: @!p) */
     uint32_t operands;     /* index of the first operand slot in kernel->slots_of */

@@ -4,7 +4,8 @@ what the chapters claim about their kernels, checked against the counts.
 Definitions (Nsight Compute's; emu/README.md, "Counters"): a global request is one warp's load or store
 instruction, and it touches the distinct 32-byte sectors its threads' bytes fall in; a shared request is
 served in wavefronts, one word from each of the 32 four-byte banks per wavefront (threads reading the same
-word share it), 8-byte accesses in two half-warp phases and 16-byte ones in four quarter-warp phases.
+word share it), 8-byte accesses in two half-warp phases and 16-byte ones in four quarter-warp phases (a
+load whose lanes t and t^1, or t and t^2, share addresses in phases of twice the lanes).
 
 Run as: test_emu_counters.py PATH_TO_PTXRUN PATH_TO_CONV WORK_DIR
 """

@@ -177,6 +177,23 @@ def copies_chain(n):
     return kernel("copies", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def four_words(n):
+    """Each thread loads the four words at lane * 16 bytes of each of n rows of shared memory (rows 512 bytes
+    apart) and adds them up: four ld.shared.f32 of consecutive words, which ptxas makes one LDS.128 (a warp's
+    four wavefronts), where the PTX's four loads, lanes 16 bytes apart, take four wavefronts each."""
+    regs = "    .reg .f32 %f<8>;\n    .reg .u32 %r<8>;\n    .reg .b64 %rd<3>;"
+    body = ["    .shared .align 16 .b8 rows[32768];", "    mov.u32 %r1, %tid.x;", "    mov.u32 %r4, rows;",
+            "    shl.b32 %r2, %r1, 5;", "    add.u32 %r2, %r2, %r4;", "    mov.u32 %r3, 0;",
+            "    st.shared.v4.u32 [%r2], {%r3, %r3, %r3, %r3};", "    st.shared.v4.u32 [%r2+16], {%r3, %r3, %r3, %r3};",
+            "    bar.sync 0;", "    and.b32 %r5, %r1, 31;", "    shl.b32 %r5, %r5, 4;", "    add.u32 %r5, %r5, %r4;",
+            "    mov.f32 %f1, 0f00000000;"]
+    for row in range(n):
+        body += [f"    ld.shared.f32 %f{2 + i}, [%r5+{512 * row + 4 * i}];" for i in range(4)]
+        body += [f"    add.f32 %f1, %f1, %f{2 + i};" for i in range(4)]
+    body += ["    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f1;"]
+    return kernel("four_words", ".param .u64 out", regs, "\n".join(body))
+
+
 def copy16():
     """Each thread copies its 16 bytes: as much DRAM traffic as work, the GPU's bandwidth decides."""
     regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<6>;"
@@ -404,6 +421,16 @@ def main():
         return f"{sass:.0f} machine instruction, {cycles:.2f} cycles per step ({alone:.2f} from the PTX alone)"
     R.case("h100: PTX moves that ptxas folds away cost nothing", folded)
 
+    def wider_access():
+        # 32 warps: the data path decides, at a wavefront a cycle
+        machine = per_step("h100", four_words, 16, 48, block=1024, env={}) / 32
+        alone = per_step("h100", four_words, 16, 48, block=1024) / 32
+        if abs(machine - 4) > 0.5 or abs(alone - 16) > 1:
+            raise Fail(f"four consecutive words a lane: {machine:.2f} cycles of the data path a warp with the machine "
+                       f"code (its LDS.128: 4 wavefronts), {alone:.2f} from the PTX alone (four loads of 4 each: 16)")
+        return f"{machine:.2f} cycles a warp as ptxas's LDS.128 ({alone:.2f} as the PTX's four loads)"
+    R.case("h100: loads ptxas made one wider load cost that load's wavefronts", wider_access)
+
     def occupancy():
         ptx = write("occupancy.ptx", fma_chain(4))
         got = []
@@ -439,15 +466,18 @@ def main():
         return text
     R.case("h100: a deadlock under the model is one line, not a hang", deadlock)
 
-    def states():
-        ptx = write("states.ptx", index_chase(16, "global"))
+    def states(space, state, other):
+        ptx = write(f"states_{space}.ptx", index_chase(16, space))
         m = modeled("h100", ptx, "chase", 1, 32, [R.inp(np.zeros(64, dtype=np.uint32)), R.out("u32", 1)[0]])
         line = m["text"].strip().splitlines()[-1]
         named = dict(re.findall(r"(\w+) ([\d.]+)", line.split(":", 1)[1]))
-        if "long_scoreboard" not in named or float(named["long_scoreboard"]) < float(named.get("wait", 0)):
-            raise Fail(f"a chain of global loads must stall mostly on long_scoreboard: {line}")
+        if state not in named or float(named[state]) < max(float(named.get(s, 0)) for s in ("wait", other)):
+            raise Fail(f"a chain of {space} loads must stall mostly on {state}: {line}")
         return line.strip()
-    R.case("h100: a load chain's warp stalls on long_scoreboard (Nsight Compute's name)", states)
+    R.case("h100: a global load chain's warp stalls on long_scoreboard (Nsight Compute's name)",
+           lambda: states("global", "long_scoreboard", "short_scoreboard"))
+    R.case("h100: a shared load chain's warp stalls on short_scoreboard (an MIO operation's, as Nsight Compute has it)",
+           lambda: states("shared", "short_scoreboard", "long_scoreboard"))
 
     def barrier_states():
         ptx = write("late.ptx", late_warp(64))
