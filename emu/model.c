@@ -96,7 +96,8 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * -gp attributes each of its instructions to a PTX line), and each time a PTX instruction runs, one copy
  * of what ptxas made of its line runs: a division becomes its dozen or more instructions, an address
  * computation folded into a load's offset none. Where ptxas copied a basic block (a loop unrolled four
- * times holds four copies of each of its lines), a line's instructions are divided among the copies: the
+ * times holds four copies of each of its lines), a line's instructions are divided among the copies (a
+ * share that is no whole number spreads over the warp's runs of the line: a quarter is one run in four): the
  * count most of the block's lines have where those lines are loads, stores or fp32 arithmetic (one machine
  * instruction each per copy; an address ptxas computes once for all copies does not hide them), else the
  * fewest instructions any of the block's lines has (each copy holds at least one of every line ptxas kept;
@@ -406,6 +407,7 @@ typedef struct {
     uint64_t started;           /* when its block started (oldest first) */
     groups copies, mmas;        /* cp.async and wgmma groups */
     uint64_t access_done;       /* when its last access through the data path is done */
+    uint32_t *runs;             /* per instruction of the kernel: the times the warp has issued it */
 } warp_time;
 
 typedef struct {
@@ -604,9 +606,17 @@ static emu_stall blocked_by(sm_model *m, slot *s, unsigned wi, const insn *in, i
     return STALL_SELECTED;
 }
 
-/* The machine instructions a PTX instruction stands for on the modeled GPU: what ptxas made of its line
- * (ASSUME_SASS_PER_LINE), or one where the machine code was not read. */
-static unsigned machine_instructions(const ptx_kernel *k, const insn *in) { return k->has_sass ? in->sass : 1; }
+/* The machine instructions a PTX instruction stands for on the modeled GPU, this time warp t runs it: what
+ * ptxas made of its line (ASSUME_SASS_PER_LINE), its copies' share, or one where the machine code was not
+ * read. A line ptxas made 2 instructions of in a block it copied 4 times (two LDS.128 for four copies of an
+ * ld.shared.f32) is one on the warp's first run, none on its second, one on its third, ... */
+static unsigned machine_instructions(const ptx_kernel *k, const insn *in, const warp_time *t)
+{
+    if (!k->has_sass)
+        return 1;
+    const uint64_t runs = t->runs[in - k->code], sass = in->sass, copies = in->copies;
+    return (unsigned)(((runs + 1) * sass + copies - 1) / copies - (runs * sass + copies - 1) / copies);
+}
 
 /* Issues `in` for warp wi: runs it in the interpreter, then books its pipe and its results. Its n machine
  * instructions issue one a cycle and go down its pipe one after another (ASSUME_SASS_EXPANSION); one that
@@ -619,7 +629,8 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     const model_gpu *g = m->g;
     const timing tm = timing_of(g, in);
     const int n_tma_before = b->n_tma;
-    const unsigned n = machine_instructions(b->k, in);
+    const unsigned n = machine_instructions(b->k, in, t);
+    t->runs[in - b->k->code]++;
     m->accessed = false;
     m->access_done = m->now;
     m->l1_bypass = in->op == OP_CP_ASYNC;
@@ -702,6 +713,7 @@ static void slot_start(sm_model *m, slot *s, uint64_t id, unsigned first_warp, c
         warp_time *t = &s->time[i];
         memset(t->ready, 0, (size_t)k->n_slots * sizeof *t->ready);
         memset(t->dep, 0, (size_t)k->n_slots);
+        memset(t->runs, 0, (size_t)k->n_code * sizeof *t->runs);
         t->hold_until = 0, t->started = m->now;
         t->copies = t->mmas = (groups){.open = m->now};
     }
@@ -816,7 +828,8 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         for (unsigned w = 0; ok && w < warps; w++) {
             slots[i].time[w].ready = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof(uint64_t));
             slots[i].time[w].dep = malloc(k->n_slots ? (size_t)k->n_slots : 1);
-            ok = slots[i].time[w].ready && slots[i].time[w].dep;
+            slots[i].time[w].runs = malloc((size_t)(k->n_code ? k->n_code : 1) * sizeof(uint32_t));
+            ok = slots[i].time[w].ready && slots[i].time[w].dep && slots[i].time[w].runs;
         }
     }
     emu_status status = EMU_OK;
@@ -871,7 +884,7 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
                 if (chosen < 0 || expanding)
                     break;
                 candidate *c = &warps_now[chosen];
-                const unsigned machine = machine_instructions(k, c->in);
+                const unsigned machine = machine_instructions(k, c->in, &c->s->time[c->wi]);
                 if (machine == 0 && folded >= FOLDED_PER_CYCLE)
                     break; /* (the rest wait for the next cycle) */
                 issue(&m, c->s, c->wi, c->in, sub);
@@ -964,7 +977,7 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
     }
     for (unsigned i = 0; slots && i < resident; i++) {
         for (unsigned w = 0; slots[i].time && w < warps; w++)
-            free(slots[i].time[w].ready), free(slots[i].time[w].dep);
+            free(slots[i].time[w].ready), free(slots[i].time[w].dep), free(slots[i].time[w].runs);
         free(slots[i].time);
         block_release(&slots[i].b);
     }
@@ -1361,10 +1374,11 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
         const uint32_t copies = lines <= 1 ? 1 : unrolled ? most_often : fewest;
         for (int j = first; j < end; j++) {
             const int at = k->code[j].ptx_line;
-            uint32_t machine = at > 0 && at <= n_lines ? (per_line[at - 1] + copies / 2) / copies : 1;
+            uint32_t machine = at > 0 && at <= n_lines ? per_line[at - 1] : copies;
             if (k->code[j].op == OP_RET || k->code[j].op == OP_EXIT)
-                machine = 1; /* a thread ends once: of the EXITs ptxas puts on each way out, one runs */
-            k->code[j].sass = (uint8_t)(machine > 255 ? 255 : machine);
+                machine = copies; /* a thread ends once: of the EXITs ptxas puts on each way out, one runs */
+            k->code[j].sass = (uint16_t)(machine > UINT16_MAX ? UINT16_MAX : machine);
+            k->code[j].copies = (uint8_t)(copies > 255 ? 255 : copies); /* (no block has near so many) */
             k->code[j].sass_bytes = at > 0 && at <= n_lines ? widest[at - 1] : 0;
         }
     }

@@ -108,6 +108,8 @@ typedef enum {
 
 typedef struct {
     uint16_t op;           /* ptx_op */
+    uint16_t sass;         /* the machine instructions ptxas made of its line for the modeled GPU, in all the
+                              copies of its block (model.c; read when its kernel's has_sass is true) */
     uint8_t type;          /* the instruction's type (the destination's, for cvt) */
     uint8_t stype;         /* cvt's source type; setp's compared type is `type` */
     uint8_t space;         /* ptx_space of a memory operand */
@@ -117,8 +119,8 @@ typedef struct {
     uint8_t combine;       /* setp's optional .and/.or/.xor with a predicate: 0, 1 = and, 2 = or, 3 = xor */
     uint8_t n_dst, n_src;  /* operand counts: destinations first, then sources */
     uint8_t size;          /* bytes of a cp.async copy; the shape of an mma/wmma */
-    uint8_t sass;          /* the machine instructions ptxas made of it for the modeled GPU (model.c; read
-                              when its kernel's has_sass is true; 255: that many or more) */
+    uint8_t copies;        /* the copies ptxas made of its basic block (a loop unrolled): a run of it is sass /
+                              copies machine instructions, spread over a warp's runs (model.c) */
     uint8_t sass_bytes;    /* the bytes a thread moves in the widest load or store ptxas made of its line
                               (LDS.128: 16; model.c), 0 where it made none */
     uint32_t flags;        /* F_* */

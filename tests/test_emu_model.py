@@ -194,6 +194,26 @@ def four_words(n):
     return kernel("four_words", ".param .u64 out", regs, "\n".join(body))
 
 
+def word_loops(n):
+    """n loops one after another, each over the 8 consecutive words at lane * 32 bytes of its own row of shared
+    memory, adding and multiplying each word in: ptxas unrolls each loop whole (8 copies of its lines) and
+    makes its 8 loads two LDS.128, given to the load's line: 2 machine instructions of that line for 8 runs
+    of it, a quarter a run."""
+    regs = "    .reg .f32 %f<8>;\n    .reg .u32 %r<12>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<3>;"
+    body = ["    .shared .align 16 .b8 rows[32768];", "    mov.u32 %r1, %tid.x;", "    mov.u32 %r4, rows;",
+            "    shl.b32 %r2, %r1, 5;", "    add.u32 %r2, %r2, %r4;", "    mov.u32 %r3, 0;",
+            "    st.shared.v4.u32 [%r2], {%r3, %r3, %r3, %r3};", "    st.shared.v4.u32 [%r2+16], {%r3, %r3, %r3, %r3};",
+            "    bar.sync 0;", "    and.b32 %r5, %r1, 31;", "    shl.b32 %r5, %r5, 5;", "    add.u32 %r5, %r5, %r4;",
+            "    mov.f32 %f1, 0f00000000;", "    mov.f32 %f3, 0f3F800000;"]
+    for row in range(n):
+        body += ["    mov.u32 %r6, 0;", f"WORD{row}:", "    shl.b32 %r7, %r6, 2;", "    add.u32 %r8, %r5, %r7;",
+                 f"    ld.shared.f32 %f2, [%r8+{1024 * row}];", "    add.f32 %f1, %f1, %f2;",
+                 "    mul.f32 %f3, %f3, %f2;", "    add.u32 %r6, %r6, 1;", "    setp.ne.u32 %p1, %r6, 8;",
+                 f"@%p1 bra WORD{row};"]
+    body += ["    add.f32 %f1, %f1, %f3;", "    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f1;"]
+    return kernel("word_loops", ".param .u64 out", regs, "\n".join(body))
+
+
 def copy16():
     """Each thread copies its 16 bytes: as much DRAM traffic as work, the GPU's bandwidth decides."""
     regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<6>;"
@@ -430,6 +450,16 @@ def main():
                        f"code (its LDS.128: 4 wavefronts), {alone:.2f} from the PTX alone (four loads of 4 each: 16)")
         return f"{machine:.2f} cycles a warp as ptxas's LDS.128 ({alone:.2f} as the PTX's four loads)"
     R.case("h100: loads ptxas made one wider load cost that load's wavefronts", wider_access)
+
+    def spread_over_runs():
+        # a warp's 2 LDS.128 per loop, lanes 32 bytes apart: 8 wavefronts each; 32 warps: the data path decides
+        cycles = per_step("h100", word_loops, 8, 24, block=1024, env={}) / 32
+        if abs(cycles - 16) > 1.5:
+            raise Fail(f"a loop of 8 loads ptxas made 2 LDS.128 of: {cycles:.2f} cycles of the data path a warp (want "
+                       "16: 2 loads of 8 wavefronts); rounding the line's quarter of an instruction a run to none, or "
+                       "to one, misses them")
+        return f"{cycles:.2f} cycles a warp a loop (2 LDS.128 of 8 wavefronts)"
+    R.case("h100: a line's machine instructions spread over its runs, a quarter each (not rounded)", spread_over_runs)
 
     def occupancy():
         ptx = write("occupancy.ptx", fma_chain(4))
