@@ -439,6 +439,25 @@ def rows(ptxrun):
             value, _, gpu = throughput_here(what)
             lines.append((f"{what}, dependent chain", f"{modeled:.1f} clocks", f"{value:.2f} clocks",
                           f"this project, {gpu}", modeled / value, inputs))
+        # issue rates: the same chains in 32 warps on one SM, every thread its own; warp instructions a clock (the
+        # model's from the PTX, one instruction each: the add is the IADD3 the measured chain's pair of adds became)
+        for name, op, inputs in (
+                ("FFMA", "fma.rn.f32 %f1, %f1, %f2, %f3;", "thr_fp32_fma"),
+                ("IADD3", "add.s32 %r1, %r1, %r2;", "thr_int32_add"),
+                ("IMAD", "mad.lo.s32 %r1, %r1, %r2, %r3;", "thr_int32_mad"),
+                ("MUFU.EX2", "ex2.approx.ftz.f32 %f1, %f1;", "thr_mufu"),
+                ("HFMA2", "fma.rn.f16x2 %r1, %r1, %r2, %r3;", "thr_fp16x2_fma"),
+                ("DFMA", "fma.rn.f64 %fd1, %fd1, %fd2, %fd3;", "thr_fp64_fma"),
+                ("F2FP (cvt.rn.f16.f32)", "cvt.rn.f16x2.f32 %r1, %r3, %r1;", "thr_cvt_other"),
+                ("SHFL.BFLY", "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;", "thr_shfl")):
+            text = chain(op)
+            args = ["u32:1065353216", "u32:1056964608", "u32:1056964608"]
+            cycles = [run.cycles(text(steps), "chain", 1024, args + [run.out("u32")]) for steps in (64, 192)]
+            modeled = 32 * 128 / (cycles[1] - cycles[0])
+            value, _, gpu = throughput_here(f"{name} issue rate, dependent chains in 32 warps on one SM")
+            lines.append((f"{name} issue rate, 32 warps of dependent chains", f"{modeled:.2f} warp instructions a clock",
+                          f"{value:.2f} warp instructions a clock", f"this project, {gpu}", modeled / value,
+                          f"`{inputs}` = {figure(inputs)}"))
         # latency hidden by warps: one block of 1 to 32 warps on one SM
         table_lines = (4 << 20) // 128
         table = run.array(np.repeat((np.arange(table_lines, dtype=np.uint32) + 97) % table_lines * 32, 32))

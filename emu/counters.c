@@ -197,10 +197,11 @@ static bool pairs_share(const uint64_t *address, uint32_t lanes, int partner)
 
 /* A load of 8 or 16 bytes a thread whose lanes share addresses in pairs (lanes t and t^1, or t and t^2)
  * returns two threads' registers in one slot, so its phases hold twice the lanes: such a 16-byte load takes
- * two wavefronts, not four, and an 8-byte one one. Measured on an H100 with Nsight Compute
- * (bench/validation/shared_wavefronts.cu, bench/results/validation/shared_wavefronts_h100.csv: every one of its
- * 96 patterns as counted here); NVIDIA's description for compute capability 7.x (the developer forums,
- * "Unexpected shared memory bank conflict") names the same two pairings. Stores are never packed. */
+ * two wavefronts, not four, and an 8-byte one one. A pair of which one lane makes no access shares. Measured
+ * on an H100 with Nsight Compute (bench/validation/shared_wavefronts.cu, bench/results/validation/: every
+ * launch counted as here, lanes that make no access among them); NVIDIA's description for compute
+ * capability 7.x (the developer forums, "Unexpected shared memory bank conflict") names the same two
+ * pairings. Stores are never packed. */
 uint64_t shared_wavefronts(const uint64_t *address, uint32_t lanes, uint64_t size, bool load, uint64_t *ideal)
 {
     int lanes_per_phase = size <= 4 ? LANES : (int)(4 * LANES / size);

@@ -1,7 +1,7 @@
 """The emulator's shared-memory wavefronts against Nsight Compute's, measured on a GPU.
 
 bench/validation/shared_wavefronts.cu makes one warp load or store 32, 64 or 128 bits a thread at the byte
-offsets of 16 address patterns; `bash bench/gpu_session.sh validation shared` ran each once under Nsight
+offsets of its address patterns (some with lanes that make no access); `bash bench/gpu_session.sh validation shared` ran each once under Nsight
 Compute on an H100 (bench/results/validation/shared_wavefronts_h100_launches.csv: the launches in order, with
 each lane's offset; shared_wavefronts_h100_ncu.csv.gz: Nsight's raw counts per launch). Here the same
 kernels, compiled to PTX, run on the emulator (ptxrun --counters) at the same offsets, and each launch's
@@ -22,6 +22,7 @@ ptxrun, nvcc, root, work = sys.argv[1:5]
 os.makedirs(work, exist_ok=True)
 records = os.path.join(root, "bench", "results", "validation")
 ROUNDS = 8  # the --count launches' rounds of 8 accesses: 64 a launch, as measured
+NO_ACCESS = 0xFFFFFFFF  # a lane that makes no access ("-" in the offsets column)
 
 ptx = os.path.join(work, "shared_wavefronts.ptx")
 done = subprocess.run([nvcc, "-ptx", "-arch=sm_90", "-I", os.path.join(root, "common", "kernel"),
@@ -51,7 +52,7 @@ for launch, nsight in zip(launches, measured):
     want = (metric(nsight, f"l1tex__data_pipe_lsu_wavefronts_mem_shared_op_{op}.sum") / instructions,
             metric(nsight, f"l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_{op}.sum") / instructions)
     offsets = os.path.join(work, "offsets.npy")
-    np.save(offsets, np.array([int(x) for x in launch["offsets"].split()], dtype=np.uint32))
+    np.save(offsets, np.array([NO_ACCESS if x == "-" else int(x) for x in launch["offsets"].split()], dtype=np.uint32))
     run = subprocess.run([ptxrun, ptx, kernel, "--grid", "1", "--block", "32", "--counters", "in:" + offsets,
                           f"s32:{ROUNDS}", "out:" + os.path.join(work, "sink.npy") + ":u32:128",
                           "out:" + os.path.join(work, "clocks.npy") + ":s64:1"], capture_output=True, text=True)
@@ -65,6 +66,17 @@ for launch, nsight in zip(launches, measured):
         failures.append(f"{launch['bits']}-bit {launch['access']}, {launch['pattern']}: the emulator counts {requests} "
                         f"requests, {got[0]:g} wavefronts and {got[1]:g} bank conflicts each; Nsight Compute "
                         f"counted {instructions:g}, {want[0]:g} and {want[1]:g} on {launch['gpu']}")
+
+# emu/README.md ("Counters") quotes two of these measurements as where the rule for paired lanes comes from
+measured = {(launch["pattern"], launch["bits"], launch["access"]): nsight for launch, nsight in zip(launches, measured)}
+for pattern, want in (("one address for all", (2, 0)), ("even lanes only, contiguous", (4, 2))):
+    nsight = measured[(pattern, "128", "load")]
+    instructions = metric(nsight, "smsp__inst_executed_op_shared_ld.sum")
+    got = (metric(nsight, "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld.sum") / instructions,
+           metric(nsight, "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum") / instructions)
+    if got != want:
+        failures.append(f"emu/README.md says a 128-bit load, {pattern}, took {want[0]} wavefronts ({want[1]} of them "
+                        f"conflicts) on the H100; the record says {got[0]:g} ({got[1]:g})")
 
 for f in failures:
     print("FAIL", f)

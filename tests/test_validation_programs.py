@@ -1,13 +1,15 @@
 """The GPU programs of bench/validation/ (the timing model's measured side, which bench/gpu_session.sh validation
 runs on a GPU) build with the toolkit, and behave as they must where they run:
 
-1. each compiles without a warning (sgemm_time and latency for sm_90, throughput for sm_90a, as on an H100);
-2. sgemm_time refuses a size that is no multiple of 128, and extra words, with its usage line and exit 2,
-   before it touches a GPU;
+1. each compiles without a warning (sgemm_time, latency and shared_wavefronts for sm_90, throughput for sm_90a,
+   as on an H100);
+2. each refuses words it does not take (sgemm_time also a size that is no multiple of 128) with its usage line
+   and exit 2, before it touches a GPU;
 3. without a GPU, each stops at its first CUDA call with one line naming the program, the call and CUDA's
    error, and exit 1 (never a crash, never a partial CSV);
 4. where a GPU answers, sgemm_time on 256^3 prints its header and one row per kernel and cuBLAS, every kernel
-   checked against cuBLAS ("pass"), latency its four chases and throughput every row, each a CSV line.
+   checked against cuBLAS ("pass"), latency its four chases, throughput and shared_wavefronts every row, each a
+   CSV line.
 
 Run as: test_validation_programs.py NVCC SOURCE_ROOT OUT_DIR
 """
@@ -45,15 +47,17 @@ def run(program, *args):
 
 
 programs = {"sgemm_time": build("sgemm_time", "sm_90", ["-lcublas"]), "latency": build("latency", "sm_90"),
-            "throughput": build("throughput", "sm_90a")}
+            "throughput": build("throughput", "sm_90a"), "shared_wavefronts": build("shared_wavefronts", "sm_90")}
 
-if programs["sgemm_time"]:
-    for bad in (["100"], ["256", "--twice"], ["256", "--once", "more"]):
-        code, stdout, stderr = run(programs["sgemm_time"], *bad)
-        claim(f"sgemm_time {' '.join(bad)}: usage, exit 2, nothing on stdout (exit {code}: {stderr[-200:]})",
-              code == 2 and not stdout and stderr.startswith("sgemm_time: usage:") and "\n" not in stderr)
+for name, bads in (("sgemm_time", (["100"], ["256", "--twice"], ["256", "--once", "more"])),
+                   ("throughput", (["--fast"], ["--issue-rates", "more"])),
+                   ("shared_wavefronts", (["--counts"], ["--count", "more"]))):
+    for bad in bads if programs[name] else ():
+        code, stdout, stderr = run(programs[name], *bad)
+        claim(f"{name} {' '.join(bad)}: usage, exit 2, nothing on stdout (exit {code}: {stderr[-200:]})",
+              code == 2 and not stdout and stderr.startswith(f"{name}: usage:") and "\n" not in stderr)
 
-expected = {"sgemm_time": ["256"], "latency": [], "throughput": []}
+expected = {"sgemm_time": ["256"], "latency": [], "throughput": [], "shared_wavefronts": []}
 for name, program in programs.items():
     if not program:
         continue
@@ -72,9 +76,13 @@ for name, program in programs.items():
     elif name == "latency":
         claim(f"latency on a GPU: its four chases, each clocks per link > 0 ({rows})",
               len(rows) == 4 and all(float(r["clocks_per_link"]) > 0 for r in rows))
-    else:
+    elif name == "throughput":
         claim(f"throughput on a GPU: every row a positive value ({len(rows)} rows)",
               len(rows) > 30 and all(float(r["value"]) > 0 for r in rows))
+    else:
+        clocks = [float(list(r.values())[4]) for r in rows]
+        claim(f"shared_wavefronts on a GPU: 6 kernels at each pattern, every row at least one clock an access "
+              f"({len(rows)} rows)", len(rows) > 60 and len(rows) % 6 == 0 and all(c >= 1 for c in clocks))
 
 print(f"test_validation_programs: {len(failures)} failed" if failures else "test_validation_programs: all passed")
 sys.exit(1 if failures else 0)

@@ -4,7 +4,8 @@
  *
  * What it measures: one warp's 32-, 64- or 128-bit shared loads (LDS, LDS.64, LDS.128) and stores (STS ...),
  * lane i at the byte offset a pattern gives it (every lane apart, one address for all, pairs of lanes sharing
- * one, strides that put lanes on one bank, ...; the table PATTERNS below). Two ways:
+ * one, strides that put lanes on one bank, some lanes making none, ...; the table PATTERNS below; a lane that
+ * makes none is "-" in the offsets column). Two ways:
  *   --count  each (pattern, width, load or store) once, one warp, 64 accesses: the launches Nsight Compute
  *            counts (bash bench/gpu_session.sh validation runs it under ncu: wavefronts and bank conflicts
  *            per instruction, l1tex__data_pipe_lsu_wavefronts_mem_shared_op_ld/st);
@@ -35,7 +36,8 @@ enum {
     TIMED_WARPS = 4,
 };
 
-/* A pattern: lane i's byte offset for an access of `width` bytes. */
+/* A pattern: lane i's byte offset for an access of `width` bytes, or NO_ACCESS for a lane that makes none. */
+static const unsigned NO_ACCESS = 0xffffffffu;
 struct Pattern {
     const char *name;
     unsigned (*offset)(unsigned lane, unsigned width);
@@ -58,8 +60,14 @@ static const Pattern PATTERNS[] = {
     {"contiguous, lanes in reverse", [](unsigned l, unsigned w) { return (31 - l) * w; }},
     {"contiguous, lanes t and t^1 swapped", [](unsigned l, unsigned w) { return (l ^ 1) * w; }},
     {"contiguous, lanes permuted (7 t mod 32)", [](unsigned l, unsigned w) { return l * 7 % 32 * w; }},
+    /* lanes that make no access: do pairs with one lane missing count as sharing? */
+    {"even lanes only, contiguous", [](unsigned l, unsigned w) { return l % 2 ? NO_ACCESS : l * w; }},
+    {"lanes 0 and 1 of each 4 only, contiguous", [](unsigned l, unsigned w) { return l % 4 < 2 ? l * w : NO_ACCESS; }},
+    {"lanes 0-15 only, contiguous", [](unsigned l, unsigned w) { return l < 16 ? l * w : NO_ACCESS; }},
+    {"even lanes only, one address", [](unsigned l, unsigned) { return l % 2 ? NO_ACCESS : 0u; }},
+    {"lanes 0 and 1 of each 4 only, groups of 4 lanes 64 bytes apart",
+     [](unsigned l, unsigned w) { return l % 4 < 2 ? l / 4 * 64 + l % 4 * w : NO_ACCESS; }},
 };
-enum { N_PATTERNS = sizeof PATTERNS / sizeof PATTERNS[0] };
 
 /* One access of WIDTH bytes at a shared address: a load into v (its words), or a store of v. */
 template <int WIDTH, bool LOAD> static __device__ __forceinline__ void access(unsigned address, uint4 &v)
@@ -89,14 +97,15 @@ static __device__ void accesses(const unsigned *offsets, int rounds, unsigned *s
     __shared__ __align__(16) unsigned table[TABLE_WORDS];
     for (unsigned i = threadIdx.x; LOAD && i < TABLE_WORDS; i += blockDim.x)
         table[i] = i;
-    const unsigned address = (unsigned)__cvta_generic_to_shared(table) + offsets[threadIdx.x % 32];
+    const unsigned offset = offsets[threadIdx.x % 32];
+    const unsigned address = (unsigned)__cvta_generic_to_shared(table) + offset;
     uint4 v[IN_FLIGHT];
     for (int j = 0; j < IN_FLIGHT; j++)
         v[j] = make_uint4(threadIdx.x, j, 1, 2);
     unsigned fold = 0;
     __syncthreads();
     const long long start = clock64();
-    for (int r = 0; r < rounds; r++) {
+    for (int r = 0; offset != NO_ACCESS && r < rounds; r++) {
         for (int j = 0; j < IN_FLIGHT; j++)
             access<WIDTH, LOAD>(address, v[j]);
         for (int j = 0; j < IN_FLIGHT; j++)
@@ -138,7 +147,7 @@ int main(int argc, char **argv)
     check_set_program("shared_wavefronts");
     const bool count = argc > 1 && strcmp(argv[1], "--count") == 0;
     if (argc > 2 || (argc == 2 && !count))
-        fail("usage: shared_wavefronts [--count]");
+        fail_status(2, "usage: shared_wavefronts [--count]");
     cudaDeviceProp prop;
     CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
     char date[16];
@@ -158,7 +167,10 @@ int main(int argc, char **argv)
             char list[400] = "";
             for (unsigned l = 0; l < 32; l++) {
                 host[l] = p.offset(l, k.width);
-                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%u", l ? " " : "", host[l]);
+                if (host[l] == NO_ACCESS)
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s-", l ? " " : "");
+                else
+                    snprintf(list + strlen(list), sizeof list - strlen(list), "%s%u", l ? " " : "", host[l]);
             }
             CUDA_CHECK(cudaMemcpy(offsets, host, sizeof host, cudaMemcpyHostToDevice));
             const int warps = count ? 1 : TIMED_WARPS, rounds = count ? COUNT_ROUNDS : TIMED_ROUNDS;

@@ -48,16 +48,20 @@
  *   fma.rn.f32, add.s32, mad.lo.s32, ex2.approx.f32, fma.rn.f16x2, fma.rn.f64, cvt.rn.f16.f32, shfl.sync.bfly
  *     latency: one thread (a warp for the shuffle) running a chain of dependent instructions in inline PTX on
  *     values passed at run time, 256 then 1024 of them; clocks per instruction. What ptxas makes of each is at its
- *     chain below.
+ *     chain below;
+ *   FFMA, IADD3, IMAD, MUFU.EX2, HFMA2, DFMA, F2FP, SHFL.BFLY issue rate: the same chains in 32 warps on one
+ *     SM, every thread its own chain; warp instructions per clock per SM, the rate of the pipe each goes down.
  * The tensor throughputs also give ", SM clock" (MHz): their clocks over their seconds, to turn TFLOP/s into
  * flop per clock. One CSV row per figure on stdout: quantity,value,unit,gpu,date.
  *
  * Run on the GPU machine (an H100: wgmma needs sm_90a, not the sm_90 -arch=native gives):
  *   nvcc -O3 -arch=sm_90a -Icommon/kernel bench/validation/throughput.cu common/kernel/check.c -o build/throughput
  *   ./build/throughput > bench/results/validation/throughput_h100.csv
+ * (`throughput --issue-rates` measures the issue rates alone.)
  */
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <vector>
 
@@ -648,9 +652,37 @@ static void chain_row(const char *quantity, typename Op::T x, typename Op::T y, 
     row(quantity, (double)t.clocks / (l - s), "clocks");
 }
 
-int main(void)
+/* Op's chains in 32 warps on one SM: warp instructions per clock per SM. */
+template <typename Op>
+static void chain_rate(const char *name, typename Op::T x, typename Op::T y, typename Op::T z)
+{
+    const int s = 256, l = 1024, warps = 32;
+    const Timing t = difference([=](int n) { chain<Op><<<1, 32 * warps>>>(x, y, z, n, clocks, sink); }, s, l, 1);
+    char quantity[96];
+    snprintf(quantity, sizeof quantity, "%s issue rate, dependent chains in 32 warps on one SM", name);
+    row(quantity, (double)warps * (l - s) / t.clocks, "warp instructions per clock per SM");
+}
+
+/* The chains above in 32 warps on one SM (8 a scheduler, more than any chain's latency in cycles but the
+ * shuffle's), one machine instruction a link: warp instructions per clock per SM, what each pipe sustains. */
+static void issue_rates(void)
+{
+    chain_rate<Ffma>("FFMA", 1.0f, 0.5f, 0.5f);
+    chain_rate<Iadd>("IADD3", 1, 1, 1);
+    chain_rate<Imad>("IMAD", 1, 1, 2);
+    chain_rate<Ex2>("MUFU.EX2", 0.0f, 0.0f, 0.0f);
+    chain_rate<Hfma2>("HFMA2", 0x3c003c00, 0x38003800, 0x38003800);
+    chain_rate<Dfma>("DFMA", 1.0, 0.5, 0.5);
+    chain_rate<Cvt>("F2FP (cvt.rn.f16.f32)", 0x3f800000, 0, 0);
+    chain_rate<Shfl>("SHFL.BFLY", 1, 0, 0);
+}
+
+int main(int argc, char **argv)
 {
     check_set_program("throughput");
+    const bool issue_rates_alone = argc == 2 && strcmp(argv[1], "--issue-rates") == 0;
+    if (argc > 2 || (argc == 2 && !issue_rates_alone))
+        fail_status(2, "usage: throughput [--issue-rates]");
     int device;
     CUDA_CHECK(cudaGetDevice(&device));
     CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -662,6 +694,10 @@ int main(void)
     CUDA_CHECK(cudaEventCreate(&event_start));
     CUDA_CHECK(cudaEventCreate(&event_stop));
     printf("quantity,value,unit,gpu,date\n");
+    if (issue_rates_alone) { /* one part alone */
+        issue_rates();
+        return 0;
+    }
 
     per_sm_loads();
 
@@ -712,6 +748,8 @@ int main(void)
     chain_row<Dfma>("fma.rn.f64 latency", 1.0, 0.5, 0.5, 1);
     chain_row<Cvt>("cvt.rn.f16.f32 latency", 0x3f800000, 0, 0, 1);  /* f32 bits 1 and 0 */
     chain_row<Shfl>("shfl.sync.bfly latency", 1, 0, 0, 32);
+
+    issue_rates();
 
     /* latency hidden by warps: one block of 1 to 32 warps on one SM, each thread a dependent FFMA chain, each warp
      * a chain of L2 hits; warp instructions per clock */
