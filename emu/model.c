@@ -111,6 +111,13 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * that many bytes a thread, from its lanes' addresses rounded down to the width, through the data path (its
  * wavefronts and sectors as the counters count them for that width), and the lines ptxas folded into it
  * move nothing more: their values arrive with the warp's last access. */
+/* ASSUME_IMAD_PIPE: an IMAD (IMUL, IDP) goes down the FMA pipe, every other integer instruction the ALU
+ * (Nsight Compute's pipe definitions: "fma ... also performs integer multiplication operations (IMUL, IMAD), as
+ * well as integer dot products"; "alu ... integer instructions, excluding IMAD and IMUL"); measured on an H100,
+ * IMADs and IADD3s in turn issue at 3.9 warp instructions a clock for the SM, each alone at 2
+ * (bench/validation/throughput.cu, "issue rate"). A PTX line is on the pipe most of ptxas's instructions for
+ * it are; on the FMA pipe an IMAD holds it for the integer multiply-add's interval, as it would an FFMA for
+ * the FFMA's (how the hardware shares that pipe's halves between FFMAs and IMADs is not modeled). */
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
@@ -152,7 +159,7 @@ static bool is_memory(const insn *in)
     }
 }
 
-static timing timing_of(const model_gpu *g, const insn *in)
+static timing ptx_timing_of(const model_gpu *g, const insn *in)
 {
     const bool f32 = in->type == T_F32, f64 = in->type == T_F64;
     const bool f16 = in->type >= T_F16 && in->type <= T_BF16X2;
@@ -214,6 +221,17 @@ static timing timing_of(const model_gpu *g, const insn *in)
     /* integer arithmetic, logic, moves, and what synchronises (barriers, fences, mbarriers: their waits
      * are the states below, not a pipe) */
     return (timing){PIPE_ALU, interval_of(g, g->thr_int_add), g->lat_int, DEP_FIXED};
+}
+
+/* An instruction's pipe, issue interval, latency and dependency: its PTX's, but where ptxas made its integer work
+ * IMADs (IMAD.MOV for a move, IMAD.SHL for a shift, IMAD.IADD for an add), the FMA pipe's at the integer
+ * multiply-add's rate (ASSUME_IMAD_PIPE). */
+static timing timing_of(const model_gpu *g, const insn *in)
+{
+    timing t = ptx_timing_of(g, in);
+    if (t.pipe == PIPE_ALU && in->sass_on_fma)
+        t.pipe = PIPE_FMA, t.interval = interval_of(g, g->thr_int_mad);
+    return t;
 }
 
 /* ---- The memory system as the modeled SM sees it ------------------------------------------------------- */
@@ -1136,7 +1154,18 @@ typedef struct {
     int line;
     int target;    /* the instruction a branch goes to (an index into the list), or -1 */
     uint8_t bytes; /* a load's or store's bytes per thread (LDS.128: 16), else 0 */
+    bool imad;     /* an IMAD, IMUL or IDP: the FMA pipe's integer work (ASSUME_IMAD_PIPE) */
 } sass_insn;
+
+/* Whether the instruction after its address, a predicate first or not, is an IMAD, IMUL or IDP. */
+static bool is_imad(const char *p)
+{
+    if (*p == '@')
+        p += strcspn(p, " \t"), p += strspn(p, " \t");
+    const size_t name = strcspn(p, ". \t;");
+    return (name == 4 && (strncmp(p, "IMAD", 4) == 0 || strncmp(p, "IMUL", 4) == 0)) ||
+           (name == 3 && strncmp(p, "IDP", 3) == 0);
+}
 
 /* The bytes per thread a load or store of shared, global or local memory moves, from its opcode and its size
  * suffix (LDG.E.128: 16, LDS.64: 8, LDS.U8: 1, none: 4); 0 for any other instruction. `p` is the instruction
@@ -1250,7 +1279,7 @@ static sass_insn *read_sass(FILE *f, int *n)
             }
         }
         if (ok)
-            code[(*n)++] = (sass_insn){.line = current, .target = -1, .bytes = access_bytes(p)};
+            code[(*n)++] = (sass_insn){.line = current, .target = -1, .bytes = access_bytes(p), .imad = is_imad(p)};
     }
     for (int i = 0; ok && i < n_branches; i++)
         code[branches[i].from].target = label_at(labels, n_labels, branches[i].name, strlen(branches[i].name));
@@ -1267,8 +1296,8 @@ static sass_insn *read_sass(FILE *f, int *n)
  * (ASSUME_SASS_PER_LINE): a branch back to an earlier instruction closes a loop from there to itself, and
  * what ptxas moved out of the loop a line is in (an invariant part of an address) runs once per loop, not
  * once per time the line runs. Into widest, per line, the bytes a thread of the widest of those that load or
- * store moves (ASSUME_SASS_ACCESS_WIDTH). */
-static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, int n_lines)
+ * store moves (ASSUME_SASS_ACCESS_WIDTH), and into imads how many of them are IMADs (ASSUME_IMAD_PIPE). */
+static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, uint32_t *imads, int n_lines)
 {
     int n;
     sass_insn *code = read_sass(f, &n);
@@ -1292,6 +1321,7 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, int n
     for (int i = 0; i < n; i++)
         if (code[i].line > 0 && code[i].line <= n_lines && depth[i] == deepest[code[i].line]) {
             per_line[code[i].line - 1]++;
+            imads[code[i].line - 1] += code[i].imad;
             if (code[i].bytes > widest[code[i].line - 1])
                 widest[code[i].line - 1] = code[i].bytes;
         }
@@ -1327,7 +1357,8 @@ static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_
  * computed an address once for all 8 copies); else the fewest instructions of any of the block's lines
  * (every copy holds each line ptxas kept), or one for a block of one line. A block starts at a branch target
  * and after a branch. */
-static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint8_t *widest, int n_lines)
+static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint8_t *widest,
+                                     const uint32_t *imads, int n_lines)
 {
     bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
     if (!starts)
@@ -1380,6 +1411,7 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
             k->code[j].sass = (uint16_t)(machine > UINT16_MAX ? UINT16_MAX : machine);
             k->code[j].copies = (uint8_t)(copies > 255 ? 255 : copies); /* (no block has near so many) */
             k->code[j].sass_bytes = at > 0 && at <= n_lines ? widest[at - 1] : 0;
+            k->code[j].sass_on_fma = at > 0 && at <= n_lines && 2 * imads[at - 1] > per_line[at - 1];
         }
     }
     k->has_sass = true;
@@ -1477,12 +1509,13 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
     const char *nvdisasm = nvdisasm_path();
     uint32_t *per_line = result && nvdisasm ? calloc((size_t)n_lines + 1, sizeof *per_line) : NULL;
     uint8_t *widest = per_line ? calloc((size_t)n_lines + 1, sizeof *widest) : NULL;
-    if (widest) {
+    uint32_t *imads = widest ? calloc((size_t)n_lines + 1, sizeof *imads) : NULL;
+    if (imads) {
         snprintf(command, sizeof command, "'%s' -gp -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
         f = system(command) == 0 ? fopen(sass, "r") : NULL;
-        if (f && count_sass_lines(f, per_line, widest, n_lines))
+        if (f && count_sass_lines(f, per_line, widest, imads, n_lines))
             for (int i = 0; i < module->n_kernels; i++)
-                set_machine_instructions(&module->kernels[i], per_line, widest, n_lines);
+                set_machine_instructions(&module->kernels[i], per_line, widest, imads, n_lines);
         if (f)
             fclose(f);
     }
@@ -1494,6 +1527,7 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
     said = said || (result && module->n_kernels > 0 && !module->kernels[0].has_sass);
     free(per_line);
     free(widest);
+    free(imads);
     remove(ptx), remove(cubin), remove(log), remove(sass), rmdir(dir);
     return result;
 }

@@ -123,6 +123,8 @@ typedef struct {
                               copies machine instructions, spread over a warp's runs (model.c) */
     uint8_t sass_bytes;    /* the bytes a thread moves in the widest load or store ptxas made of its line
                               (LDS.128: 16; model.c), 0 where it made none */
+    uint8_t sass_on_fma;   /* most of the machine instructions ptxas made of its line are IMADs, which go down
+                              the FMA pipe, not the integer ALU (model.c) */
     uint32_t flags;        /* F_* */
     int32_t guard;         /* predicate slot guarding the instruction, -1 if none (F_NEG_PRED: @!p) */
     uint32_t operands;     /* index of the first operand slot in kernel->slots_of */

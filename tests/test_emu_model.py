@@ -214,6 +214,17 @@ def word_loops(n):
     return kernel("word_loops", ".param .u64 out", regs, "\n".join(body))
 
 
+def imad_iadd_chains(n):
+    """Each thread a chain of n links, each a multiply-add then two adds (x = x y + z; x = x + y + z): ptxas's IMAD
+    and IADD3 in turn, one on the FMA pipe and one on the integer ALU."""
+    regs = "    .reg .u32 %r<6>;\n    .reg .b64 %rd<4>;"
+    body = ["    ld.param.u32 %r2, [y];", "    ld.param.u32 %r3, [z];", "    mov.u32 %r1, %tid.x;"]
+    body += ["    mad.lo.s32 %r1, %r1, %r2, %r3;", "    add.s32 %r1, %r1, %r2;", "    add.s32 %r1, %r1, %r3;"] * n
+    body += ["    mov.u32 %r4, %tid.x;", "    ld.param.u64 %rd1, [out];", "    mul.wide.u32 %rd2, %r4, 4;",
+             "    add.s64 %rd3, %rd1, %rd2;", "    st.global.u32 [%rd3], %r1;"]
+    return kernel("imad_iadd", ".param .u32 y, .param .u32 z, .param .u64 out", regs, "\n".join(body))
+
+
 def copy16():
     """Each thread copies its 16 bytes: as much DRAM traffic as work, the GPU's bandwidth decides."""
     regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<6>;"
@@ -460,6 +471,16 @@ def main():
                        "to one, misses them")
         return f"{cycles:.2f} cycles a warp a loop (2 LDS.128 of 8 wavefronts)"
     R.case("h100: a line's machine instructions spread over its runs, a quarter each (not rounded)", spread_over_runs)
+
+    def imad_pipe():
+        # 32 warps, 8 a scheduler: the pipes decide; an IMAD and an IADD3 a link
+        args = lambda: ["u32:3", "u32:5", R.out("u32", 1024)[0]]  # noqa: E731
+        machine = 2 * 32 / per_step("h100", imad_iadd_chains, 32, 96, block=1024, args_of=args, env={})
+        if not 3.2 <= machine <= 4.05:  # (the model's warps fall into step and sometimes all want one pipe)
+            raise Fail(f"IMADs and IADD3s in turn: {machine:.2f} warp instructions a clock for the SM; on two pipes, "
+                       "each at half a scheduler's rate, they issue at up to 4 (on the H100: 3.9), on one at 2")
+        return f"{machine:.2f} warp instructions a clock (measured on an H100: 3.9; one pipe would give 2)"
+    R.case("h100: IMADs go down the FMA pipe, the other integer instructions the ALU", imad_pipe)
 
     def occupancy():
         ptx = write("occupancy.ptx", fma_chain(4))

@@ -50,7 +50,8 @@
  *     values passed at run time, 256 then 1024 of them; clocks per instruction. What ptxas makes of each is at its
  *     chain below;
  *   FFMA, IADD3, IMAD, MUFU.EX2, HFMA2, DFMA, F2FP, SHFL.BFLY issue rate: the same chains in 32 warps on one
- *     SM, every thread its own chain; warp instructions per clock per SM, the rate of the pipe each goes down.
+ *     SM, every thread its own chain; warp instructions per clock per SM, the rate of the pipe each goes down;
+ *     and IMAD and IADD3 in turn, FFMA and IADD3 in turn: whether the two go down one pipe.
  * The tensor throughputs also give ", SM clock" (MHz): their clocks over their seconds, to turn TFLOP/s into
  * flop per clock. One CSV row per figure on stdout: quantity,value,unit,gpu,date.
  *
@@ -419,6 +420,24 @@ struct Iadd {  /* IADD3: ptxas merges two dependent adds into one IADD3 x + y + 
         asm volatile(X16("add.s32 %0, %0, %1;\nadd.s32 %0, %0, %2;\n") : "+r"(x) : "r"(y), "r"(z));
     }
 };
+struct ImadIadd {  /* IMAD and IADD3 in turn (a link: x = x y + z, then x + y + z): two pipes, or one? */
+    typedef unsigned T;
+    static __device__ void links(unsigned &x, unsigned y, unsigned z)
+    {
+        asm volatile(X16("mad.lo.s32 %0, %0, %1, %2;\nadd.s32 %0, %0, %1;\nadd.s32 %0, %0, %2;\n")
+                     : "+r"(x) : "r"(y), "r"(z));
+    }
+};
+struct FfmaIadd {  /* FFMA and IADD3 in turn, on one register's bits (the moves between .f32 and .b32 are none in
+                      the machine code) */
+    typedef unsigned T;
+    static __device__ void links(unsigned &x, unsigned y, unsigned z)
+    {
+        asm volatile("{\n.reg .f32 f;\n" X16("mov.b32 f, %0;\nfma.rn.f32 f, f, f, f;\nmov.b32 %0, f;\n"
+                                             "add.s32 %0, %0, %1;\nadd.s32 %0, %0, %2;\n") "}\n"
+                     : "+r"(x) : "r"(y), "r"(z));
+    }
+};
 struct Ex2 {  /* MUFU.EX2 alone: the .ftz form, as without it ptxas guards an input that might be below 2^-126 with an
                  FSETP and two predicated FMULs (on the first link of each loop trip, where it cannot tell) */
     typedef float T;
@@ -652,15 +671,15 @@ static void chain_row(const char *quantity, typename Op::T x, typename Op::T y, 
     row(quantity, (double)t.clocks / (l - s), "clocks");
 }
 
-/* Op's chains in 32 warps on one SM: warp instructions per clock per SM. */
+/* Op's chains in 32 warps on one SM: warp instructions (per_link a link) per clock per SM. */
 template <typename Op>
-static void chain_rate(const char *name, typename Op::T x, typename Op::T y, typename Op::T z)
+static void chain_rate(const char *name, typename Op::T x, typename Op::T y, typename Op::T z, int per_link = 1)
 {
     const int s = 256, l = 1024, warps = 32;
     const Timing t = difference([=](int n) { chain<Op><<<1, 32 * warps>>>(x, y, z, n, clocks, sink); }, s, l, 1);
     char quantity[96];
     snprintf(quantity, sizeof quantity, "%s issue rate, dependent chains in 32 warps on one SM", name);
-    row(quantity, (double)warps * (l - s) / t.clocks, "warp instructions per clock per SM");
+    row(quantity, (double)warps * per_link * (l - s) / t.clocks, "warp instructions per clock per SM");
 }
 
 /* The chains above in 32 warps on one SM (8 a scheduler, more than any chain's latency in cycles but the
@@ -675,6 +694,9 @@ static void issue_rates(void)
     chain_rate<Dfma>("DFMA", 1.0, 0.5, 0.5);
     chain_rate<Cvt>("F2FP (cvt.rn.f16.f32)", 0x3f800000, 0, 0);
     chain_rate<Shfl>("SHFL.BFLY", 1, 0, 0);
+    /* two instruction classes in turn: at the FFMA's rate where their pipes differ, at their own where they share */
+    chain_rate<ImadIadd>("IMAD and IADD3 in turn", 1, 1, 2, 2);
+    chain_rate<FfmaIadd>("FFMA and IADD3 in turn", 0, 1, 2, 2);
 }
 
 int main(int argc, char **argv)
