@@ -51,7 +51,7 @@
  *     chain below;
  *   FFMA, IADD3, IMAD, MUFU.EX2, HFMA2, DFMA, F2FP, SHFL.BFLY issue rate: the same chains in 32 warps on one
  *     SM, every thread its own chain; warp instructions per clock per SM, the rate of the pipe each goes down;
- *     and IMAD and IADD3 in turn, FFMA and IADD3 in turn: whether the two go down one pipe.
+ *     and IMAD and IADD3, FFMA and IADD3, FFMA and IMAD in turn: whether the two go down one pipe.
  * The tensor throughputs also give ", SM clock" (MHz): their clocks over their seconds, to turn TFLOP/s into
  * flop per clock. One CSV row per figure on stdout: quantity,value,unit,gpu,date.
  *
@@ -438,6 +438,15 @@ struct FfmaIadd {  /* FFMA and IADD3 in turn, on one register's bits (the moves 
                      : "+r"(x) : "r"(y), "r"(z));
     }
 };
+struct FfmaImad {  /* FFMA and IMAD in turn, on one register's bits: do they share the FMA pipe? */
+    typedef unsigned T;
+    static __device__ void links(unsigned &x, unsigned y, unsigned z)
+    {
+        asm volatile("{\n.reg .f32 f;\n" X16("mov.b32 f, %0;\nfma.rn.f32 f, f, f, f;\nmov.b32 %0, f;\n"
+                                             "mad.lo.s32 %0, %0, %1, %2;\n") "}\n"
+                     : "+r"(x) : "r"(y), "r"(z));
+    }
+};
 struct Ex2 {  /* MUFU.EX2 alone: the .ftz form, as without it ptxas guards an input that might be below 2^-126 with an
                  FSETP and two predicated FMULs (on the first link of each loop trip, where it cannot tell) */
     typedef float T;
@@ -697,6 +706,7 @@ static void issue_rates(void)
     /* two instruction classes in turn: at the FFMA's rate where their pipes differ, at their own where they share */
     chain_rate<ImadIadd>("IMAD and IADD3 in turn", 1, 1, 2, 2);
     chain_rate<FfmaIadd>("FFMA and IADD3 in turn", 0, 1, 2, 2);
+    chain_rate<FfmaImad>("FFMA and IMAD in turn", 0, 1, 2, 2);
 }
 
 int main(int argc, char **argv)
