@@ -452,10 +452,14 @@ def main():
         return f"{sass:.0f} machine instruction, {cycles:.2f} cycles per step ({alone:.2f} from the PTX alone)"
     R.case("h100: PTX moves that ptxas folds away cost nothing", folded)
 
+    def data_path_a_warp(make, short, long, env=PTX_ALONE):
+        """Cycles a step takes a warp of 32 (one block of 1024 threads): where the data path decides, at a
+        wavefront a cycle, its wavefronts a warp."""
+        return per_step("h100", make, short, long, block=1024, env=env) / 32
+
     def wider_access():
-        # 32 warps: the data path decides, at a wavefront a cycle
-        machine = per_step("h100", four_words, 16, 48, block=1024, env={}) / 32
-        alone = per_step("h100", four_words, 16, 48, block=1024) / 32
+        machine = data_path_a_warp(four_words, 16, 48, env={})
+        alone = data_path_a_warp(four_words, 16, 48)
         if abs(machine - 4) > 0.5 or abs(alone - 16) > 1:
             raise Fail(f"four consecutive words a lane: {machine:.2f} cycles of the data path a warp with the machine "
                        f"code (its LDS.128: 4 wavefronts), {alone:.2f} from the PTX alone (four loads of 4 each: 16)")
@@ -463,8 +467,8 @@ def main():
     R.case("h100: loads ptxas made one wider load cost that load's wavefronts", wider_access)
 
     def spread_over_runs():
-        # a warp's 2 LDS.128 per loop, lanes 32 bytes apart: 8 wavefronts each; 32 warps: the data path decides
-        cycles = per_step("h100", word_loops, 8, 24, block=1024, env={}) / 32
+        # a warp's 2 LDS.128 per loop, lanes 32 bytes apart: 8 wavefronts each
+        cycles = data_path_a_warp(word_loops, 8, 24, env={})
         if abs(cycles - 16) > 1.5:
             raise Fail(f"a loop of 8 loads ptxas made 2 LDS.128 of: {cycles:.2f} cycles of the data path a warp (want "
                        "16: 2 loads of 8 wavefronts); rounding the line's quarter of an instruction a run to none, or "
