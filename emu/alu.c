@@ -782,29 +782,37 @@ step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
     return STEP_NEXT;
 }
 
+/* mov: a copy, or a pack or unpack of parts, low to high. A .b128 value is two 64-bit slots, its low half
+ * first (parse.c, register_slot): a copy moves each slot, and part i of bits bits lies in slot
+ * i * bits / 64 at bit i * bits % 64. */
 step exec_mov(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
-    if (in->n_dst == 1 && in->n_src == 1) {
-        uint64_t mask = width_mask(ptx_type_bits((ptx_type)in->type));
-        const uint64_t *a = S(0);
-        uint64_t *d = D(0);
-        FOR_LANES(m, l) d[l] = a[l] & mask;
+    const int whole = ptx_type_bits((ptx_type)in->type);
+    if (in->n_dst == in->n_src) { /* one slot, or a .b128's two (from or to two .b64 parts alike) */
+        const uint64_t mask = width_mask(whole / in->n_dst);
+        for (int i = 0; i < in->n_dst; i++) {
+            const uint64_t *a = S(i);
+            uint64_t *d = D(i);
+            FOR_LANES(m, l) d[l] = a[l] & mask;
+        }
         return STEP_NEXT;
     }
-    /* pack / unpack: elements low to high */
-    int parts = in->n_dst > 1 ? in->n_dst : in->n_src, bits = ptx_type_bits((ptx_type)in->type) / parts;
-    uint64_t mask = width_mask(bits);
+    const bool unpack = in->n_dst > in->n_src;
+    const int parts = unpack ? in->n_dst : in->n_src, bits = whole / parts;
+    const uint64_t mask = width_mask(bits);
     FOR_LANES(m, l) {
-        if (in->n_dst > 1) {
-            uint64_t v = S(0)[l];
+        uint64_t value[2] = {0, 0}; /* the whole, slot by slot */
+        if (unpack) {
+            for (int i = 0; i < in->n_src; i++)
+                value[i] = S(i)[l];
             for (int i = 0; i < parts; i++)
-                D(i)[l] = (v >> (bits * i)) & mask;
+                D(i)[l] = value[i * bits / 64] >> (i * bits % 64) & mask;
         } else {
-            uint64_t v = 0;
             for (int i = 0; i < parts; i++)
-                v |= (S(i)[l] & mask) << (bits * i);
-            D(0)[l] = v;
+                value[i * bits / 64] |= (S(i)[l] & mask) << (i * bits % 64);
+            for (int i = 0; i < in->n_dst; i++)
+                D(i)[l] = value[i];
         }
     }
     return STEP_NEXT;

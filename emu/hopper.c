@@ -520,54 +520,69 @@ static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int 
  * describes, 8 elements consecutive along K (K-major) or along M or N (MN-major) fill one chunk, in order
  * (wgmma_operands_in_flight relies on it too): one bounds and initcheck test for the 8, and element by
  * element only when it fails, so the report names the element. */
-static bool operand_chunk(block *b, warp *w, const insn *in, uint64_t at, int h, float sign, float *out, int stride)
+static inline bool operand_chunk(block *b, warp *w, const insn *in, uint64_t at, int h, float sign, float *out,
+                                 int stride)
 {
-    const bool fast = at % 16 == 0 && at + 16 <= b->smem_size &&
-                      (!b->initcheck || memchr(b->smem_written + at, 0, 16) == NULL);
-    for (int j = 0; j < 8; j++)
-        if (fast)
+    if (at % 16 == 0 && at + 16 <= b->smem_size && (!b->initcheck || memchr(b->smem_written + at, 0, 16) == NULL)) {
+        for (int j = 0; j < 8; j++)
             out[j * stride] = sign * half_in(load_bits(b->smem + at + 2 * j, 2), h);
-        else if (!operand_element(b, w, in, at + 2 * (uint64_t)j, h, sign, &out[j * stride]))
+        return true;
+    }
+    for (int j = 0; j < 8; j++)
+        if (!operand_element(b, w, in, at + 2 * (uint64_t)j, h, sign, &out[j * stride]))
             return false;
     return true;
 }
 
-/* One matrix operand from its descriptor, chunk by chunk: `rows` rows (M or N; row r is row first_row + r
- * of the descriptor's matrix) by 16 along K, element (r, k) into m[r * row_step + k * k_step]. */
-static bool operand_matrix(block *b, warp *w, const insn *in, uint64_t desc, bool mn_major, int first_row, int rows,
-                           int h, float sign, float *m, int row_step, int k_step)
+/* The 16-byte chunks of one matrix operand a descriptor describes, `rows` rows (M or N; row r is row
+ * first_row + r of the descriptor's matrix) by 16 along K: each chunk's shared-memory offset and the (r, k)
+ * of its first element, the chunk's other 7 following along M or N (MN-major) or along K (K-major).
+ * Returns how many (2 * rows). */
+typedef struct { uint64_t at; int r, k; } operand_chunk_at;
+static int operand_chunks(uint64_t desc, bool mn_major, int first_row, int rows, operand_chunk_at *chunks)
 {
+    int n = 0;
     if (mn_major) { /* a chunk is 8 rows at one k */
         for (int k = 0; k < 16; k++)
             for (int r = 0; r < rows; r += 8)
-                if (!operand_chunk(b, w, in, descriptor_address(desc, true, first_row + r, k), h, sign,
-                                   &m[r * row_step + k * k_step], row_step))
-                    return false;
+                chunks[n++] = (operand_chunk_at){descriptor_address(desc, true, first_row + r, k), r, k};
     } else { /* a chunk is 8 k of one row */
         for (int r = 0; r < rows; r++)
             for (int k = 0; k < 16; k += 8)
-                if (!operand_chunk(b, w, in, descriptor_address(desc, false, first_row + r, k), h, sign,
-                                   &m[r * row_step + k * k_step], k_step))
-                    return false;
+                chunks[n++] = (operand_chunk_at){descriptor_address(desc, false, first_row + r, k), r, k};
     }
+    return n;
+}
+
+/* One matrix operand from its descriptor, chunk by chunk: `rows` rows by 16 along K, element (r, k) into
+ * m[r * row_step + k * k_step]. */
+static bool operand_matrix(block *b, warp *w, const insn *in, uint64_t desc, bool mn_major, int first_row, int rows,
+                           int h, float sign, float *m, int row_step, int k_step)
+{
+    operand_chunk_at chunks[2 * 256];
+    const int n = operand_chunks(desc, mn_major, first_row, rows, chunks);
+    for (int c = 0; c < n; c++)
+        if (!operand_chunk(b, w, in, chunks[c].at, h, sign, &m[chunks[c].r * row_step + chunks[c].k * k_step],
+                           mn_major ? row_step : k_step))
+            return false;
     return true;
 }
 
 /* racecheck: a wgmma may read its shared-memory operands at any time from its issue to the wait that
  * covers it. At the issue, each 16-byte chunk it reads is checked and marked as being read; at the
- * wait, unmarked. In every layout a descriptor describes, an operand's elements fill the 16-byte
- * chunks they lie in (8 along K, or 8 along M or N), so a chunk is visited at its first element. */
+ * wait, unmarked. */
 static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool issued)
 {
     const insn *in = op->in;
-    const int n = in->size * 8, rank = (int)(w->index % 4);
-    for (int i = 0; i < 16 * 16 + 16 * n; i++) {
-        const bool of_a = i < 16 * 16;
-        if (of_a && (in->flags & F_A_REGS))
-            continue;
-        const uint64_t at = of_a ? descriptor_address(op->a_desc, in->mode & 1, 16 * rank + i / 16, i % 16)
-                                 : descriptor_address(op->b_desc, in->mode & 2, (i - 256) % n, (i - 256) / n);
-        if (at % 16 || at + 16 > b->smem_size) /* out of bounds: the read itself reports it */
+    const int rank = (int)(w->index % 4);
+    operand_chunk_at chunks[2 * 16 + 2 * 256];
+    int n = 0;
+    if (!(in->flags & F_A_REGS)) /* this warp's 16 rows of A, and all of B */
+        n = operand_chunks(op->a_desc, in->mode & 1, 16 * rank, 16, chunks);
+    n += operand_chunks(op->b_desc, in->mode & 2, 0, in->size * 8, chunks + n);
+    for (int c = 0; c < n; c++) {
+        const uint64_t at = chunks[c].at;
+        if (at + 16 > b->smem_size) /* out of bounds: the read itself reports it */
             continue;
         if (!issued)
             race_async_read_end(b, at, 16);
@@ -586,15 +601,20 @@ __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract
 #endif
 static void wgmma_sum(const float A[16][16], const float B[16][256], double D[16][256], int n)
 {
-    double Bd[16][256]; /* B in binary64 once, not once per row of A */
+    typedef double cols8 __attribute__((vector_size(8 * sizeof(double)))); /* 8 columns of a row */
+    cols8 Bd[16][32]; /* B in binary64 once, not once per row of A */
     for (int k = 0; k < 16; k++)
         for (int col = 0; col < n; col++)
-            Bd[k][col] = B[k][col];
+            Bd[k][col / 8][col % 8] = B[k][col];
     for (int row = 0; row < 16; row++)
-        for (int k = 0; k < 16; k++) {
-            const double a = A[row][k];
-            for (int col = 0; col < n; col++)
-                D[row][col] += a * Bd[k][col];
+        for (int c = 0; c < n / 8; c++) { /* 8 columns of the row, summed over k in registers */
+            cols8 acc;
+            for (int j = 0; j < 8; j++)
+                acc[j] = D[row][8 * c + j];
+            for (int k = 0; k < 16; k++)
+                acc += (double)A[row][k] * Bd[k][c];
+            for (int j = 0; j < 8; j++)
+                D[row][8 * c + j] = acc[j];
         }
 }
 
@@ -626,17 +646,21 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     /* this warp's 16 rows of D: the accumulators gathered, A*B added in k order (exact products, one
      * rounding at the end, as for mma), and scattered back */
     uint64_t (*r)[LANES] = w->r;
-    for (int lane = 0; lane < LANES; lane++)
-        for (int i = 0; i < n / 2; i++) {
+    for (int i = 0; i < n / 2; i++) { /* d_i of every lane */
+        const uint64_t *d = r[o[i]];
+        for (int lane = 0; lane < LANES; lane++) {
             int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-            D[row][col] = op->accumulate ? f32_of(r[o[i]][lane]) : 0.0;
+            D[row][col] = op->accumulate ? f32_of(d[lane]) : 0.0;
         }
+    }
     wgmma_sum(A, B, D, n);
-    for (int lane = 0; lane < LANES; lane++)
-        for (int i = 0; i < n / 2; i++) {
+    for (int i = 0; i < n / 2; i++) {
+        uint64_t *d = r[o[i]];
+        for (int lane = 0; lane < LANES; lane++) {
             int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-            r[o[i]][lane] = bits_f32((float)D[row][col]);
+            d[lane] = bits_f32((float)D[row][col]);
         }
+    }
     return true;
 }
 

@@ -1007,6 +1007,11 @@ typedef struct {
     const char *shown; /* the same, quoted for messages */
 } decoder;
 
+static bool is_b128_register(const kbuild *b, const operand *o)
+{
+    return o->kind == O_SLOT && o->slot < b->n_slot_types && b->slot_types[o->slot] == T_B128;
+}
+
 /* Appends one operand (of the given type, for literals) to the instruction's slot list. */
 static bool add_slot(decoder *d, const operand *o, ptx_type type)
 {
@@ -1016,6 +1021,9 @@ static bool add_slot(decoder *d, const operand *o, ptx_type type)
         slot = o->slot;
         if (o->negated)
             return failf(b->lx, o->line, "'!%%p' is not supported as an operand of %s", d->shown);
+        if (is_b128_register(b, o)) /* PTX ISA "Fundamental Types": .b128 is for ld, st, mov, atom.exch, atom.cas */
+            return failf(b->lx, o->line, "%s: a .b128 register is an operand of ld, st and mov of .b128 only",
+                         d->shown);
     } else if (o->kind == O_LIT) {
         slot = const_slot(b, literal_bits(o, type));
     } else if (o->kind == O_SINK) {
@@ -1026,9 +1034,20 @@ static bool add_slot(decoder *d, const operand *o, ptx_type type)
     return slot >= 0 && PUSH(b->lx, b->k->slots_of, b->n_slots_of, b->n_slots_of_cap, slot);
 }
 
-/* A scalar or vector operand: vectors add each element. Returns the number of slots added. */
+/* A scalar or vector operand: vectors add each element, a .b128 register its two slots (low half
+ * first: register_slot). Returns the number of slots added. */
 static int add_value(decoder *d, const operand *o, ptx_type type)
 {
+    if (type == T_B128 && o->kind != O_VEC) {
+        if (!is_b128_register(d->b, o)) {
+            failf(d->b->lx, o->line, "%s: its value must be a .b128 register", d->shown);
+            return -1;
+        }
+        for (int32_t half = 0; half < 2; half++)
+            if (!PUSH(d->b->lx, d->b->k->slots_of, d->b->n_slots_of, d->b->n_slots_of_cap, o->slot + half))
+                return -1;
+        return 2;
+    }
     if (o->kind == O_VEC) {
         for (int i = 0; i < o->vec_count; i++)
             if (!add_slot(d, &d->ops->vec[o->vec_first + i], type))
@@ -1622,14 +1641,16 @@ static bool decode_mov(decoder *d, modifiers *m, const char *base)
     int parts = nd > 1 ? nd : ns;
     if (parts > 1) {
         int part_bits = bits / parts;
-        part = part_bits == 8 ? T_B8 : part_bits == 16 ? T_B16 : part_bits == 32 ? T_B32 : T_NONE;
+        part = part_bits == 8 ? T_B8 : part_bits == 16 ? T_B16 : part_bits == 32 ? T_B32 : part_bits == 64 ? T_B64 : T_NONE;
         if (part == T_NONE || part_bits * parts != bits)
             return failf(d->b->lx, in->ptx_line, "%s: %d parts do not divide %d bits", d->shown, parts, bits);
     }
-    if (add_value(d, dst, nd > 1 ? part : (ptx_type)in->type) != nd ||
-        add_value(d, src, ns > 1 ? part : (ptx_type)in->type) != ns)
+    /* slots, not values: a .b128 register is two (exec_mov moves each) */
+    const int n_dst = add_value(d, dst, nd > 1 ? part : (ptx_type)in->type);
+    const int n_src = n_dst < 0 ? -1 : add_value(d, src, ns > 1 ? part : (ptx_type)in->type);
+    if (n_src < 0)
         return false;
-    in->n_dst = (uint8_t)nd, in->n_src = (uint8_t)ns;
+    in->n_dst = (uint8_t)n_dst, in->n_src = (uint8_t)n_src;
     return true;
 }
 
@@ -1688,14 +1709,18 @@ static bool decode_load_store(decoder *d, modifiers *m, const char *base)
     in->type = (uint8_t)take_type(m);
     if (in->type == T_NONE || !finish_modifiers(d, m) || !need_operands(d, 2))
         return d->b->lx->failed ? false : failf(d->b->lx, in->ptx_line, "%s needs a type", d->shown);
-    if (in->type == T_B128) /* a register slot holds 64 bits: refused here, never moved as 8 bytes */
-        return unsupported(d);
+    const bool b128 = in->type == T_B128; /* PTX ISA "ld", "st": .b128 (PTX ISA 8.3, sm_70 or higher) */
+    if (b128 && in->vec > 1)
+        return failf(d->b->lx, in->ptx_line, "%s: .b128 does not come in vectors", d->shown);
     if (in->type == T_PRED) /* PTX ISA "ld", "st": .type is .b, .u, .s or .f of 8 to 128 bits */
         return failf(d->b->lx, in->ptx_line, "%s: .pred is not a type ld or st takes", d->shown);
     const operand *value = &ops->op[load ? 0 : 1], *address = &ops->op[load ? 1 : 0];
     int n = add_value(d, value, (ptx_type)in->type);
     if (n < 0)
         return false;
+    if (b128) /* the 16 bytes of one register's two slots: run as the ld/st.v2.b64 of the same bytes, which needs
+               * the same alignment (natural: 16) */
+        in->type = T_B64, in->vec = 2;
     if (n != in->vec)
         return failf(d->b->lx, in->ptx_line, "%s moves %d values but names %d", d->shown, in->vec, n);
     if (load)
@@ -2738,6 +2763,8 @@ static bool parse_param_list(lexer *lx, fsig *sig, bool returns)
             return failf(lx, lx->tok.line, "a parameter of more than %d bytes", PTX_MAX_PARAM_BYTES);
         if (sig->reg[i] && (count != 1 || vec != 1))
             return failf(lx, lx->tok.line, "a .reg parameter must be a scalar");
+        if (sig->reg[i] && type == T_B128)
+            return failf(lx, lx->tok.line, "a .reg .b128 parameter is not supported by the emulator");
         sig->type[i] = (uint8_t)type;
         sig->size[i] = (uint32_t)size;
         (void)align;
@@ -2904,7 +2931,8 @@ static bool parse_params(kbuild *b)
     return true;
 }
 
-/* A new register slot of the declared type; -1 if the parse failed. */
+/* A new register slot of the declared type; -1 if the parse failed. A slot holds 64 bits, so a .b128
+ * register is two slots, its low half first: ld, st and mov of .b128 name both (add_value). */
 static int32_t register_slot(kbuild *b, ptx_type type)
 {
     int32_t slot = new_slot(b);
@@ -2914,6 +2942,8 @@ static int32_t register_slot(kbuild *b, ptx_type type)
         if (!PUSH(b->lx, b->slot_types, b->n_slot_types, b->slot_types_cap, (uint8_t)T_NONE))
             return -1;
     b->slot_types[slot] = (uint8_t)type;
+    if (type == T_B128 && register_slot(b, T_B64) < 0) /* the high half, at slot + 1 */
+        return -1;
     return slot;
 }
 

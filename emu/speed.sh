@@ -5,7 +5,7 @@
 #   bash emu/speed.sh [BUILD_DIR] [--vs OLD_BUILD_DIR] [--runs N]
 # BUILD_DIR defaults to ./build. --vs times a second build in the same run, alternating with the first,
 # and prints the ratio: how a change to the emulator is measured (build the old commit in a worktree:
-# `git worktree add /tmp/old COMMIT && cd /tmp/old && meson setup build && ninja -C build conv`).
+# `git worktree add /tmp/old COMMIT && cd /tmp/old && meson setup build && ninja -C build conv emu/libcudaemu.so`).
 # Each figure is the median of --runs runs (default 3), on one host thread unless EMU_THREADS says
 # otherwise. The batch sizes keep each run a few seconds long, so start-up does not count.
 set -euo pipefail
@@ -19,7 +19,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 for dir in "$build" ${old:+"$old"}; do
-    [ -x "$dir/conv" ] || { echo "emu/speed.sh: no $dir/conv: build it first (ninja -C $dir conv)" >&2; exit 2; }
+    [ -x "$dir/conv" ] && [ -f "$dir/emu/libcudaemu.so" ] ||
+        { echo "emu/speed.sh: no $dir/conv or $dir/emu/libcudaemu.so: build them first (ninja -C $dir conv emu/libcudaemu.so)" >&2; exit 2; }
 done
 export EMU_THREADS=${EMU_THREADS:-1} EMU_STATS=1
 

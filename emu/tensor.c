@@ -41,21 +41,22 @@ __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract
 #endif
 static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
-    double Bd[16][8]; /* B in binary64 once, not once per row of A */
+    typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
+    row8 Bd[16]; /* B in binary64 once, not once per row of A */
     for (int k = 0; k < K; k++)
         for (int j = 0; j < 8; j++)
             Bd[k][j] = B[k][j];
-    for (int i = 0; i < 16; i++) {
-        double acc[8]; /* row i of D, summed in k order; the j loop vectorizes */
-        for (int j = 0; j < 8; j++)
-            acc[j] = C[i][j];
-        for (int k = 0; k < K; k++) {
-            const double a = A[i][k];
+    for (int i = 0; i < 16; i += 4) { /* four rows of D at a time: four independent sums in flight */
+        row8 acc[4];                  /* each element summed in k order */
+        for (int row = 0; row < 4; row++)
             for (int j = 0; j < 8; j++)
-                acc[j] += a * Bd[k][j];
-        }
-        for (int j = 0; j < 8; j++)
-            Dm[i][j] = (float)acc[j];
+                acc[row][j] = C[i + row][j];
+        for (int k = 0; k < K; k++)
+            for (int row = 0; row < 4; row++)
+                acc[row] += (double)A[i + row][k] * Bd[k];
+        for (int row = 0; row < 4; row++)
+            for (int j = 0; j < 8; j++)
+                Dm[i + row][j] = (float)acc[row][j];
     }
 }
 
@@ -71,6 +72,34 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
     return false;
 }
 
+/* The fragments of mma.m16n8kK's A, B and C, every lane's, into their matrices: fragment i of each, lane
+ * by lane (register i / 2 holds elements i and i + 1 of a 16-bit operand, low half first; C in f32 has
+ * one register per element). Inlined with K a constant, so the loops unroll and the positions fold. */
+static inline __attribute__((always_inline)) void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES],
+                                                             const int32_t *a_regs, const int32_t *b_regs,
+                                                             const int32_t *c_regs, float A[16][16], float B[16][8],
+                                                             float C[16][8])
+{
+    for (int j = 0; j < K / 4; j++) { /* register j: fragments 2j and 2j + 1 */
+        const uint64_t *reg = r[a_regs[j]];
+        for (int lane = 0; lane < LANES; lane++)
+            for (int e = 0; e < 2; e++)
+                A[frag_a_row(lane, 2 * j + e)][frag_a_col(lane, 2 * j + e)] = half_in(reg[lane] >> (16 * e), h);
+    }
+    for (int j = 0; j < K / 8; j++) {
+        const uint64_t *reg = r[b_regs[j]];
+        for (int lane = 0; lane < LANES; lane++)
+            for (int e = 0; e < 2; e++)
+                B[frag_b_row(lane, 2 * j + e)][frag_b_col(lane, 2 * j + e)] = half_in(reg[lane] >> (16 * e), h);
+    }
+    for (int i = 0; i < 4; i++) {
+        const uint64_t *reg = r[c_regs[c_f32 ? i : i / 2]];
+        for (int lane = 0; lane < LANES; lane++)
+            C[frag_c_row(lane, i)][frag_c_col(lane, i)] =
+                c_f32 ? f32_of(reg[lane]) : half_in(reg[lane] >> (16 * (i & 1)), T_F16);
+    }
+}
+
 step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
@@ -80,30 +109,21 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
     float A[16][16], B[16][8], C[16][8], Dm[16][8];
-    for (int lane = 0; lane < LANES; lane++) {
-        for (int i = 0; i < K / 2; i++) {
-            uint64_t reg = r[o[a0 + i / 2]][lane];
-            A[frag_a_row(lane, i)][frag_a_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
-        }
-        for (int i = 0; i < K / 4; i++) {
-            uint64_t reg = r[o[b0 + i / 2]][lane];
-            B[frag_b_row(lane, i)][frag_b_col(lane, i)] = half_in(reg >> (16 * (i & 1)), h);
-        }
-        for (int i = 0; i < 4; i++)
-            C[frag_c_row(lane, i)][frag_c_col(lane, i)] =
-                c_f32 ? f32_of(r[o[c0 + i]][lane]) : half_in(r[o[c0 + i / 2]][lane] >> (16 * (i & 1)), T_F16);
-    }
+    if (K == 16)
+        mma_gather(16, h, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
+    else
+        mma_gather(8, h, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
     mma_m16n8(K, A, B, C, Dm);
-    for (int lane = 0; lane < LANES; lane++) {
-        if (d_f32) {
-            for (int i = 0; i < 4; i++)
-                r[o[i]][lane] = bits_f32(Dm[frag_c_row(lane, i)][frag_c_col(lane, i)]);
-        } else {
-            for (int reg = 0; reg < 2; reg++) {
-                uint64_t lo = emu_f32_to_f16(Dm[frag_c_row(lane, 2 * reg)][frag_c_col(lane, 2 * reg)]);
-                uint64_t hi = emu_f32_to_f16(Dm[frag_c_row(lane, 2 * reg + 1)][frag_c_col(lane, 2 * reg + 1)]);
-                r[o[reg]][lane] = hi << 16 | lo;
-            }
+    for (int i = 0; i < 4; i++) { /* d_i of every lane; f16 D packs d_2j and d_2j+1 in register j */
+        uint64_t *reg = r[o[d_f32 ? i : i / 2]];
+        for (int lane = 0; lane < LANES; lane++) {
+            const float d = Dm[frag_c_row(lane, i)][frag_c_col(lane, i)];
+            if (d_f32)
+                reg[lane] = bits_f32(d);
+            else if (i & 1)
+                reg[lane] |= (uint64_t)emu_f32_to_f16(d) << 16;
+            else
+                reg[lane] = emu_f32_to_f16(d);
         }
     }
     b->c.tensor_flops += 2 * 16 * 8 * (uint64_t)K;

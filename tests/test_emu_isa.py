@@ -1421,6 +1421,46 @@ def tests_carry(R, rng):
            refused_at_load(R, 'mad.cc.u32 %r2, %r1, %r1, %r1;', 'mad takes .hi or .lo'))
 
 
+def tests_b128(R, rng):
+    """PTX ISA 9.0, "ld", "st", "mov" with .b128 (PTX ISA 8.3, sm_70 or higher): a .b128 register moves 16 bytes at
+    a 16-byte aligned address ("Addresses as Operands": naturally aligned), and mov packs or unpacks it as two .b64
+    or four .b32 parts, the first element the lowest bits (the semantics "mov" gives its vector forms, d = a.x |
+    a.y << 32 | ...). Each 16-byte value below is checked as those rules make it of A's words."""
+    S = 'b128.ptx'
+    threads = 64
+
+    def moves():
+        a = rng.integers(0, 1 << 32, threads * 4, dtype=np.uint64).astype(np.uint32)
+        a[:8] = [0, M32, 0x80000000, 1, M32, M32, M32, M32]  # all-ones halves and the sign bits, carried whole
+        out, path = R.out('u32', threads * 16)
+        R.run(S, 'b128_moves', 1, threads, [R.inp(a), out])
+        got = np.load(path).view(np.uint32).reshape(threads, 16)
+        words = a.reshape(threads, 4)  # thread t's four words, lowest first
+        for t in range(threads):
+            w = [int(x) for x in words[t]]
+            nxt = [int(x) for x in words[(t + 1) % threads]]
+            want = w[2:4] + w[0:2] + w[::-1] + w + nxt
+            if [int(x) for x in got[t]] != want:
+                raise Fail('thread %d: got %s, expected %s' % (t, [hex(int(x)) for x in got[t]], [hex(x) for x in want]))
+    R.case('ld/st.global.b128 and ld/st.shared.b128; mov.b128 unpacking into and packing from two .b64 and four '
+           '.b32 parts, and a plain copy', moves)
+
+    def misaligned():
+        a = np.zeros(8, np.uint32)
+        out, _ = R.out('u32', 4)
+        p = R.launch(S, 'b128_misaligned', 1, 1, [R.inp(a), out])
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 1 or len(lines) != 1 or 'align' not in lines[0] or 'b128_misaligned' not in lines[0]:
+            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+    R.case('ld.global.b128 at an 8-byte aligned address: an error in one line', misaligned)
+
+    # "Fundamental Types" lists where .b128 goes; a .b128 register elsewhere, and a vector of .b128, fail at load
+    R.case('a .b128 register as an add operand is refused at load time',
+           refused_at_load(R, '.reg .b128 %q<2>; add.u32 %r2, %q1, 1;', 'a .b128 register is an operand of ld, st'))
+    R.case('ld.v2.b128 is refused at load time',
+           refused_at_load(R, 'ld.global.v2.b128 {%r1, %r2}, [%r1];', '.b128 does not come in vectors'))
+
+
 def tests_setp(R, rng):
     S = 'setp.ptx'
     sp = [f32b(v) for v in [0.0, -0.0, 1.0, -1.0, 2.5, float('inf'), float('-inf')]] + [0x7FC00000, 0xFFC00000, 0x7F800001,
@@ -2164,7 +2204,7 @@ def main():
     R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
-                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_brx, tests_calls,
+                tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_b128, tests_brx, tests_calls,
                 tests_functions, tests_misc):
         fam(R, rng)
     return R.summary('emu_isa')

@@ -122,11 +122,12 @@ if limited.returncode != 1 or not one_line(limited.stderr) or b"out of host memo
     failures.append(f"local_out_of_host_memory: exit {limited.returncode}: {limited.stderr[:300]!r}")
 refused("shared_total", launch(kernel("shared_total", body=BODY.replace(
     "ret;", ".shared .b8 s1[200000];\n  .shared .b8 s2[200000];\n  ret;"))), "bytes of static shared memory")
-# ld/st .b128 (sm_70+): a register slot holds 64 bits, so they are refused at load, never moved as 8 bytes
-refused("ld_b128", launch(kernel("ld_b128", body=BODY.replace(
-    "ret;", ".reg .b128 %q<2>;\n  ld.global.b128 %q1, [%rd1];\n  ret;"))), "ld.global.b128")
-refused("st_b128", launch(kernel("st_b128", body=BODY.replace(
-    "ret;", ".reg .b128 %q<2>;\n  st.global.b128 [%rd1], %q1;\n  ret;"))), "st.global.b128")
+# .b128: ld and st of a register that is not .b128 (8 bytes would be moved as 16), and the atomics the emulator
+# does not run, refused at load naming the instruction
+refused("ld_b128_of_b64", launch(kernel("ld_b128_of_b64", body=BODY.replace(
+    "ret;", "ld.global.b128 %rd2, [%rd1];\n  ret;"))), "its value must be a .b128 register")
+refused("atom_exch_b128", launch(kernel("atom_exch_b128", body=BODY.replace(
+    "ret;", ".reg .b128 %q<2>;\n  atom.global.exch.b128 %q1, [%rd1], %q0;\n  ret;"))), "atom.global.exch.b128")
 # a memory access of no bytes: ld, st, atom and red of .pred (not a type they take), atom without a type
 refused("ld_pred", launch(kernel("ld_pred", body=BODY.replace(
     "ret;", ".reg .pred %p<2>;\n  ld.global.pred %p1, [%rd1];\n  ret;"))), ".pred is not a type ld or st takes")
