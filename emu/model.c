@@ -121,6 +121,15 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
+/* ASSUME_SASS_ORDER: a warp issues a basic block's instructions in the order ptxas put their lines in the
+ * machine code (each line where its first machine instruction stands), as far as the block's own
+ * dependencies allow: the registers one instruction writes and another reads or writes, and a load and a
+ * store (any two addresses) keep their PTX order. A GPU issues the machine code in order; ptxas moves
+ * independent instructions, hoisting the next step's loads among the arithmetic of this one (04b). Only
+ * arithmetic, logic, conversions, moves and plain loads and stores move, between branches, branch targets,
+ * and any other instruction (barriers, atomics, collectives, tensor-core and asynchronous instructions,
+ * carry chains), and only in a converged warp; the interpreter runs them in that order too, which ptxas's
+ * own reordering shows is the same computation. */
 /* ASSUME_STEADY_WAVES: asked to model only the first waves of the SM's blocks (a launch's model_waves:
  * ptxrun --sample-waves), the model takes every wave after them to last as long as the mean of the modeled
  * waves after the first (the first starts with cold caches and its blocks in step), the tail wave as long
@@ -426,6 +435,8 @@ typedef struct {
     groups copies, mmas;        /* cp.async and wgmma groups */
     uint64_t access_done;       /* when its last access through the data path is done */
     uint32_t *runs;             /* per instruction of the kernel: the times the warp has issued it */
+    int32_t position, end;      /* in a stretch it issues in machine-code order: where it is in the stretch's
+                                   issue order, and the stretch's end (issue_order); else position -1 */
 } warp_time;
 
 typedef struct {
@@ -436,6 +447,11 @@ typedef struct {
 } slot;
 
 typedef struct { uint32_t mbar; uint64_t done; } bulk_copy_time;
+
+/* A kernel's stretches of instructions a warp issues out of PTX order (ASSUME_SASS_ORDER): for a stretch
+ * [first, end) whose issue order is not the PTX's, end_of[first] = end and order[first .. end) its
+ * instructions in the order they issue; end_of is -1 everywhere else. */
+typedef struct { int32_t *order, *end_of; } issue_order;
 
 struct sm_model {
     const model_gpu *g;
@@ -458,6 +474,7 @@ struct sm_model {
     bool l1_bypass;              /* cp.async: to the L2 only (ASSUME_CP_ASYNC_L2) */
     bulk_copy_time *bulk;        /* bulk tensor copies in flight: their mbarrier and when they land */
     int n_bulk, cap_bulk;
+    issue_order order;           /* the kernel's basic blocks in machine-code order (ASSUME_SASS_ORDER) */
 };
 
 
@@ -547,14 +564,18 @@ static unsigned blocks_per_sm(const model_gpu *g, unsigned warps, int registers,
 /* ---- Issue --------------------------------------------------------------------------------------------- */
 
 /* The instruction warp w of block b would issue next, and its lanes; false when none can (all wait). */
-static const insn *next_insn(block *b, const warp *w)
+/* Warp w's next instruction: where its lanes are, or in a stretch it issues in machine-code order, the next
+ * of that order (which it takes when it comes to the stretch's start converged). */
+static const insn *next_insn(const sm_model *m, block *b, const warp *w, warp_time *t)
 {
     uint32_t active;
     int32_t pc;
     if (w->converged) {
         if (!(w->live & ~w->waiting))
             return NULL;
-        return &b->k->code[w->wpc];
+        if (t->position < 0 && m->order.end_of[w->wpc] >= 0)
+            t->position = w->wpc, t->end = m->order.end_of[w->wpc];
+        return &b->k->code[t->position >= 0 ? m->order.order[t->position] : w->wpc];
     }
     if (!warp_next_group(b, w, &active, &pc))
         return NULL;
@@ -655,7 +676,13 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     m->folded = b->k->has_sass && n == 0 && (in->op == OP_LD || in->op == OP_ST) && in->space != SPACE_PARAM &&
                 in->space != SPACE_CONST;
     m->machine_bytes = b->k->has_sass ? in->sass_bytes : 0;
+    if (t->position >= 0) /* out of PTX order: the interpreter runs the one the model issues */
+        w->wpc = (int32_t)(in - b->k->code);
     run_warp(b, w, 1);
+    if (t->position >= 0 && ++t->position < t->end)
+        w->wpc = m->order.order[t->position];
+    else if (t->position >= 0) /* the stretch done: on in PTX order after it */
+        w->wpc = t->end, t->position = -1;
     if (n > 0) /* (a wgmma's pipe time is its N's, set below) */
         m->pipe_free[sub][tm.pipe] = (double)m->now + tm.interval * (in->op == OP_WGMMA_MMA ? 1 : n);
     double done = (double)m->now + (n > 0 ? tm.latency + (n - 1) : 0);
@@ -717,6 +744,121 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     }
 }
 
+/* ---- Issue order (ASSUME_SASS_ORDER) ------------------------------------------------------------------- */
+
+/* Whether a warp may issue `in` out of PTX order: arithmetic, logic, comparisons, conversions, moves, and
+ * plain loads and stores. */
+static bool movable(const insn *in)
+{
+    if (in->flags & (F_CC | F_ALIGNED | F_STRONG))
+        return false;
+    if (in->op == OP_LD || in->op == OP_ST)
+        return true;
+    if (in->op == OP_ADDC || in->op == OP_SUBC || in->op == OP_MADC || in->op == OP_NANOSLEEP || in->op == OP_PMEVENT)
+        return false;
+    const emu_class c = class_of(in);
+    return c == CLASS_FP32 || c == CLASS_FP64 || c == CLASS_FP16 || c == CLASS_INTEGER || c == CLASS_CONVERSION;
+}
+
+/* Whether x writes a register y reads (its sources, guard or address) or writes. */
+static bool writes_for(const ptx_kernel *k, const insn *x, const insn *y)
+{
+    const int32_t *ox = &k->slots_of[x->operands], *oy = &k->slots_of[y->operands];
+    for (int i = 0; i < x->n_dst; i++) {
+        if (ox[i] < 0)
+            continue;
+        if (ox[i] == y->guard || ox[i] == y->addr_base)
+            return true;
+        for (int j = 0; j < y->n_dst + y->n_src; j++)
+            if (ox[i] == oy[j])
+                return true;
+    }
+    return false;
+}
+
+/* Whether two loads or stores may touch the same bytes: not when they name different state spaces (a generic
+ * address may be in any), nor when they add different constant offsets to one register and their bytes do not
+ * meet (where that register changes between them, the register keeps them in order anyway). */
+static bool may_overlap(const insn *a, const insn *b)
+{
+    if (a->space != b->space && a->space != SPACE_GENERIC && b->space != SPACE_GENERIC)
+        return false;
+    const int64_t a_bytes = a->vec * ptx_type_bits((ptx_type)a->type) / 8, b_bytes = b->vec * ptx_type_bits((ptx_type)b->type) / 8;
+    return a->addr_base != b->addr_base ||
+           (a->addr_offset < b->addr_offset + b_bytes && b->addr_offset < a->addr_offset + a_bytes);
+}
+
+/* Whether b, after a in PTX order, must issue after it: a register between them, or a store and a load or
+ * store that may touch the same bytes. */
+static bool depends(const ptx_kernel *k, const insn *a, const insn *b)
+{
+    const bool a_memory = a->op == OP_LD || a->op == OP_ST, b_memory = b->op == OP_LD || b->op == OP_ST;
+    if (a_memory && b_memory && (a->op == OP_ST || b->op == OP_ST) && may_overlap(a, b))
+        return true;
+    return writes_for(k, a, b) || writes_for(k, b, a);
+}
+
+/* Where a basic block starts: at a branch target, and after a branch, call, return or exit. */
+static bool *block_starts(const ptx_kernel *k)
+{
+    bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
+    if (!starts)
+        return NULL;
+    for (int j = 0; j < k->n_code; j++) {
+        const insn *in = &k->code[j];
+        if (in->op == OP_BRA || in->op == OP_BRX || in->op == OP_CALL || in->op == OP_RET || in->op == OP_EXIT)
+            starts[j + 1] = true;
+        if (in->op == OP_BRA && in->target >= 0 && in->target < k->n_code)
+            starts[in->target] = true;
+    }
+    for (int j = 0; j < k->n_branch_targets; j++)
+        if (k->branch_targets[j] >= 0 && k->branch_targets[j] < k->n_code)
+            starts[k->branch_targets[j]] = true;
+    return starts;
+}
+
+/* The kernel's issue order: its stretches of movable instructions within a basic block, each scheduled as a
+ * list scheduler would, taking of the instructions whose dependencies have issued the one ptxas put first.
+ * Without the machine code, PTX order everywhere. False when out of host memory. */
+static bool plan_issue_order(const ptx_kernel *k, issue_order *plan)
+{
+    const size_t n = k->n_code ? (size_t)k->n_code : 1;
+    plan->order = malloc(n * sizeof *plan->order);
+    plan->end_of = malloc(n * sizeof *plan->end_of);
+    int32_t *waiting_on = malloc(n * sizeof *waiting_on); /* its earlier dependencies not issued; -1: issued */
+    bool *starts = k->has_sass ? block_starts(k) : NULL;
+    if (!plan->order || !plan->end_of || !waiting_on || (k->has_sass && !starts)) {
+        free(waiting_on), free(starts);
+        return false;
+    }
+    for (int j = 0; j < k->n_code; j++)
+        plan->order[j] = j, plan->end_of[j] = -1;
+    for (int first = 0, end; k->has_sass && first < k->n_code; first = end) {
+        for (end = first + 1; movable(&k->code[first]) && end < k->n_code && !starts[end] && movable(&k->code[end]);)
+            end++;
+        for (int j = first; j < end; j++) {
+            waiting_on[j] = 0;
+            for (int i = first; i < j; i++)
+                waiting_on[j] += depends(k, &k->code[i], &k->code[j]);
+        }
+        for (int p = first; p < end; p++) {
+            int next = -1;
+            for (int j = first; j < end; j++)
+                if (waiting_on[j] == 0 && (next < 0 || k->code[j].sass_order < k->code[next].sass_order))
+                    next = j;
+            plan->order[p] = next, waiting_on[next] = -1;
+            for (int j = next + 1; j < end; j++)
+                if (waiting_on[j] > 0 && depends(k, &k->code[next], &k->code[j]))
+                    waiting_on[j]--;
+            if (next != p)
+                plan->end_of[first] = end;
+        }
+    }
+    free(waiting_on);
+    free(starts);
+    return true;
+}
+
 /* ---- The SM, cycle by cycle ---------------------------------------------------------------------------- */
 
 uint64_t model_sm_stride(const model_gpu *gpu) { return (uint64_t)gpu->sms; }
@@ -732,7 +874,7 @@ static void slot_start(sm_model *m, slot *s, uint64_t id, unsigned first_warp, c
         memset(t->ready, 0, (size_t)k->n_slots * sizeof *t->ready);
         memset(t->dep, 0, (size_t)k->n_slots);
         memset(t->runs, 0, (size_t)k->n_code * sizeof *t->runs);
-        t->hold_until = 0, t->started = m->now;
+        t->hold_until = 0, t->started = m->now, t->position = -1;
         t->copies = t->mmas = (groups){.open = m->now};
     }
     s->b.model = m;
@@ -789,7 +931,7 @@ static int choose(sm_model *m, candidate *warps_now, int n, int sub, bool expand
             continue;
         const warp *w = &c->s->b.warps[c->wi];
         *any_runnable |= (w->live & ~w->waiting) != 0;
-        c->in = next_insn(&c->s->b, w);
+        c->in = next_insn(m, &c->s->b, w, &c->s->time[c->wi]);
         c->why = blocked_by(m, c->s, c->wi, c->in, sub);
         if (expanding) {
             if (c->id == m->last_issued[sub])
@@ -824,6 +966,11 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
     if (resident > mine)
         resident = (unsigned)mine;
     sm_model m = {.g = g};
+    if (!plan_issue_order(k, &m.order)) {
+        free(m.order.order), free(m.order.end_of);
+        snprintf(err, err_len, "kernel %s: out of host memory to model it", k->name);
+        return EMU_ERR_LAUNCH;
+    }
     m.sector_cycles = g->sector / g->smem_bytes_per_clock;
     m.l2_cycles_per_sector = g->sector / (g->l2_bytes_per_clock / g->sms);
     m.dram_cycles_per_sector = g->sector / (g->dram_gbps / g->sms / g->clock_ghz);
@@ -1000,6 +1147,7 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         block_release(&slots[i].b);
     }
     free(slots);
+    free(m.order.order), free(m.order.end_of);
     l1_free(&m.l1);
     free(m.asked_l2.keys);
     free(m.bulk);
@@ -1296,8 +1444,10 @@ static sass_insn *read_sass(FILE *f, int *n)
  * (ASSUME_SASS_PER_LINE): a branch back to an earlier instruction closes a loop from there to itself, and
  * what ptxas moved out of the loop a line is in (an invariant part of an address) runs once per loop, not
  * once per time the line runs. Into widest, per line, the bytes a thread of the widest of those that load or
- * store moves (ASSUME_SASS_ACCESS_WIDTH), and into imads how many of them are IMADs (ASSUME_IMAD_PIPE). */
-static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, uint32_t *imads, int n_lines)
+ * store moves (ASSUME_SASS_ACCESS_WIDTH), into imads how many of them are IMADs (ASSUME_IMAD_PIPE), and into
+ * first the index of the first of them in the machine code (ASSUME_SASS_ORDER). */
+static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, uint32_t *imads, uint32_t *first,
+                             int n_lines)
 {
     int n;
     sass_insn *code = read_sass(f, &n);
@@ -1320,7 +1470,8 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, uint3
             deepest[code[i].line] = depth[i];
     for (int i = 0; i < n; i++)
         if (code[i].line > 0 && code[i].line <= n_lines && depth[i] == deepest[code[i].line]) {
-            per_line[code[i].line - 1]++;
+            if (!per_line[code[i].line - 1]++)
+                first[code[i].line - 1] = (uint32_t)i;
             imads[code[i].line - 1] += code[i].imad;
             if (code[i].bytes > widest[code[i].line - 1])
                 widest[code[i].line - 1] = code[i].bytes;
@@ -1358,21 +1509,11 @@ static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_
  * (every copy holds each line ptxas kept), or one for a block of one line. A block starts at a branch target
  * and after a branch. */
 static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint8_t *widest,
-                                     const uint32_t *imads, int n_lines)
+                                     const uint32_t *imads, const uint32_t *first_of_line, int n_lines)
 {
-    bool *starts = calloc((size_t)k->n_code + 1, sizeof *starts);
+    bool *starts = block_starts(k);
     if (!starts)
         return;
-    for (int j = 0; j < k->n_code; j++) {
-        const insn *in = &k->code[j];
-        if (in->op == OP_BRA || in->op == OP_BRX || in->op == OP_CALL || in->op == OP_RET || in->op == OP_EXIT)
-            starts[j + 1] = true;
-        if (in->op == OP_BRA && in->target >= 0 && in->target < k->n_code)
-            starts[in->target] = true;
-    }
-    for (int j = 0; j < k->n_branch_targets; j++)
-        if (k->branch_targets[j] >= 0 && k->branch_targets[j] < k->n_code)
-            starts[k->branch_targets[j]] = true;
     for (int first = 0, end; first < k->n_code; first = end) {
         for (end = first + 1; end < k->n_code && !starts[end]; end++) {
         }
@@ -1412,6 +1553,9 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
             k->code[j].copies = (uint8_t)(copies > 255 ? 255 : copies); /* (no block has near so many) */
             k->code[j].sass_bytes = at > 0 && at <= n_lines ? widest[at - 1] : 0;
             k->code[j].sass_on_fma = at > 0 && at <= n_lines && 2 * imads[at - 1] > per_line[at - 1];
+            k->code[j].sass_order = at > 0 && at <= n_lines && per_line[at - 1] ? first_of_line[at - 1]
+                                    : j > first                                 ? k->code[j - 1].sass_order
+                                                                                : 0;
         }
     }
     k->has_sass = true;
@@ -1510,12 +1654,13 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
     uint32_t *per_line = result && nvdisasm ? calloc((size_t)n_lines + 1, sizeof *per_line) : NULL;
     uint8_t *widest = per_line ? calloc((size_t)n_lines + 1, sizeof *widest) : NULL;
     uint32_t *imads = widest ? calloc((size_t)n_lines + 1, sizeof *imads) : NULL;
-    if (imads) {
+    uint32_t *first = imads ? calloc((size_t)n_lines + 1, sizeof *first) : NULL;
+    if (first) {
         snprintf(command, sizeof command, "'%s' -gp -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
         f = system(command) == 0 ? fopen(sass, "r") : NULL;
-        if (f && count_sass_lines(f, per_line, widest, imads, n_lines))
+        if (f && count_sass_lines(f, per_line, widest, imads, first, n_lines))
             for (int i = 0; i < module->n_kernels; i++)
-                set_machine_instructions(&module->kernels[i], per_line, widest, imads, n_lines);
+                set_machine_instructions(&module->kernels[i], per_line, widest, imads, first, n_lines);
         if (f)
             fclose(f);
     }
@@ -1528,6 +1673,7 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
     free(per_line);
     free(widest);
     free(imads);
+    free(first);
     remove(ptx), remove(cubin), remove(log), remove(sass), rmdir(dir);
     return result;
 }

@@ -136,6 +136,8 @@ typedef struct {
     int32_t target;        /* bra: the instruction index jumped to; brx.idx: its list's first branch_targets entry */
     int32_t ptx_line;      /* where the instruction stands in the PTX text */
     int32_t src_file, src_line; /* the CUDA source line it came from (.loc), 0 if unknown */
+    uint32_t sass_order;   /* where ptxas put its line: the index of the line's first machine instruction in the
+                              machine code, or its PTX predecessor's where ptxas made none of it (model.c) */
 } insn;
 
 /* A variable in a state space the kernel uses (a shared array, the local depot, a module global). */

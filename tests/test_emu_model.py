@@ -225,6 +225,22 @@ def imad_iadd_chains(n):
     return kernel("imad_iadd", ".param .u32 y, .param .u32 z, .param .u64 out", regs, "\n".join(body))
 
 
+def loads_among_chains(n, chain=4):
+    """n steps of a dependent FMA chain (`chain` links a step), each step then loading a word of shared memory
+    (512 bytes from the last, a register of its own) and adding it into a second chain. ptxas moves the loads
+    up among the FMAs and the adds down: in its order the loads' latency hides behind the FMA chain, where in
+    the PTX's each step waits for its load. The words are never written (initcheck off: only time counts)."""
+    regs = "    .reg .f32 %f<200>;\n    .reg .u32 %r<4>;\n    .reg .b64 %rd<3>;"
+    body = ["    .shared .align 16 .b8 rows[32768];", "    mov.u32 %r1, rows;", "    mov.f32 %f0, 0f3F800000;",
+            "    mov.f32 %f1, 0f3F800000;", "    mov.f32 %f2, 0f3F800000;", "    mov.f32 %f6, 0f00000000;"]
+    for step in range(n):
+        body += ["    fma.rn.f32 %f0, %f0, %f1, %f2;"] * chain
+        body += [f"    ld.shared.f32 %f{100 + step}, [%r1+{512 * step % 32768}];",
+                 f"    add.f32 %f6, %f6, %f{100 + step};"]
+    body += ["    add.f32 %f0, %f0, %f6;", "    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f0;"]
+    return kernel("loads_among", ".param .u64 out", regs, "\n".join(body))
+
+
 def copy16():
     """Each thread copies its 16 bytes: as much DRAM traffic as work, the GPU's bandwidth decides."""
     regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<6>;"
@@ -485,6 +501,18 @@ def main():
                        "each at half a scheduler's rate, they issue at up to 4 (on the H100: 3.9), on one at 2")
         return f"{machine:.2f} warp instructions a clock (measured on an H100: 3.9; one pipe would give 2)"
     R.case("h100: IMADs go down the FMA pipe, the other integer instructions the ALU", imad_pipe)
+
+    def machine_order():
+        lat_fp32 = figure("h100", "lat_fp32_cycles")
+        machine = per_step("h100", loads_among_chains, 16, 48, env={"EMU_INITCHECK": "0"})
+        alone = per_step("h100", loads_among_chains, 16, 48, env={**PTX_ALONE, "EMU_INITCHECK": "0"})
+        if abs(machine - 4 * lat_fp32) > 1 or alone < machine + 10:
+            raise Fail(f"four dependent FMAs and a load a step: {machine:.2f} cycles a step in ptxas's order (want the "
+                       f"FMAs' 4 x lat_fp32 = {4 * lat_fp32}: the load hidden), {alone:.2f} in the PTX's (want the "
+                       "load's wait on top)")
+        return f"{machine:.2f} cycles a step in ptxas's order, {alone:.2f} in the PTX's"
+    R.case("h100: a warp issues a block in ptxas's order, where the loads it moved up wait behind the FMAs",
+           machine_order)
 
     def occupancy():
         ptx = write("occupancy.ptx", fma_chain(4))
