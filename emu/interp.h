@@ -168,11 +168,13 @@ typedef struct {
     bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */
     bool counting;             /* whether memory requests are counted (the launch asked for counters) */
     /* racecheck (racecheck.c): a shadow per byte of shared memory, a vector clock per warp (n_warps x
-     * n_warps), each thread's last fence.proxy.async and fence.mbarrier_init, the mbarriers' clocks */
+     * n_warps), what each lane has seen of its warp's other lanes (n_warps x 32 x 32), each thread's last
+     * fence.proxy.async and fence.mbarrier_init, the mbarriers' clocks */
     bool racecheck;
     bool race_checked_elsewhere; /* an access whose caller does its race check (a copy landing, wgmma) */
     shadow_byte *shadow;
     uint32_t *vc;
+    uint32_t *lane_seen;
     uint32_t *fence_clock;
     uint32_t *init_fence_clock; /* each thread's last fence.mbarrier_init */
     struct race_mbar *race_mbars;
@@ -282,7 +284,7 @@ void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint
 /* an asynchronous read (wgmma's operands, a bulk copy to global memory) from its issue to its wait */
 bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
 void race_async_read_end(block *b, uint64_t addr, uint64_t size);
-void race_tick(block *b, const warp *w);                       /* bar.warp.sync */
+void race_lanes_meet(block *b, const warp *w, uint32_t lanes); /* bar.warp.sync; a barrier's waiters */
 void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
 void race_acquire(block *b, const warp *w, const uint32_t *from);
 void race_proxy_fence(block *b, const warp *w, uint32_t lanes); /* fence.proxy.async */

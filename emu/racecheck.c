@@ -16,9 +16,13 @@
  * vc[w][w] ticks at each synchronization it releases; vc[w][v] is the latest tick of warp v that w has
  * acquired. Bulk copies write as an agent of their own, not as the thread that issued them: each
  * mbarrier a copy completes on has a column too, which ticks at each landing and reaches a warp only
- * through the mbarrier's phase. An access by thread t of warp v at clock c is ordered before the current access by thread u
- * of warp w when t == u, or v == w and a tick came since (c < vc[w][w]), or v != w and w acquired it
- * (c <= vc[w][v]). Each byte of shared memory remembers its last write and one read since (thread,
+ * through the mbarrier's phase. Lanes of one warp are ordered only where they meet (bar.warp.sync's
+ * members, a barrier's waiters) or through what another lane released: seen[w][u][t] is the tick of warp w
+ * before which lane t's accesses are ordered before lane u's. An access by thread t of warp v at clock c is
+ * ordered before the current access by thread u of warp w when t == u, or v == w and u has seen it
+ * (c < seen[w][u][t]), or v != w and w acquired it (c <= vc[w][v]). What lanes acquire from another warp,
+ * or from a release of their own warp's, they acquire for the whole warp: a release by one lane can hide
+ * a race between two others of its warp when it reaches them through another warp or an mbarrier. Each byte of shared memory remembers its last write and one read since (thread,
  * clock, instruction): a write is checked against both, a read against the write.
  *
  * Asynchronous copies are writes that happen at some moment between their issue and their wait:
@@ -63,6 +67,12 @@ static inline unsigned clock_width(const block *b) { return b->n_warps + COPY_AG
 
 static inline uint32_t *clock_of(block *b, unsigned warp_index) { return b->vc + (size_t)warp_index * clock_width(b); }
 
+/* Lane u of warp w: seen[t], the tick of w before which lane t's accesses are ordered before u's. */
+static inline uint32_t *seen_by(block *b, unsigned warp_index, uint32_t lane)
+{
+    return b->lane_seen + ((size_t)warp_index * LANES + lane) * LANES;
+}
+
 static void join(uint32_t *into, const uint32_t *from, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)
@@ -74,9 +84,10 @@ bool race_alloc(block *b)
 {
     b->shadow = malloc((b->smem_size ? b->smem_size : 1) * sizeof *b->shadow);
     b->vc = malloc((size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
+    b->lane_seen = malloc((size_t)b->n_warps * LANES * LANES * sizeof *b->lane_seen);
     b->fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->fence_clock);
     b->init_fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
-    return b->shadow && b->vc && b->fence_clock && b->init_fence_clock;
+    return b->shadow && b->vc && b->lane_seen && b->fence_clock && b->init_fence_clock;
 }
 
 void race_begin_block(block *b)
@@ -86,6 +97,7 @@ void race_begin_block(block *b)
     memset(b->vc, 0, (size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     for (unsigned w = 0; w < b->n_warps; w++)
         clock_of(b, w)[w] = 1;
+    memset(b->lane_seen, 0, (size_t)b->n_warps * LANES * LANES * sizeof *b->lane_seen);
     memset(b->fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->fence_clock);
     memset(b->init_fence_clock, 0, (size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
     b->n_race_mbars = 0;
@@ -102,7 +114,7 @@ static inline bool ordered(block *b, unsigned thread, uint32_t clock, const warp
     if (thread == w->index * LANES + lane)
         return true;
     unsigned other = thread / LANES;
-    return other == w->index ? clock < vc[other] : clock <= vc[other];
+    return other == w->index ? clock < seen_by(b, w->index, lane)[thread % LANES] : clock <= vc[other];
 }
 
 /* The other side of a race: "thread (x,y,z) at PTX line N (file.cu:L)", or for a copy's landing "the
@@ -231,7 +243,7 @@ void race_async_read_end(block *b, uint64_t addr, uint64_t size)
 
 /* ---- synchronization ------------------------------------------------------------------------- */
 
-void race_tick(block *b, const warp *w) { clock_of(b, w->index)[w->index]++; }
+static void race_tick(block *b, const warp *w) { clock_of(b, w->index)[w->index]++; }
 
 void race_release(block *b, const warp *w, uint32_t *into)
 {
@@ -239,7 +251,32 @@ void race_release(block *b, const warp *w, uint32_t *into)
     race_tick(b, w);
 }
 
-void race_acquire(block *b, const warp *w, const uint32_t *from) { join(clock_of(b, w->index), from, clock_width(b)); }
+/* What `from` holds of this warp's own tick (a lane's release into it, reaching back) every lane acquires:
+ * which lane released it, the vector clock does not say. */
+void race_acquire(block *b, const warp *w, const uint32_t *from)
+{
+    join(clock_of(b, w->index), from, clock_width(b));
+    const uint32_t own = from[w->index] + 1; /* its accesses before the release: clocks up to from[w] */
+    for (uint32_t u = 0; u < LANES; u++) {
+        uint32_t *seen = seen_by(b, w->index, u);
+        for (uint32_t t = 0; t < LANES; t++)
+            seen[t] = seen[t] > own ? seen[t] : own;
+    }
+}
+
+void race_lanes_meet(block *b, const warp *w, uint32_t lanes)
+{
+    uint32_t joined[LANES] = {0}; /* what any of them has seen, each of them now sees */
+    FOR_LANES(lanes, u) {
+        const uint32_t *seen = seen_by(b, w->index, u);
+        for (uint32_t t = 0; t < LANES; t++)
+            joined[t] = joined[t] > seen[t] ? joined[t] : seen[t];
+    }
+    race_tick(b, w);
+    const uint32_t now = clock_of(b, w->index)[w->index]; /* and each other's accesses until now */
+    FOR_LANES(lanes, t) joined[t] = now;
+    FOR_LANES(lanes, u) memcpy(seen_by(b, w->index, u), joined, sizeof joined);
+}
 
 void race_proxy_fence(block *b, const warp *w, uint32_t lanes)
 {
@@ -387,6 +424,7 @@ void race_free(block *b)
     free(b->race_mbars);
     free(b->shadow);
     free(b->vc);
+    free(b->lane_seen);
     free(b->fence_clock);
     free(b->init_fence_clock);
 }

@@ -165,9 +165,12 @@ void try_complete(block *b, int id)
             continue;
         if (bar->red_slot >= 0)
             FOR_LANES(w->waiting, l) w->r[bar->red_slot][l] = bar->red_value;
-        if (b->racecheck) /* what every arrived warp did before arriving is ordered before what this one does next */
-            race_acquire(b, w, bar->released);
         const uint32_t at_barrier = w->waiting & ~w->at_warp_sync;
+        if (b->racecheck) { /* what every arrived warp did before arriving is ordered before what this one does
+                             * next, its own lanes' too */
+            race_acquire(b, w, bar->released);
+            race_lanes_meet(b, w, at_barrier);
+        }
         FOR_LANES(at_barrier, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
         reconverge(w, at_barrier);
         w->waiting &= ~at_barrier;
@@ -409,15 +412,14 @@ step exec_warp_sync(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], con
             waits = true;
             continue;
         }
-        /* all here: "guarantees memory ordering among threads participating in barrier". The warp has one
-         * clock, so this orders its other lanes too: a race between lanes outside a partial mask goes
-         * unseen. */
+        /* all here: "guarantees memory ordering among threads participating in barrier", the members and
+         * no other lane */
         FOR_LANES(waiting_same, l) w->pc[l]++;
         w->waiting &= ~waiting_same;
         w->at_warp_sync &= ~waiting_same;
         reconverge(w, members);
         if (b->racecheck)
-            race_tick(b, w);
+            race_lanes_meet(b, w, members);
     }
     if (!waits)
         return STEP_NEXT;
@@ -448,7 +450,7 @@ void release_warp_syncs(block *b, warp *w)
         w->at_warp_sync &= ~same;
         reconverge(w, same);
         if (b->racecheck)
-            race_tick(b, w);
+            race_lanes_meet(b, w, same);
     }
 }
 

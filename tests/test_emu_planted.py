@@ -340,6 +340,15 @@ def main():
                        [("f32", 4)], "shared 0x5 races" if space == "shared" else "racecheck",
                        line=bug_line["byte_in_vector"])
 
+    # y-z: lanes of one warp are ordered where they meet, not by what other lanes of the warp do
+    x = rng.integers(-50, 50, size=32).astype(np.float32)
+    r.expect_correct("y.half_warps ok", "half_warps_ok", (1,), (32,), [x], [("f32", 32)], x[np.arange(32) ^ 1])
+    r.expect_error("y.half_warps other_half", "half_warps_other_half", (1,), (32,), [x], [("f32", 32)], "racecheck",
+                   line=bug_line["other_half"])
+    r.expect_correct("z.fence_between ok", "fence_between_ok", (1,), (32,), [x], [("f32", 1)], x[1:2])
+    r.expect_error("z.fence_between fence_between", "fence_between_lanes", (1,), (32,), [x], [("f32", 1)],
+                   "racecheck", line=bug_line["fence_between"])
+
     return r.summary("emu_planted")
 
 

@@ -679,3 +679,41 @@ extern "C" __global__ void vector_global_byte_race(const float4* in, float4* out
 {
     byte_then_vector<false, true>(in, out);
 }
+
+// y. Two half-warps exchange through shared memory, each half synchronizing only itself (__syncwarp with its
+//    half's member mask, "guarantees memory ordering among threads participating in barrier"): lane t reads
+//    lane t ^ 1's element, in its own half.
+//    other_half: lane t reads lane t ^ 16's element, which the other half's __syncwarp orders for that half only.
+template <bool other_half>
+__device__ void half_warps(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    s[t] = in[t];
+    __syncwarp(t < 16 ? 0x0000ffffu : 0xffff0000u);
+    out[t] = other_half ? s[t ^ 16] : s[t ^ 1]; // BUG: other_half -- lane t ^ 16's store is ordered for its half alone
+}
+
+extern "C" __global__ void half_warps_ok(const float* in, float* out) { half_warps<false>(in, out); }
+extern "C" __global__ void half_warps_other_half(const float* in, float* out) { half_warps<true>(in, out); }
+
+// z. One lane's fence orders nothing between two others: lane 1 stores an element, lane 2 runs
+//    fence.proxy.async, and lane 0 reads the element after a __syncwarp.
+//    fence_between: no __syncwarp, only lane 2's fence between the store and the read.
+template <bool sync>
+__device__ void fence_between(const float* in, float* out)
+{
+    __shared__ float s[32];
+    unsigned t = threadIdx.x;
+    if (t == 1)
+        s[1] = in[1];
+    if (t == 2)
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    if (sync)
+        __syncwarp();
+    if (t == 0)
+        out[0] = s[1]; // BUG: fence_between -- lane 2's fence does not order lane 1's store before this read
+}
+
+extern "C" __global__ void fence_between_ok(const float* in, float* out) { fence_between<true>(in, out); }
+extern "C" __global__ void fence_between_lanes(const float* in, float* out) { fence_between<false>(in, out); }
