@@ -119,7 +119,7 @@ uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_
     if (b->racecheck && kind != ACCESS_PROBE && !b->race_checked_elsewhere) {
         const bool strong = kind == ACCESS_ATOMIC || (in && (in->flags & F_STRONG));
         if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
-            race_acquire_at(b, w, addr);
+            race_acquire_at(b, w, addr, 1u << lane);
         if (!race_access(b, w, in, lane, addr, size, kind != ACCESS_READ, strong))
             return NULL;
         if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)
@@ -149,7 +149,7 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
         if (in && (in->flags & (F_ACQUIRE | F_RELEASE)))
             race_global_synchronized(b); /* it may order blocks: see racecheck_global.c */
         if ((in && (in->flags & F_ACQUIRE)) && kind != ACCESS_WRITE)
-            race_acquire_at(b, w, RACE_GLOBAL_WORD | addr);
+            race_acquire_at(b, w, RACE_GLOBAL_WORD | addr, 1u << lane);
         if (!race_global_access(b, w, in, lane, a, addr, size, kind != ACCESS_READ, strong))
             return NULL;
         if ((in && (in->flags & F_RELEASE)) && kind != ACCESS_READ)

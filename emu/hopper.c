@@ -269,7 +269,7 @@ step exec_mbar_wait(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], con
         bool done = asked != st.parity;
         r[o[0]][l] = done;
         if (done && b->racecheck) /* it saw the phase complete: what was released into it is ordered before */
-            race_mbar_acquire(b, w, (uint32_t)shared_offset_of(addr));
+            race_mbar_acquire(b, w, (uint32_t)shared_offset_of(addr), 1u << l);
         if (!done)
             all_done = false, waited_on = shared_offset_of(addr);
     }

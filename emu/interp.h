@@ -286,7 +286,7 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
 void race_async_read_end(block *b, uint64_t addr, uint64_t size);
 void race_lanes_meet(block *b, const warp *w, uint32_t lanes); /* bar.warp.sync; a barrier's waiters */
 void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
-void race_acquire(block *b, const warp *w, const uint32_t *from);
+void race_acquire(block *b, const warp *w, const uint32_t *from, uint32_t lanes); /* lanes: who acquire */
 void race_proxy_fence(block *b, const warp *w, uint32_t lanes); /* fence.proxy.async */
 void race_mbar_init_fence(block *b, const warp *w, uint32_t lanes); /* fence.mbarrier_init */
 void race_mbar_init(block *b, const warp *w, uint32_t lane, const insn *in, uint32_t at);
@@ -297,16 +297,16 @@ void race_mbar_arrive(block *b, const warp *w, uint32_t at);
 bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t addr, uint64_t size,
                       int32_t issued_at);
 void race_mbar_phase_complete(block *b, uint32_t at);
-void race_mbar_acquire(block *b, const warp *w, uint32_t at);
+void race_mbar_acquire(block *b, const warp *w, uint32_t at, uint32_t lanes);
 /* st/atom .release on a word of memory, and ld/atom .acquire of it: the word's shared offset, or for global
  * memory RACE_GLOBAL_WORD | its address */
 #define RACE_GLOBAL_WORD (1ull << 63)
 void race_release_at(block *b, const warp *w, uint64_t at);
-void race_acquire_at(block *b, const warp *w, uint64_t at);
+void race_acquire_at(block *b, const warp *w, uint64_t at, uint32_t lanes);
 /* A strong access of the word at `at` (the same keys), after race_access: the release and acquire patterns
  * fences make with strong accesses (false: out of host memory, reported) */
 bool race_strong_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t at, bool reads, bool writes);
-void race_fence(block *b, warp *w);        /* membar, fence.sc, fence.acq_rel */
+void race_fence(block *b, warp *w, uint32_t lanes); /* membar, fence.sc, fence.acq_rel */
 void race_free(block *b);
 
 /* racecheck in global memory (racecheck_global.c). */

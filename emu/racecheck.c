@@ -20,9 +20,10 @@
  * members, a barrier's waiters) or through what another lane released: seen[w][u][t] is the tick of warp w
  * before which lane t's accesses are ordered before lane u's. An access by thread t of warp v at clock c is
  * ordered before the current access by thread u of warp w when t == u, or v == w and u has seen it
- * (c < seen[w][u][t]), or v != w and w acquired it (c <= vc[w][v]). What lanes acquire from another warp,
- * or from a release of their own warp's, they acquire for the whole warp: a release by one lane can hide
- * a race between two others of its warp when it reaches them through another warp or an mbarrier. Each byte of shared memory remembers its last write and one read since (thread,
+ * (c < seen[w][u][t]), or v != w and w acquired it (c <= vc[w][v]). What a lane acquires from another
+ * warp, it acquires for its whole warp (vc has one entry per warp), and what it acquires of its own warp's
+ * releases, from all its warp's lanes up to the release (the clock does not say which lane released): a
+ * release can hide a race between two other lanes of its warp when it reaches them through another warp. Each byte of shared memory remembers its last write and one read since (thread,
  * clock, instruction): a write is checked against both, a read against the write.
  *
  * Asynchronous copies are writes that happen at some moment between their issue and their wait:
@@ -251,13 +252,13 @@ void race_release(block *b, const warp *w, uint32_t *into)
     race_tick(b, w);
 }
 
-/* What `from` holds of this warp's own tick (a lane's release into it, reaching back) every lane acquires:
- * which lane released it, the vector clock does not say. */
-void race_acquire(block *b, const warp *w, const uint32_t *from)
+/* What `from` holds of this warp's own tick (a lane's release into it, reaching back) the acquiring lanes
+ * take from every lane: which lane released it, the vector clock does not say. */
+void race_acquire(block *b, const warp *w, const uint32_t *from, uint32_t lanes)
 {
     join(clock_of(b, w->index), from, clock_width(b));
     const uint32_t own = from[w->index] + 1; /* its accesses before the release: clocks up to from[w] */
-    for (uint32_t u = 0; u < LANES; u++) {
+    FOR_LANES(lanes, u) {
         uint32_t *seen = seen_by(b, w->index, u);
         for (uint32_t t = 0; t < LANES; t++)
             seen[t] = seen[t] > own ? seen[t] : own;
@@ -369,14 +370,20 @@ void race_mbar_phase_complete(block *b, uint32_t at)
     memset(m->arrived, 0, clock_width(b) * sizeof *m->arrived);
 }
 
-void race_mbar_acquire(block *b, const warp *w, uint32_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
+void race_mbar_acquire(block *b, const warp *w, uint32_t at, uint32_t lanes)
+{
+    race_acquire(b, w, mbar_clocks(b, at)->completed, lanes);
+}
 
 /* st.release / atom.release on a word of memory, and ld.acquire / atom.acquire of it ("Release and Acquire
  * Patterns"): the word keeps a clock as an mbarrier does. An acquire takes whatever was released there,
  * whether or not it read that release's value: it can miss a race, never invent one. */
 void race_release_at(block *b, const warp *w, uint64_t at) { race_release(b, w, mbar_clocks(b, at)->completed); }
 
-void race_acquire_at(block *b, const warp *w, uint64_t at) { race_acquire(b, w, mbar_clocks(b, at)->completed); }
+void race_acquire_at(block *b, const warp *w, uint64_t at, uint32_t lanes)
+{
+    race_acquire(b, w, mbar_clocks(b, at)->completed, lanes);
+}
 
 /* A fence (membar, fence.sc, fence.acq_rel) and strong accesses make the release and acquire patterns of
  * "Memory Consistency Model": a fence, then a strong write, releases what came before the fence; a strong
@@ -407,10 +414,10 @@ bool race_strong_access(block *b, warp *w, const insn *in, uint32_t lane, uint64
     return true;
 }
 
-void race_fence(block *b, warp *w)
+void race_fence(block *b, warp *w, uint32_t lanes)
 {
     for (int i = 0; i < w->n_strong_reads; i++)
-        race_acquire_at(b, w, w->strong_reads[i]);
+        race_acquire_at(b, w, w->strong_reads[i], lanes);
     w->n_strong_reads = 0;
     w->fenced = true;
 }

@@ -168,7 +168,7 @@ void try_complete(block *b, int id)
         const uint32_t at_barrier = w->waiting & ~w->at_warp_sync;
         if (b->racecheck) { /* what every arrived warp did before arriving is ordered before what this one does
                              * next, its own lanes' too */
-            race_acquire(b, w, bar->released);
+            race_acquire(b, w, bar->released, at_barrier);
             race_lanes_meet(b, w, at_barrier);
         }
         FOR_LANES(at_barrier, l) w->pc[l]++; /* waiting warps keep per-lane pcs (see exec_barrier) */
@@ -501,7 +501,7 @@ step exec_membar(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const 
     if (!(in->flags & (F_PROXY_ASYNC | F_MBAR_INIT_FENCE)) && m) {
         race_global_synchronized(b); /* a fence may order blocks (racecheck_global.c) */
         if (b->racecheck)
-            race_fence(b, w);
+            race_fence(b, w, m);
     }
     return STEP_NEXT;
 }

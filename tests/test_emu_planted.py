@@ -349,6 +349,11 @@ def main():
     r.expect_error("z.fence_between fence_between", "fence_between_lanes", (1,), (32,), [x], [("f32", 1)],
                    "racecheck", line=bug_line["fence_between"])
 
+    # aa: a release and an acquire order the lanes that make them, not a third lane of the warp
+    r.expect_correct("aa.lane_message ok", "lane_message_ok", (1,), (32,), [x], [("f32", 1)], x[1:2])
+    r.expect_error("aa.lane_message no_acquire", "lane_message_no_acquire", (1,), (32,), [x], [("f32", 2)],
+                   "racecheck", line=bug_line["no_acquire"])
+
     return r.summary("emu_planted")
 
 

@@ -717,3 +717,30 @@ __device__ void fence_between(const float* in, float* out)
 
 extern "C" __global__ void fence_between_ok(const float* in, float* out) { fence_between<true>(in, out); }
 extern "C" __global__ void fence_between_lanes(const float* in, float* out) { fence_between<false>(in, out); }
+
+// aa. A release and an acquire order the two lanes that make them, no other: lane 1 stores an element and
+//     sets a flag with st.release; lane 0 reads the flag with ld.acquire and, when set, the element.
+//     no_acquire: lane 2 reads the element too, having acquired nothing (the answer is right in the
+//     emulator's order; nothing in the memory model makes it so).
+template <bool third_lane>
+__device__ void lane_message(const float* in, float* out)
+{
+    __shared__ float data;
+    __shared__ unsigned flag;
+    unsigned t = threadIdx.x;
+    unsigned flag_at = (unsigned)__cvta_generic_to_shared(&flag);
+    if (t == 1) {
+        data = in[1];
+        asm volatile("st.release.cta.shared.u32 [%0], 1;\n" ::"r"(flag_at) : "memory");
+    }
+    if (t == 0) {
+        unsigned seen;
+        asm volatile("ld.acquire.cta.shared.u32 %0, [%1];\n" : "=r"(seen) : "r"(flag_at) : "memory");
+        out[0] = seen ? data : -1.0f;
+    }
+    if (third_lane && t == 2)
+        out[1] = data; // BUG: no_acquire -- lane 1's store is ordered before lane 0's reads, not lane 2's
+}
+
+extern "C" __global__ void lane_message_ok(const float* in, float* out) { lane_message<false>(in, out); }
+extern "C" __global__ void lane_message_no_acquire(const float* in, float* out) { lane_message<true>(in, out); }
