@@ -100,16 +100,6 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
     }
 }
 
-/* The first of `size` bytes initcheck's map of shared memory says nothing wrote (it holds 1 for written), or
- * NULL. A loop, not memchr: an access is 16 bytes at most, too few to pay for a call. */
-static inline const uint8_t *first_unwritten(const uint8_t *written, uint64_t size)
-{
-    for (uint64_t i = 0; i < size; i++)
-        if (!written[i])
-            return written + i;
-    return NULL;
-}
-
 uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size,
                        access_kind kind)
 {
@@ -129,7 +119,7 @@ uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_
     }
     if (initcheck && (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC))
         memset(b->smem_written + addr, 1, size);
-    const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? first_unwritten(b->smem_written + addr, size) : NULL;
+    const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? memchr(b->smem_written + addr, 0, size) : NULL;
     if (unwritten) {
         fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
               "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));
