@@ -241,6 +241,24 @@ def loads_among_chains(n, chain=4):
     return kernel("loads_among", ".param .u64 out", regs, "\n".join(body))
 
 
+def loads_among_written(n, chain=4):
+    """loads_among_chains with every word it loads written first (thread 0 stores step + 1 at row step, then a
+    barrier) and each thread's result stored: f0 after 4n FMAs (x * 1 + 1 from 1: 1 + 4n) plus the n words
+    loaded (n (n + 1) / 2), exact in fp32."""
+    regs = "    .reg .f32 %f<200>;\n    .reg .u32 %r<4>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<4>;"
+    body = ["    .shared .align 16 .b8 rows[32768];", "    mov.u32 %r1, rows;", "    mov.u32 %r2, %tid.x;",
+            "    setp.ne.u32 %p1, %r2, 0;", "    @%p1 bra STORED;"]
+    body += [f"    st.shared.f32 [%r1+{512 * step}], 0f{np.float32(step + 1).view(np.uint32):08X};" for step in range(n)]
+    body += ["STORED:", "    bar.sync 0;", "    mov.f32 %f0, 0f3F800000;", "    mov.f32 %f1, 0f3F800000;",
+             "    mov.f32 %f2, 0f3F800000;", "    mov.f32 %f6, 0f00000000;"]
+    for step in range(n):
+        body += ["    fma.rn.f32 %f0, %f0, %f1, %f2;"] * chain
+        body += [f"    ld.shared.f32 %f{100 + step}, [%r1+{512 * step}];", f"    add.f32 %f6, %f6, %f{100 + step};"]
+    body += ["    add.f32 %f0, %f0, %f6;", "    ld.param.u64 %rd1, [out];", "    mul.wide.u32 %rd2, %r2, 4;",
+             "    add.s64 %rd3, %rd1, %rd2;", "    st.global.f32 [%rd3], %f0;"]
+    return kernel("loads_among_written", ".param .u64 out", regs, "\n".join(body))
+
+
 def copy16():
     """Each thread copies its 16 bytes: as much DRAM traffic as work, the GPU's bandwidth decides."""
     regs = "    .reg .u32 %r<10>;\n    .reg .b64 %rd<6>;"
@@ -513,6 +531,22 @@ def main():
         return f"{machine:.2f} cycles a step in ptxas's order, {alone:.2f} in the PTX's"
     R.case("h100: a warp issues a block in ptxas's order, where the loads it moved up wait behind the FMAs",
            machine_order)
+
+    def machine_order_computes():
+        n = 16
+        ptx = write("loads_among_written.ptx", loads_among_written(n))
+        want = np.float32(1 + 4 * n + n * (n + 1) // 2)
+        got = {}
+        for how, env in (("in ptxas's order", {}), ("in the PTX's", PTX_ALONE)):
+            out, path = R.out("f32", 64)
+            m = modeled("h100", ptx, "loads_among_written", 1, 64, [out], env=env)
+            if how == "in ptxas's order" and not m["machine"]:
+                raise Fail(f"the model read no machine code: {m['text'].strip()[-300:]}")
+            got[how] = np.load(path)
+            if not np.all(got[how] == want):
+                raise Fail(f"issued {how}: {got[how][:4]} ..., want {want} in every thread")
+        return f"every thread {want:.0f} either way"
+    R.case("h100: a block issued in ptxas's order computes what the PTX does", machine_order_computes)
 
     def occupancy():
         ptx = write("occupancy.ptx", fma_chain(4))
