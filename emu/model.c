@@ -1305,27 +1305,36 @@ typedef struct {
     bool imad;     /* an IMAD, IMUL or IDP: the FMA pipe's integer work (ASSUME_IMAD_PIPE) */
 } sass_insn;
 
-/* Whether the instruction after its address, a predicate first or not, is an IMAD, IMUL or IDP. */
-static bool is_imad(const char *p)
+/* The opcode of the machine instruction `p` (the listing after its address: `@!P0 LDS.128 R4, [R2]`), past its
+ * predicate if it has one; its name's length (LDS) in *name. */
+static const char *opcode_of(const char *p, size_t *name)
 {
     if (*p == '@')
         p += strcspn(p, " \t"), p += strspn(p, " \t");
-    const size_t name = strcspn(p, ". \t;");
+    *name = strcspn(p, ". \t;");
+    return p;
+}
+
+/* Whether the instruction after its address is an IMAD, IMUL or IDP. */
+static bool is_imad(const char *p)
+{
+    size_t name;
+    p = opcode_of(p, &name);
     return (name == 4 && (strncmp(p, "IMAD", 4) == 0 || strncmp(p, "IMUL", 4) == 0)) ||
            (name == 3 && strncmp(p, "IDP", 3) == 0);
 }
 
 /* The bytes per thread a load or store of shared, global or local memory moves, from its opcode and its size
  * suffix (LDG.E.128: 16, LDS.64: 8, LDS.U8: 1, none: 4); 0 for any other instruction. `p` is the instruction
- * after its address, a predicate first (`@!P0 LDS ...`) or not. */
+ * after its address. */
 static uint8_t access_bytes(const char *p)
 {
     static const char *const opcodes[] = {"LDS", "STS", "LDG", "STG", "LDL", "STL", "LD", "ST"};
     static const struct { const char *suffix; uint8_t bytes; } sizes[] = {
         {"128", 16}, {"64", 8}, {"U8", 1}, {"S8", 1}, {"U16", 2}, {"S16", 2}};
-    if (*p == '@')
-        p += strcspn(p, " \t"), p += strspn(p, " \t");
-    const size_t name = strcspn(p, ". \t;"), end = strcspn(p, " \t;");
+    size_t name;
+    p = opcode_of(p, &name);
+    const size_t end = strcspn(p, " \t;");
     bool memory = false;
     for (size_t i = 0; i < sizeof opcodes / sizeof *opcodes; i++)
         memory |= strlen(opcodes[i]) == name && strncmp(p, opcodes[i], name) == 0;

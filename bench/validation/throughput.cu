@@ -428,25 +428,20 @@ struct ImadIadd {  /* IMAD and IADD3 in turn (a link: x = x y + z, then x + y + 
                      : "+r"(x) : "r"(y), "r"(z));
     }
 };
-struct FfmaIadd {  /* FFMA and IADD3 in turn, on one register's bits (the moves between .f32 and .b32 are none in
-                      the machine code) */
-    typedef unsigned T;
-    static __device__ void links(unsigned &x, unsigned y, unsigned z)
-    {
-        asm volatile("{\n.reg .f32 f;\n" X16("mov.b32 f, %0;\nfma.rn.f32 f, f, f, f;\nmov.b32 %0, f;\n"
-                                             "add.s32 %0, %0, %1;\nadd.s32 %0, %0, %2;\n") "}\n"
-                     : "+r"(x) : "r"(y), "r"(z));
-    }
-};
-struct FfmaImad {  /* FFMA and IMAD in turn, on one register's bits: do they share the FMA pipe? */
-    typedef unsigned T;
-    static __device__ void links(unsigned &x, unsigned y, unsigned z)
-    {
-        asm volatile("{\n.reg .f32 f;\n" X16("mov.b32 f, %0;\nfma.rn.f32 f, f, f, f;\nmov.b32 %0, f;\n"
-                                             "mad.lo.s32 %0, %0, %1, %2;\n") "}\n"
-                     : "+r"(x) : "r"(y), "r"(z));
-    }
-};
+/* An FFMA and an integer link in turn, on one register's bits (the moves between .f32 and .b32 are none in the
+ * machine code). */
+#define FFMA_THEN(NAME, INTEGER)                                                                        \
+    struct NAME {                                                                                      \
+        typedef unsigned T;                                                                            \
+        static __device__ void links(unsigned &x, unsigned y, unsigned z)                              \
+        {                                                                                              \
+            asm volatile("{\n.reg .f32 f;\n" X16("mov.b32 f, %0;\nfma.rn.f32 f, f, f, f;\nmov.b32 %0, f;\n" INTEGER) \
+                         "}\n" : "+r"(x) : "r"(y), "r"(z));                                               \
+        }                                                                                              \
+    };
+
+FFMA_THEN(FfmaIadd, "add.s32 %0, %0, %1;\nadd.s32 %0, %0, %2;\n") /* FFMA and IADD3 in turn */
+FFMA_THEN(FfmaImad, "mad.lo.s32 %0, %0, %1, %2;\n")               /* FFMA and IMAD: do they share the FMA pipe? */
 struct Ex2 {  /* MUFU.EX2 alone: the .ftz form, as without it ptxas guards an input that might be below 2^-126 with an
                  FSETP and two predicated FMULs (on the first link of each loop trip, where it cannot tell) */
     typedef float T;
