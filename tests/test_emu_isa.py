@@ -959,6 +959,13 @@ def fcmp(op, x, y):
     return (not n) and FCMP[op](x, y)
 
 
+def one_error_line(p, *words):
+    """ptxrun `p` failed as an error must: exit 1 and one line on stderr, holding every one of `words`."""
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 1 or len(lines) != 1 or any(w not in lines[0] for w in words):
+        raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+
+
 def refused_at_load(R, line, words):
     """A case: ptxrun on a kernel holding `line` (PTX line 10) exits 1 with one line naming the line and saying
     `words`, before anything runs."""
@@ -969,9 +976,7 @@ def refused_at_load(R, line, words):
                     '  .reg .b32 %r<4>;\n  .reg .b16 %h<4>;\n  mov.u32 %r1, 1;\n  mov.u16 %h1, 1;\n'
                     '  ' + line + '\n  ret;\n}\n')
         p = R.launch(path, 'k', 1, 1, [])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or '.ptx:10:' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, words, '.ptx:10:')
     return run
 
 
@@ -997,10 +1002,7 @@ def tests_brx(R, rng):
         x = np.array([0, 1] * 8 + [2] + [0] * 15, np.uint32)
         out, _ = R.out('u32', 32)
         p = R.launch(S, 'brx_unguarded', 1, 32, [R.inp(x), R.inp(x), out, 'u32:32'])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or 'index 2 is past the 2 labels' not in lines[0] or \
-                'thread (16,0,0)' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, 'index 2 is past the 2 labels', 'thread (16,0,0)')
     R.case('brx.idx with an index past its list: an error naming the thread, not a jump anywhere', past_the_end)
 
     def in_range():
@@ -1057,10 +1059,7 @@ def tests_calls(R, rng):
     def assertion():
         x = np.array([1, -2, 3, -4], np.int32)
         p = R.launch(S, 'assert_nonnegative', 1, 4, [R.inp(x)])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or 'thread (1,0,0): assertion `x >= 0` failed (calls.cu:42, in void ' \
-                'check(int *))' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, 'thread (1,0,0): assertion `x >= 0` failed (calls.cu:42, in void check(int *))')
     R.case('__assertfail: the first thread whose assertion fails stops the kernel with one error line', assertion)
 
     def holds():
@@ -1093,9 +1092,7 @@ def refused_module(R, text, words, line):
         with open(path, 'w') as f:
             f.write('.version 9.0\n.target sm_80\n.address_size 64\n' + text)
         p = R.launch(path, 'k', 1, 1, [])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or '.ptx:%d:' % line not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, words, '.ptx:%d:' % line)
     return run
 
 
@@ -1259,9 +1256,7 @@ def tests_functions(R, rng):
         with open(path, 'w') as f:
             f.write('\n'.join(lines) + '\n')
         p = R.launch(path, 'k0', 1, 1, [], timeout=60)
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or 'more than 16777216 tokens' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, 'more than 16777216 tokens')
     R.case('functions read into many kernels past the limit: one line, not a quadratic parse', link_budget)
 
     def counters():
@@ -1279,10 +1274,7 @@ def tests_functions(R, rng):
     def error(kernel, words, thread='0,0,0'):
         def run():
             p = R.launch(H, kernel, 1, 32, [])
-            lines = p.stderr.strip().splitlines()
-            if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or \
-                    'kernel %s, PTX line' % kernel not in lines[0] or 'thread (%s)' % thread not in lines[0]:
-                raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+            one_error_line(p, words, 'kernel %s, PTX line' % kernel, 'thread (%s)' % thread)
         return run
     R.case('an indirect call through the address of a variable: an error naming the thread',
            error('bad_pointer', 'not the address of a function of the module'))
@@ -1407,9 +1399,7 @@ def tests_carry(R, rng):
         out, _ = R.out('u32', n * 8)
         p = R.launch(S, 'addc_before_cc', 1, 32, [R.inp(np.array(a, np.uint32).ravel()),
                                                   R.inp(np.array(b, np.uint32).ravel()), out, 'u32:32'])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or 'addc reads CC.CF' not in lines[0] or 'addc_before_cc' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, 'addc reads CC.CF', 'addc_before_cc')
     R.case('addc before any .cc instruction: CC.CF has no value, an error in one line', before_cc)
 
     # "add.cc.type / mad{.hi,.lo}.cc.type: .type = { .u32, .s32, .u64, .s64 }": anything else fails at load time
@@ -1449,9 +1439,7 @@ def tests_b128(R, rng):
         a = np.zeros(8, np.uint32)
         out, _ = R.out('u32', 4)
         p = R.launch(S, 'b128_misaligned', 1, 1, [R.inp(a), out])
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or 'align' not in lines[0] or 'b128_misaligned' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, 'align', 'b128_misaligned')
     R.case('ld.global.b128 at an 8-byte aligned address: an error in one line', misaligned)
 
     # "Fundamental Types" lists where .b128 goes; a .b128 register elsewhere, and a vector of .b128, fail at load
@@ -2007,9 +1995,7 @@ def tests_progress(R, rng):
         flag, _ = R.inout(np.zeros(1, dtype=np.uint32))
         o, _ = R.out('u32', 1)
         p = R.launch('progress.ptx', 'everyone_spins', 1, 64, [flag, o], env={'EMU_LIVELOCK': '200000'})
-        lines = p.stderr.strip().splitlines()
-        if p.returncode != 1 or len(lines) != 1 or 'livelock' not in lines[0] or 'warp 1 at PTX line' not in lines[0]:
-            raise Fail('exit %d, stderr %r' % (p.returncode, p.stderr.strip()[:300]))
+        one_error_line(p, 'livelock', 'warp 1 at PTX line')
     R.case('every thread spins on a flag nobody sets: a livelock, reported in one line, not a hang', livelock)
 
     def two_sites():
