@@ -100,6 +100,28 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
     }
 }
 
+/* Shared memory's initcheck flags (1: written) for an access of n bytes: those of a 4-, 8- or 16-byte access
+ * (the sizes most have) set and compared at once, without a call. */
+static inline void mark_written(uint8_t *flags, uint64_t n)
+{
+    switch (n) {
+    case 4: memset(flags, 1, 4); break;
+    case 8: memset(flags, 1, 8); break;
+    case 16: memset(flags, 1, 16); break;
+    default: memset(flags, 1, n); break;
+    }
+}
+
+/* The first of the n bytes whose flag is still 0, or NULL when all are written. */
+static inline const uint8_t *first_unwritten(const uint8_t *flags, uint64_t n)
+{
+    static const uint8_t all_written[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    const bool written = n == 4 ? !memcmp(flags, all_written, 4)
+                         : n == 8 ? !memcmp(flags, all_written, 8)
+                         : n == 16 && !memcmp(flags, all_written, 16);
+    return written ? NULL : memchr(flags, 0, n);
+}
+
 uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size,
                        access_kind kind)
 {
@@ -118,8 +140,8 @@ uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_
             return NULL;
     }
     if (initcheck && (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC))
-        memset(b->smem_written + addr, 1, size);
-    const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? memchr(b->smem_written + addr, 0, size) : NULL;
+        mark_written(b->smem_written + addr, size);
+    const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? first_unwritten(b->smem_written + addr, size) : NULL;
     if (unwritten) {
         fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
               "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));

@@ -134,7 +134,7 @@ typedef struct {
     uint32_t released[32 + RACE_COPY_AGENTS]; /* racecheck: the arrived warps' clocks, joined */
 } barrier;
 
-typedef struct shadow_byte shadow_byte; /* racecheck.h */
+typedef struct shadow_cell shadow_cell; /* racecheck.h */
 struct race_mbar;
 struct global_shadow;                  /* racecheck_global.c */
 typedef struct launch_race launch_race;
@@ -167,12 +167,13 @@ typedef struct {
     emu_counters c;            /* what this host thread's blocks did (merged into the launch's at the end) */
     bool initcheck;            /* whether reads of unwritten memory are errors (EMU_INITCHECK) */
     bool counting;             /* whether memory requests are counted (the launch asked for counters) */
-    /* racecheck (racecheck.c): a shadow per byte of shared memory, a vector clock per warp (n_warps x
-     * n_warps), what each lane has seen of its warp's other lanes (n_warps x 32 x 32), each thread's last
-     * fence.proxy.async and fence.mbarrier_init, the mbarriers' clocks */
+    /* racecheck (racecheck.c): a shadow of shared memory (a cell per word, and per byte of a split word),
+     * a vector clock per warp (n_warps x n_warps), what each lane has seen of its warp's other lanes
+     * (n_warps x 32 x 32), each thread's last fence.proxy.async and fence.mbarrier_init, the mbarriers'
+     * clocks */
     bool racecheck;
     bool race_checked_elsewhere; /* an access whose caller does its race check (a copy landing, wgmma) */
-    shadow_byte *shadow;
+    shadow_cell *shadow_words, *shadow_bytes;
     uint32_t *vc;
     uint32_t *lane_seen;
     uint32_t *fence_clock;

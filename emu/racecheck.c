@@ -23,8 +23,10 @@
  * (c < seen[w][u][t]), or v != w and w acquired it (c <= vc[w][v]). What a lane acquires from another
  * warp, it acquires for its whole warp (vc has one entry per warp), and what it acquires of its own warp's
  * releases, from all its warp's lanes up to the release (the clock does not say which lane released): a
- * release can hide a race between two other lanes of its warp when it reaches them through another warp. Each byte of shared memory remembers its last write and one read since (thread,
- * clock, instruction): a write is checked against both, a read against the write.
+ * release can hide a race between two other lanes of its warp when it reaches them through another warp.
+ * Each byte of shared memory remembers its last write and one read since (thread, clock, instruction): a
+ * write is checked against both, a read against the write. The bytes of a word share one record while
+ * every access takes the whole word (racecheck.h: shadow_cell).
  *
  * Asynchronous copies are writes that happen at some moment between their issue and their wait:
  *   - cp.async: checked as a write when issued, in flight ("pending") until the issuing thread's
@@ -81,20 +83,27 @@ static void join(uint32_t *into, const uint32_t *from, unsigned n)
             into[i] = from[i];
 }
 
+static const shadow_cell no_access = {.writer = NO_THREAD, .reader = NO_THREAD};
+
+static inline uint64_t shared_words(const block *b) { return b->smem_size ? (b->smem_size + 3) / 4 : 1; }
+
+static inline shadow_map shared_shadow(const block *b) { return (shadow_map){b->shadow_words, b->shadow_bytes}; }
+
 bool race_alloc(block *b)
 {
-    b->shadow = malloc((b->smem_size ? b->smem_size : 1) * sizeof *b->shadow);
+    b->shadow_words = malloc(shared_words(b) * sizeof *b->shadow_words);
+    b->shadow_bytes = malloc(4 * shared_words(b) * sizeof *b->shadow_bytes); /* a split word's, set when split */
     b->vc = malloc((size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     b->lane_seen = malloc((size_t)b->n_warps * LANES * LANES * sizeof *b->lane_seen);
     b->fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->fence_clock);
     b->init_fence_clock = malloc((size_t)b->n_warps * LANES * sizeof *b->init_fence_clock);
-    return b->shadow && b->vc && b->lane_seen && b->fence_clock && b->init_fence_clock;
+    return b->shadow_words && b->shadow_bytes && b->vc && b->lane_seen && b->fence_clock && b->init_fence_clock;
 }
 
 void race_begin_block(block *b)
 {
-    for (uint64_t i = 0; i < b->smem_size; i++)
-        b->shadow[i] = (shadow_byte){.writer = NO_THREAD, .reader = NO_THREAD};
+    for (uint64_t i = 0; i < shared_words(b); i++)
+        b->shadow_words[i] = no_access;
     memset(b->vc, 0, (size_t)b->n_warps * clock_width(b) * sizeof *b->vc);
     for (unsigned w = 0; w < b->n_warps; w++)
         clock_of(b, w)[w] = 1;
@@ -144,8 +153,9 @@ static bool report(block *b, warp *w, const insn *in, uint32_t lane, const char 
 
 static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait orders them";
 
-/* One byte's access against its shadow s, recorded there; false after reporting a race. */
-static bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, const char *space,
+/* An access of the memory cell s stands for, against its shadow and recorded there; false after reporting a
+ * race. */
+static bool race_cell(block *b, warp *w, const insn *in, uint32_t lane, shadow_cell *s, const char *space,
                       uint64_t at, bool write, bool strong)
 {
     const unsigned me = w->index * LANES + lane;
@@ -165,7 +175,7 @@ static bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_b
         if (s->reader != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_READ)) &&
             !ordered(b, s->reader, s->read_clock, w, lane))
             return report(b, w, in, lane, space, at, mine, "read", s->reader, s->read_at, unordered);
-        *s = (shadow_byte){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
+        *s = (shadow_cell){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
                            strong ? SHADOW_STRONG_WRITE : 0, 0};
     } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
         /* an unordered earlier read is kept: it is the one a later write may race with */
@@ -175,53 +185,67 @@ static bool race_byte(block *b, warp *w, const insn *in, uint32_t lane, shadow_b
     return true;
 }
 
-static inline bool same_shadow(const shadow_byte *x, const shadow_byte *y) { return !memcmp(x, y, sizeof *x); }
+static inline bool same_cell(const shadow_cell *x, const shadow_cell *y) { return !memcmp(x, y, sizeof *x); }
 
-bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, uint64_t n, const char *space,
-                uint64_t at, bool write, bool strong)
+/* The cell for bytes [i, *next) of an access of bytes [i, end): the word's own cell when the access takes
+ * the whole word and its bytes share one shadow (a split word whose bytes are the same again is joined
+ * first), else byte i's own cell, its word split first. */
+static shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t *next)
 {
-    for (uint64_t i = 0; i < n;) {
-        const shadow_byte before = s[i];
-        if (!race_byte(b, w, in, lane, &s[i], space, at + i, write, strong))
-            return false;
-        /* the bytes after it with the same shadow (a vector's bytes, written together) pass the same check
-         * and come out the same: checked once */
-        uint64_t j = i + 1;
-        for (; j < n && same_shadow(&s[j], &before); j++)
-            s[j] = s[i];
-        i = j;
+    shadow_cell *word = &m.words[i / 4], *bytes = &m.bytes[i & ~(uint64_t)3];
+    const bool whole = (i & 3) == 0 && end - i >= 4;
+    if (whole && (word->flags & SHADOW_SPLIT) && same_cell(&bytes[0], &bytes[1]) && same_cell(&bytes[0], &bytes[2]) &&
+        same_cell(&bytes[0], &bytes[3]))
+        *word = bytes[0];
+    if (whole && !(word->flags & SHADOW_SPLIT)) {
+        *next = i + 4;
+        return word;
     }
+    if (!(word->flags & SHADOW_SPLIT)) {
+        for (int k = 0; k < 4; k++)
+            bytes[k] = *word;
+        word->flags |= SHADOW_SPLIT;
+    }
+    *next = i + 1;
+    return &m.bytes[i];
+}
+
+bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_map m, uint64_t from, uint64_t n,
+                const char *space, uint64_t at, bool write, bool strong)
+{
+    for (uint64_t i = from, end = from + n, next; i < end; i = next)
+        if (!race_cell(b, w, in, lane, shadow_unit(m, i, end, &next), space, at + (i - from), write, strong))
+            return false;
     return true;
 }
 
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong)
 {
-    return race_bytes(b, w, in, lane, &b->shadow[addr], size, "shared", addr, write, strong);
+    return race_bytes(b, w, in, lane, shared_shadow(b), addr, size, "shared", addr, write, strong);
 }
 
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
     if (!race_access(b, w, in, lane, addr, size, true, false))
         return false;
-    for (uint64_t at = addr; at < addr + size; at++)
-        b->shadow[at].flags = SHADOW_IN_FLIGHT;
+    for (uint64_t at = addr, next; at < addr + size; at = next)
+        shadow_unit(shared_shadow(b), at, addr + size, &next)->flags = SHADOW_IN_FLIGHT;
     return true;
 }
 
 void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at)
 {
     const uint32_t now = clock_of(b, w->index)[w->index];
-    for (uint64_t at = addr; at < addr + size; at++)
-        b->shadow[at] = (shadow_byte){now, 0, issued_at, 0, (uint16_t)(w->index * LANES + lane), NO_THREAD, 0, 0};
+    for (uint64_t at = addr, next; at < addr + size; at = next)
+        *shadow_unit(shared_shadow(b), at, addr + size, &next) =
+            (shadow_cell){now, 0, issued_at, 0, (uint16_t)(w->index * LANES + lane), NO_THREAD, 0, 0};
 }
 
 bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
-    for (uint64_t at = addr; at < addr + size; at++) {
-        const shadow_byte *s = &b->shadow[at];
-        if (at > addr && same_shadow(s, s - 1)) /* judged with the byte before */
-            continue;
+    for (uint64_t at = addr, next; at < addr + size; at = next) {
+        const shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
             return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
@@ -229,17 +253,21 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
     }
     if (!race_access(b, w, in, lane, addr, size, false, false))
         return false;
-    for (uint64_t at = addr; at < addr + size; at++)
-        if (b->shadow[at].async_reads < UINT16_MAX)
-            b->shadow[at].async_reads++;
+    for (uint64_t at = addr, next; at < addr + size; at = next) {
+        shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
+        if (s->async_reads < UINT16_MAX)
+            s->async_reads++;
+    }
     return true;
 }
 
 void race_async_read_end(block *b, uint64_t addr, uint64_t size)
 {
-    for (uint64_t at = addr; at < addr + size; at++)
-        if (b->shadow[at].async_reads > 0)
-            b->shadow[at].async_reads--;
+    for (uint64_t at = addr, next; at < addr + size; at = next) {
+        shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
+        if (s->async_reads > 0)
+            s->async_reads--;
+    }
 }
 
 /* ---- synchronization ------------------------------------------------------------------------- */
@@ -356,9 +384,9 @@ bool race_copy_landed(block *b, warp *w, const insn *in, uint32_t mbar, uint64_t
         return false;
     }
     m->landings++;
-    for (uint64_t at = addr; at < addr + size; at++)
-        b->shadow[at] = (shadow_byte){m->landings, 0, issued_at, 0, (uint16_t)(COPY_AGENT + agent), NO_THREAD,
-                                      SHADOW_ASYNC_PROXY, 0};
+    for (uint64_t at = addr, next; at < addr + size; at = next)
+        *shadow_unit(shared_shadow(b), at, addr + size, &next) =
+            (shadow_cell){m->landings, 0, issued_at, 0, (uint16_t)(COPY_AGENT + agent), NO_THREAD, SHADOW_ASYNC_PROXY, 0};
     m->arrived[b->n_warps + agent] = m->landings; /* what the phase's waiters will see of the agent */
     return true;
 }
@@ -429,7 +457,8 @@ void race_free(block *b)
         free(b->race_mbars[i].completed);
     }
     free(b->race_mbars);
-    free(b->shadow);
+    free(b->shadow_words);
+    free(b->shadow_bytes);
     free(b->vc);
     free(b->lane_seen);
     free(b->fence_clock);

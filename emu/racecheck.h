@@ -1,5 +1,5 @@
 /* racecheck.h: what racecheck.c (shared memory) and racecheck_global.c (global memory) share: the shadow
- * each byte of memory keeps, and the check of one access against it. Not an interface: interp.h lists
+ * of memory, and the check of one access against it. Not an interface: interp.h lists
  * what the interpreter calls. */
 #ifndef EMU_RACECHECK_H
 #define EMU_RACECHECK_H
@@ -8,23 +8,40 @@
 
 /* writers that are not threads: the bulk copies completing on mbarrier i of the block's table */
 enum { NO_THREAD = 0xffff, COPY_AGENT = 0x8000, COPY_AGENTS = RACE_COPY_AGENTS };
-/* a copy's bytes in flight; a write by the async proxy; the last write, and the read kept, were strong */
-enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2, SHADOW_STRONG_WRITE = 4, SHADOW_STRONG_READ = 8 };
+/* a copy's bytes in flight; a write by the async proxy; the last write, and the read kept, were strong;
+ * (a word's cell only) its bytes were accessed apart and each has a cell of its own */
+enum { SHADOW_IN_FLIGHT = 1, SHADOW_ASYNC_PROXY = 2, SHADOW_STRONG_WRITE = 4, SHADOW_STRONG_READ = 8, SHADOW_SPLIT = 16 };
 
-/* A byte's last write, and one read since, each by a thread of the block at its clock. */
-struct shadow_byte {
+/* The shadow of some memory: its last write, and one read since, each by a thread of the block at its
+ * clock. A cell stands for a 4-byte word, each of whose bytes has that shadow; when an access touches only
+ * part of a word, the word is split and each of its bytes gets a cell (a copy of the word's) until they
+ * are the same again. So an access of whole words is checked once per word, and every byte keeps its own
+ * history where accesses of single bytes or halves give it one. */
+struct shadow_cell {
     uint32_t write_clock, read_clock;
     int32_t write_at, read_at;      /* the instructions (indexes into the kernel's code) */
     uint16_t writer, reader;        /* thread numbers in the block, NO_THREAD: none since the block began */
     uint16_t flags;
     uint16_t async_reads;           /* asynchronous reads in flight (wgmma, a bulk copy to global memory) */
 };
-/* No padding, so two shadows are the same when their bytes are (racecheck.c, same_shadow) */
-_Static_assert(sizeof(struct shadow_byte) == 24, "a shadow_byte has no padding");
+/* No padding, so two cells are the same when their bytes are (racecheck.c, same_cell) */
+_Static_assert(sizeof(struct shadow_cell) == 24, "a shadow_cell has no padding");
 
-/* The access of n bytes from `at` in `space` (for the report) by warp w's lane, checked against their
- * shadows s[0..n) and recorded in them; false after reporting a race. */
-bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_byte *s, uint64_t n, const char *space,
-                uint64_t at, bool write, bool strong);
+/* A stretch of memory's shadow, from its first (4-byte aligned) byte: words[i] for bytes 4i..4i+3, and
+ * bytes[j] for byte j while its word is split. */
+typedef struct {
+    shadow_cell *words, *bytes;
+} shadow_map;
+
+/* The access of bytes [from, from + n) of map m, at address `at` in `space` (for the report), by warp w's
+ * lane, checked against their shadows and recorded in them; false after reporting a race. */
+bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_map m, uint64_t from, uint64_t n,
+                const char *space, uint64_t at, bool write, bool strong);
+
+/* The cell that holds byte i's shadow, to read it. */
+static inline const shadow_cell *shadow_of_byte(const shadow_cell *words, const shadow_cell *bytes, uint64_t i)
+{
+    return words[i / 4].flags & SHADOW_SPLIT ? &bytes[i] : &words[i / 4];
+}
 
 #endif

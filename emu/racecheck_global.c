@@ -2,9 +2,9 @@
  *
  * Within a block, global memory is checked as shared memory is (racecheck.c): the same vector clocks,
  * ordered by the same barriers, bar.warp.sync, mbarrier waits and release/acquire pairs; bar.sync orders
- * every state space ("bar, barrier": memory ordering among the participating threads). Each byte's
- * shadow lives in a hash table of the 16-byte granules the block has touched (an aligned vector access is
- * one lookup; each byte keeps its own shadow), emptied when the next block starts.
+ * every state space ("bar, barrier": memory ordering among the participating threads). The shadow lives
+ * in a hash table of the 16-byte granules the block has touched (an aligned vector access is one lookup;
+ * a cell per word, and per byte of a split word: racecheck.h), emptied when the next block starts.
  *
  * Between blocks, nothing a block does at CTA scope (barriers, mbarriers) orders it with another block:
  * only the memory model's own synchronization at GPU scope could ("Memory Consistency Model": a release
@@ -41,7 +41,7 @@ typedef struct {
     uint64_t addr;            /* the granule's first byte */
     uint32_t generation;
     int32_t allocation;       /* its allocation's index in the launch's list of written ones, or -1 */
-    shadow_byte s[GRANULE];
+    shadow_cell words[GRANULE / 4], bytes[GRANULE];
 } global_slot;
 
 struct global_shadow {
@@ -87,9 +87,9 @@ static bool table_grow(struct global_shadow *t)
     return true;
 }
 
-/* The shadows of the granule at addr (of that allocation: two could share a granule), new ones (nothing
+/* The slot of the granule at addr (of that allocation: two could share a granule), a new one (nothing
  * since the block began) if the block has not touched it; NULL when the host has no memory for the table. */
-static shadow_byte *granule_of(struct global_shadow *t, uint64_t addr, int32_t allocation)
+static global_slot *granule_of(struct global_shadow *t, uint64_t addr, int32_t allocation)
 {
     if (2 * (t->used + 1) > t->mask + 1 && !table_grow(t))
         return NULL;
@@ -98,13 +98,13 @@ static shadow_byte *granule_of(struct global_shadow *t, uint64_t addr, int32_t a
         global_slot *slot = &t->slots[h];
         if (slot->generation != t->generation) {
             slot->addr = addr, slot->generation = t->generation, slot->allocation = allocation;
-            for (int i = 0; i < GRANULE; i++)
-                slot->s[i] = (shadow_byte){.writer = NO_THREAD, .reader = NO_THREAD};
+            for (int i = 0; i < GRANULE / 4; i++)
+                slot->words[i] = (shadow_cell){.writer = NO_THREAD, .reader = NO_THREAD};
             t->live[t->used++] = h;
-            return slot->s;
+            return slot;
         }
         if (slot->addr == addr && slot->allocation == allocation)
-            return slot->s;
+            return slot;
     }
 }
 
@@ -214,13 +214,14 @@ bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const 
         return true; /* not kept: see "What it does not see" above */
     for (uint64_t at = addr, end = addr + size; at < end;) {
         const uint64_t granule = at & ~(uint64_t)(GRANULE - 1), n = (end < granule + GRANULE ? end : granule + GRANULE) - at;
-        shadow_byte *s = granule_of(b->global_shadow, granule, allocation);
-        if (!s) {
+        global_slot *slot = granule_of(b->global_shadow, granule, allocation);
+        if (!slot) {
             fault(b, in, (int)lane, w, EMU_ERR_LAUNCH, "racecheck: out of host memory for the shadow of global "
                   "memory (EMU_RACECHECK=0 runs without racecheck)");
             return false;
         }
-        if (!race_bytes(b, w, in, lane, s + (at - granule), n, "global", at, write, strong))
+        if (!race_bytes(b, w, in, lane, (shadow_map){slot->words, slot->bytes}, at - granule, n, "global", at, write,
+                        strong))
             return false;
         at += n;
     }
@@ -268,7 +269,7 @@ static void keep_race(launch_race *lr, const block *b, uint32_t me, uint64_t add
 }
 
 /* One byte block `me` touched, against the launch's record of it, then recorded there. */
-static void merge_byte(launch_race *lr, const block *b, uint32_t me, const shadow_byte *s, int32_t allocation,
+static void merge_byte(launch_race *lr, const block *b, uint32_t me, const shadow_cell *s, int32_t allocation,
                        uint64_t addr)
 {
     /* what this block did to the byte: a write (then a read of it was its own), or a read */
@@ -302,7 +303,8 @@ void race_global_end_block(block *b)
         if (slot->allocation < 0)
             continue;
         for (int byte = 0; byte < GRANULE; byte++) /* those outside the allocation are never touched */
-            merge_byte(lr, b, me, &slot->s[byte], slot->allocation, slot->addr + byte);
+            merge_byte(lr, b, me, shadow_of_byte(slot->words, slot->bytes, (uint64_t)byte), slot->allocation,
+                       slot->addr + byte);
     }
     pthread_mutex_unlock(&lr->lock);
 }

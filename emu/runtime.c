@@ -531,7 +531,7 @@ static void print_counters(void)
 static void print_stats(void)
 {
     uint64_t n = emu_thread_instructions();
-    fprintf(stderr, "emu: %llu launches, %.3g thread-instructions in %.2f s of emulation: %.0f million per second on %d "
+    fprintf(stderr, "emu: %llu launches, %.3g thread-instructions in %.2f s of emulation: %.1f million per second on %d "
             "host threads\n", (unsigned long long)launches, (double)n, launch_seconds,
             launch_seconds > 0 ? n / launch_seconds / 1e6 : 0.0, emu_get_options()->threads);
 }

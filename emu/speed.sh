@@ -24,14 +24,14 @@ for dir in "$build" ${old:+"$old"}; do
 done
 export EMU_THREADS=${EMU_THREADS:-1} EMU_STATS=1
 
-# one run: "million thread-instructions per second" of the kernel's launch, from EMU_STATS's line
+# one run: "million thread-instructions per second" of the kernel's launch, from EMU_STATS's line (its rate,
+# computed before the counts and seconds beside it are rounded for print)
 speed() {
     local dir=$1 racecheck=$2 kernel=$3 layer=$4 n=$5 line
     line=$(EMU_RACECHECK=$racecheck "$dir/conv" run "$kernel" --emulate --layer "$layer" --n "$n" --no-verify 2>&1 |
         grep '^emu: ' || true)
     [ -n "$line" ] || { echo "emu/speed.sh: $dir/conv run $kernel printed no statistics: the kernel did not run" >&2; exit 1; }
-    awk '{ for (i = 1; i < NF; i++) if ($i == "launches,") t = $(i+1); else if ($i == "in") s = $(i+1);
-           printf "%.1f\n", t / s / 1e6 }' <<<"$line"
+    awk '{ for (i = 2; i <= NF; i++) if ($i == "million") print $(i-1) }' <<<"$line"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

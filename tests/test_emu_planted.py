@@ -354,6 +354,17 @@ def main():
     r.expect_error("aa.lane_message no_acquire", "lane_message_no_acquire", (1,), (32,), [x], [("f32", 2)],
                    "racecheck", line=bug_line["no_acquire"])
 
+    # bb: the bytes of a word stored apart, then the whole word, then one byte of it
+    x = rng.integers(0, 255, size=4).astype(np.uint32)
+    word = int(x[0] | x[1] << 8 | x[2] << 16 | x[3] << 24)
+    want = np.array([word + 0x01010101, word, x[1] + 1], dtype=np.uint32)
+    for space in ("shared", "global"):
+        r.expect_correct(f"bb.bytes_and_word {space} ok", f"bytes_{space}_ok", (1,), (64,), [x], [("u32", 3)], want)
+        r.expect_error(f"bb.bytes_and_word {space} bytes_then_word", f"bytes_{space}_then_word", (1,), (64,), [x],
+                       [("u32", 3)], "racecheck", line=bug_line["bytes_then_word"])
+        r.expect_error(f"bb.bytes_and_word {space} word_then_byte", f"bytes_{space}_word_then_byte", (1,), (64,),
+                       [x], [("u32", 3)], "racecheck", line=bug_line["word_then_byte"])
+
     return r.summary("emu_planted")
 
 

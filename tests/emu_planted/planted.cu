@@ -744,3 +744,55 @@ __device__ void lane_message(const float* in, float* out)
 
 extern "C" __global__ void lane_message_ok(const float* in, float* out) { lane_message<false>(in, out); }
 extern "C" __global__ void lane_message_no_acquire(const float* in, float* out) { lane_message<true>(in, out); }
+
+// bb. The bytes of one word stored apart, then the word: threads 0, 1, 32 and 33 (two warps) each store one
+//     byte of a word, which races with nothing; after a barrier, thread 34 reads the word and stores it
+//     back plus one in each byte; after a second barrier, thread 35 reads byte 1. Racecheck judges a word's
+//     bytes apart where accesses take them apart, and the word as one again once a store takes all of it.
+//     bytes_then_word: no barrier between the byte stores and thread 34's read.
+//     word_then_byte: no barrier between thread 34's store of the word and thread 35's read of byte 1.
+template <bool first_sync, bool second_sync, bool global>
+__device__ void bytes_and_word(const unsigned* in, unsigned* out)
+{
+    __shared__ unsigned s[1];
+    unsigned* word = global ? out : s;
+    unsigned char* bytes = reinterpret_cast<unsigned char*>(word);
+    unsigned t = threadIdx.x;
+    if (t == 0 || t == 1 || t == 32 || t == 33) {
+        unsigned byte = t % 32 + 2 * (t / 32);
+        bytes[byte] = (unsigned char)in[byte];
+    }
+    if (first_sync)
+        __syncthreads();
+    if (t == 34) {
+        unsigned v = *word; // BUG: bytes_then_word -- the other threads' byte stores are not ordered before it
+        *word = v + 0x01010101u;
+        out[1] = v;
+    }
+    if (second_sync)
+        __syncthreads();
+    if (t == 35) {
+        out[2] = bytes[1]; // BUG: word_then_byte -- thread 34's store of the word is not ordered before it
+        if (!global)
+            out[0] = *word;
+    }
+}
+
+extern "C" __global__ void bytes_shared_ok(const unsigned* in, unsigned* out) { bytes_and_word<true, true, false>(in, out); }
+extern "C" __global__ void bytes_global_ok(const unsigned* in, unsigned* out) { bytes_and_word<true, true, true>(in, out); }
+extern "C" __global__ void bytes_shared_then_word(const unsigned* in, unsigned* out)
+{
+    bytes_and_word<false, true, false>(in, out);
+}
+extern "C" __global__ void bytes_global_then_word(const unsigned* in, unsigned* out)
+{
+    bytes_and_word<false, true, true>(in, out);
+}
+extern "C" __global__ void bytes_shared_word_then_byte(const unsigned* in, unsigned* out)
+{
+    bytes_and_word<true, false, false>(in, out);
+}
+extern "C" __global__ void bytes_global_word_then_byte(const unsigned* in, unsigned* out)
+{
+    bytes_and_word<true, false, true>(in, out);
+}
