@@ -670,14 +670,31 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
  * input register containing fragments of matrix A of a wgmma.mma_async instruction without first
  * performing a wgmma.wait_group instruction that waits on a wgmma-group including that wgmma.mma_async
  * instruction is undefined behavior"). */
+/* wgmma.mma_async's operands by name, from the slots parse.c lists them in: "d, a-desc, b-desc, scale-d" or
+ * "d, {a0, a1, a2, a3}, b-desc, scale-d" ("wgmma.mma_async"), the accumulators d first (n_dst of them). */
+typedef struct {
+    const int32_t *d;      /* the n_dst accumulator registers */
+    const int32_t *a_regs; /* A's four registers, or NULL when A is in shared memory */
+    int32_t a_desc;        /* A's descriptor, or -1 when A is in registers */
+    int32_t b_desc, scale_d;
+} wgmma_operands;
+
+static wgmma_operands wgmma_operands_of(const insn *in, const int32_t *o)
+{
+    const int32_t *a = o + in->n_dst;
+    const int a_count = in->flags & F_A_REGS ? 4 : 1;
+    return (wgmma_operands){.d = o, .a_regs = a_count == 4 ? a : NULL, .a_desc = a_count == 4 ? -1 : a[0],
+                            .b_desc = a[a_count], .scale_d = a[a_count + 1]};
+}
+
+/* Marks (delta +1) or unmarks (-1) the registers an issued wgmma reads or writes until its wait. */
 static void wgmma_registers_in_flight(warp *w, const wgmma_op *op, const int32_t *o, int delta)
 {
-    const insn *in = op->in;
-    for (int i = 0; i < in->n_dst; i++)
-        w->wgmma_busy[o[i]] = (uint8_t)(w->wgmma_busy[o[i]] + delta);
-    if (in->flags & F_A_REGS)
-        for (int i = 0; i < 4; i++)
-            w->wgmma_busy[o[in->n_dst + i]] = (uint8_t)(w->wgmma_busy[o[in->n_dst + i]] + delta);
+    const wgmma_operands ops = wgmma_operands_of(op->in, o);
+    for (int i = 0; i < op->in->n_dst; i++)
+        w->wgmma_busy[ops.d[i]] = (uint8_t)(w->wgmma_busy[ops.d[i]] + delta);
+    for (int i = 0; ops.a_regs && i < 4; i++)
+        w->wgmma_busy[ops.a_regs[i]] = (uint8_t)(w->wgmma_busy[ops.a_regs[i]] + delta);
 }
 
 bool wgmma_registers_free(block *b, warp *w, const insn *in)
@@ -827,7 +844,7 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
         return STEP_NEXT;
     }
     default: { /* mma_async: queued; it reads shared memory and its accumulators when a wait covers it */
-        const int src = in->n_dst;
+        const wgmma_operands ops = wgmma_operands_of(in, o);
         if (!w->wgmma_fenced) {
             fault(b, in, 0, w, EMU_ERR_INVALID, "wgmma.mma_async with no wgmma.fence since the warpgroup last "
                   "touched its registers (\"wgmma.fence\": it must come before the first wgmma.mma_async, and "
@@ -835,10 +852,9 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
             return STEP_FAULT;
         }
         /* the descriptors and scale-d are the warpgroup's: every thread gives the same */
-        const int uniform[3] = {(in->flags & F_A_REGS) ? -1 : o[src], (in->flags & F_A_REGS) ? o[src + 4] : o[src + 1],
-                                (in->flags & F_A_REGS) ? o[src + 5] : o[src + 2]};
+        const int32_t uniform[3] = {ops.a_desc, ops.b_desc, ops.scale_d};
         for (int u = 0; u < 3; u++)
-            for (int l = 1; u >= 0 && uniform[u] >= 0 && l < LANES; l++)
+            for (int l = 1; uniform[u] >= 0 && l < LANES; l++)
                 if (r[uniform[u]][l] != r[uniform[u]][0]) {
                     fault(b, in, l, w, EMU_ERR_INVALID, "wgmma.mma_async: lane %d gives %s 0x%" PRIx64 ", lane 0 gives "
                           "0x%" PRIx64 " (the descriptors and scale-d are one per warpgroup: every thread must give "
@@ -846,20 +862,16 @@ step exec_wgmma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
                           r[uniform[u]][l], r[uniform[u]][0]);
                     return STEP_FAULT;
                 }
-        wgmma_op op = {.in = in, .group = w->wgmma_committed};
-        if (in->flags & F_A_REGS) {
+        wgmma_op op = {.in = in, .group = w->wgmma_committed, .b_desc = r[ops.b_desc][0],
+                       .accumulate = r[ops.scale_d][0] & 1};
+        if (ops.a_regs)
             for (int i = 0; i < 4; i++)
                 for (int l = 0; l < LANES; l++)
-                    op.a_regs[i][l] = (uint32_t)r[o[src + i]][l];
-            op.b_desc = r[o[src + 4]][0];
-            op.accumulate = r[o[src + 5]][0] & 1;
-        } else {
-            op.a_desc = r[o[src]][0];
-            op.b_desc = r[o[src + 1]][0];
-            op.accumulate = r[o[src + 2]][0] & 1;
-        }
+                    op.a_regs[i][l] = (uint32_t)r[ops.a_regs[i]][l];
+        else
+            op.a_desc = r[ops.a_desc][0];
         b->c.tensor_flops += 2ull * 16 * (uint64_t)in->size * 8 * 16; /* this warp's 16 rows of 64 */
-        if ((!(in->flags & F_A_REGS) && !descriptor_ok(b, w, in, op.a_desc, "A")) ||
+        if ((!ops.a_regs && !descriptor_ok(b, w, in, op.a_desc, "A")) ||
             !descriptor_ok(b, w, in, op.b_desc, "B") || !wgmma_warpgroup_issue(b, w, in, &op))
             return STEP_FAULT;
         if (b->racecheck && !wgmma_operands_in_flight(b, w, &op, true))

@@ -2037,7 +2037,8 @@ static bool decode_wgmma(decoder *d, modifiers *m, const char *base)
     if (!take(m, "mma_async"))
         return unsupported(d);
     /* wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} d, a-desc|{a}, b-desc, scale-d,
-     *     imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b */
+     *     imm-scale-a, imm-scale-b[, imm-trans-a], imm-trans-b
+     * Its slots, in the order hopper.c's wgmma_operands_of names them: d, A, b-desc, scale-d. */
     in->op = OP_WGMMA_MMA;
     int n = 0;
     for (int i = 1; i < m->n && !n; i++) {
