@@ -245,16 +245,13 @@ void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint
 bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
     for (uint64_t at = addr, next; at < addr + size; at = next) {
-        const shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
+        shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
             return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
                           s->writer, s->write_at, "the writer ran no fence.proxy.async after it");
-    }
-    if (!race_access(b, w, in, lane, addr, size, false, false))
-        return false;
-    for (uint64_t at = addr, next; at < addr + size; at = next) {
-        shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
+        if (!race_cell(b, w, in, lane, s, "shared", at, false, false))
+            return false;
         if (s->async_reads < UINT16_MAX)
             s->async_reads++;
     }
