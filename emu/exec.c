@@ -52,51 +52,59 @@ static int resolved_space(int space, uint64_t address)
                : SPACE_GLOBAL;
 }
 
+/* ld or st of each lane in m at its address, all in the warp's `region` (access.c: warp_access_region). */
+static step load_or_store(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
+                          const uint64_t *address, warp_region region, const emu_alloc *alloc)
+{
+    const int bytes = ptx_type_bits((ptx_type)in->type) / 8, vec = in->vec;
+    const bool sign = is_signed(in->type), load = in->op == OP_LD;
+    const uint64_t total = (uint64_t)bytes * vec, shared_base = in->space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
+    const access_kind kind = load ? ACCESS_READ : ACCESS_WRITE;
+    FOR_LANES(m, l) {
+        const uint64_t addr = address[l];
+        uint8_t *p = region == WARP_SHARED   ? shared_access(b, w, in, l, addr - shared_base, total, kind)
+                     : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, addr, total, kind)
+                                             : mem_access(b, w, in, l, in->space, addr, total, kind);
+        if (!p)
+            return STEP_FAULT;
+        for (int i = 0; i < vec; i++) {
+            if (!load) {
+                memcpy(p + i * bytes, &r[o[i]][l], (size_t)bytes);
+                continue;
+            }
+            const uint64_t v = load_bits(p + i * bytes, bytes);
+            r[o[i]][l] = sign ? (uint64_t)sign_extend(v, 8 * bytes) : v;
+        }
+    }
+    return STEP_NEXT;
+}
+
 static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                          uint32_t m)
 {
-    /* read once: the accesses below are calls, after which the compiler would read them again */
-    const int bytes = ptx_type_bits((ptx_type)in->type) / 8, vec = in->vec;
-    const bool sign = is_signed(in->type);
-    const uint64_t total = (uint64_t)bytes * vec;
+    const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
     const uint64_t *base = in->addr_base >= 0 ? r[in->addr_base] : NULL;
     uint64_t address[LANES];
     FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
     const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
-    /* every lane in shared memory, or in one allocation: bounds and alignment checked once (access.c) */
-    const emu_alloc *alloc = NULL;
-    const warp_region region = in->op == OP_LD || in->op == OP_ST ? warp_access_region(b, in->space, address, m, total, &alloc)
-                                                                  : WARP_LANES;
-    const uint64_t shared_base = in->space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
-    if (in->op == OP_LD) {
-        FOR_LANES(m, l) {
-            uint64_t addr = address[l];
-            const uint8_t *p = region == WARP_SHARED ? shared_access(b, w, in, l, addr - shared_base, total, ACCESS_READ)
-                               : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, addr, total, ACCESS_READ)
-                                                       : mem_access(b, w, in, l, in->space, addr, total, ACCESS_READ);
-            if (!p)
-                return STEP_FAULT;
-            for (int i = 0; i < vec; i++) {
-                uint64_t v = load_bits(p + i * bytes, bytes);
-                r[o[i]][l] = sign ? (uint64_t)sign_extend(v, 8 * bytes) : v;
-            }
-        }
-        count_access(b, space == SPACE_GENERIC ? SPACE_GLOBAL : space, true, address, m, total);
-        return STEP_NEXT;
-    }
-    if (in->op == OP_ST) {
-        FOR_LANES(m, l) {
-            uint64_t addr = address[l];
-            uint8_t *p = region == WARP_SHARED ? shared_access(b, w, in, l, addr - shared_base, total, ACCESS_WRITE)
-                         : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, addr, total, ACCESS_WRITE)
-                                                 : mem_access(b, w, in, l, in->space, addr, total, ACCESS_WRITE);
-            if (!p)
-                return STEP_FAULT;
-            for (int i = 0; i < vec; i++)
-                memcpy(p + i * bytes, &r[o[i]][l], (size_t)bytes);
-        }
-        count_access(b, space, false, address, m, total);
-        return STEP_NEXT;
+    if (in->op == OP_LD || in->op == OP_ST) {
+        const uint64_t total = (uint64_t)bytes * in->vec;
+        /* every lane in shared memory, or in one allocation: bounds and alignment checked once (access.c) */
+        const emu_alloc *alloc = NULL;
+        const warp_region region = warp_access_region(b, in->space, address, m, total, &alloc);
+        /* a plain access of shared memory: racecheck for the whole warp at once (racecheck.c), not per lane */
+        const bool warp_racecheck = region == WARP_SHARED && b->racecheck &&
+                                    !(in->flags & (F_STRONG | F_ACQUIRE | F_RELEASE));
+        const uint64_t shared_base = in->space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
+        if (warp_racecheck && !race_warp_access(b, w, in, m, address, shared_base, total, in->op == OP_ST))
+            return STEP_FAULT;
+        b->race_checked_elsewhere = warp_racecheck;
+        const step s = load_or_store(b, w, in, r, o, m, address, region, alloc);
+        b->race_checked_elsewhere = false;
+        if (s == STEP_NEXT)
+            count_access(b, in->op == OP_LD && space == SPACE_GENERIC ? SPACE_GLOBAL : space, in->op == OP_LD,
+                         address, m, total);
+        return s;
     }
     /* atom / red: one thread at a time (blocks on other host threads use the CPU's atomics) */
     FOR_LANES(m, l) {

@@ -172,7 +172,8 @@ typedef struct {
      * (n_warps x 32 x 32), each thread's last fence.proxy.async and fence.mbarrier_init, the mbarriers'
      * clocks */
     bool racecheck;
-    bool race_checked_elsewhere; /* an access whose caller does its race check (a copy landing, wgmma) */
+    bool race_checked_elsewhere; /* an access whose caller does its race check (a copy landing, wgmma, a warp's
+                                    plain ld/st.shared: race_warp_access) */
     shadow_cell *shadow_words, *shadow_bytes;
     uint32_t *vc;
     uint32_t *lane_seen;
@@ -279,6 +280,10 @@ bool race_alloc(block *b); /* false: out of host memory (race_free frees what it
 void race_begin_block(block *b);
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong);
+/* a plain ld or st of shared memory by the lanes in `lanes`, each of `size` bytes at address[l] - base (its
+ * shared offset): race_access for each, in lane order */
+bool race_warp_access(block *b, warp *w, const insn *in, uint32_t lanes, const uint64_t *address, uint64_t base,
+                      uint64_t size, bool write);
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
 /* a cp.async lands at its thread's wait: that thread's write, now */
 void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at);

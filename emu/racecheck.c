@@ -115,16 +115,29 @@ void race_begin_block(block *b)
         b->warps[w].fenced = false, b->warps[w].n_strong_reads = 0;
 }
 
-/* Whether an access by `thread` at `clock` is ordered before what warp w's lane does now. */
-static inline bool ordered(block *b, unsigned thread, uint32_t clock, const warp *w, uint32_t lane)
+accessor accessor_of(block *b, warp *w, const insn *in, const char *space, bool write, bool strong)
 {
     const uint32_t *vc = clock_of(b, w->index);
+    return (accessor){.b = b, .w = w, .in = in, .space = space, .vc = vc, .now = vc[w->index], .write = write,
+                      .strong = strong};
+}
+
+void accessor_lane(accessor *a, uint32_t lane)
+{
+    a->lane = lane;
+    a->me = a->w->index * LANES + lane;
+    a->seen = seen_by(a->b, a->w->index, lane);
+}
+
+/* Whether an access by `thread` at `clock` is ordered before a's. */
+static inline bool ordered(const accessor *a, unsigned thread, uint32_t clock)
+{
     if (thread >= COPY_AGENT) /* a copy's landing: seen only through its mbarrier */
-        return clock <= vc[b->n_warps + thread - COPY_AGENT];
-    if (thread == w->index * LANES + lane)
+        return clock <= a->vc[a->b->n_warps + thread - COPY_AGENT];
+    if (thread == a->me)
         return true;
-    unsigned other = thread / LANES;
-    return other == w->index ? clock < seen_by(b, w->index, lane)[thread % LANES] : clock <= vc[other];
+    const unsigned other = thread / LANES;
+    return other == a->w->index ? clock < a->seen[thread % LANES] : clock <= a->vc[other];
 }
 
 /* The other side of a race: "thread (x,y,z) at PTX line N (file.cu:L)", or for a copy's landing "the
@@ -151,36 +164,37 @@ static bool report(block *b, warp *w, const insn *in, uint32_t lane, const char 
     return false;
 }
 
+/* a's access races with `theirs` by `other`: the report, naming a's kind of access. */
+static bool race_report(const accessor *a, uint64_t at, const char *theirs, unsigned other, int32_t other_at,
+                        const char *why)
+{
+    const char *mine = a->write ? (a->strong ? "strong write" : "write") : (a->strong ? "strong read" : "read");
+    return report(a->b, a->w, a->in, a->lane, a->space, at, mine, theirs, other, other_at, why);
+}
+
 static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait orders them";
 
-/* An access of the memory cell s stands for, against its shadow and recorded there; false after reporting a
- * race. */
-static bool race_cell(block *b, warp *w, const insn *in, uint32_t lane, shadow_cell *s, const char *space,
-                      uint64_t at, bool write, bool strong)
+/* a's access of the memory cell s stands for, at `at`, against its shadow and recorded there; false after
+ * reporting a race. */
+static bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
 {
-    const unsigned me = w->index * LANES + lane;
-    const uint32_t now = clock_of(b, w->index)[w->index];
-    const char *const mine = write ? (strong ? "strong write" : "write") : (strong ? "strong read" : "read");
     if (s->flags & SHADOW_IN_FLIGHT)
-        return report(b, w, in, lane, space, at, mine, "asynchronous copy", s->writer, s->write_at,
-                      "the copy is in flight, not yet waited for");
+        return race_report(a, at, "asynchronous copy", s->writer, s->write_at, "the copy is in flight, not yet waited for");
     /* two strong accesses never race ("Conflict and Data-races": morally strong) */
-    if (s->writer != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_WRITE)) &&
-        !ordered(b, s->writer, s->write_clock, w, lane))
-        return report(b, w, in, lane, space, at, mine, "write", s->writer, s->write_at, unordered);
-    if (write && s->async_reads) /* the reader is one of the reads in flight */
-        return report(b, w, in, lane, space, at, mine, "asynchronous read still in flight", s->reader, s->read_at,
-                      "its wait has not come yet");
-    if (write) {
-        if (s->reader != NO_THREAD && !(strong && (s->flags & SHADOW_STRONG_READ)) &&
-            !ordered(b, s->reader, s->read_clock, w, lane))
-            return report(b, w, in, lane, space, at, mine, "read", s->reader, s->read_at, unordered);
-        *s = (shadow_cell){now, 0, (int32_t)(in - b->k->code), 0, (uint16_t)me, NO_THREAD,
-                           strong ? SHADOW_STRONG_WRITE : 0, 0};
-    } else if (s->reader == NO_THREAD || ordered(b, s->reader, s->read_clock, w, lane)) {
+    if (s->writer != NO_THREAD && !(a->strong && (s->flags & SHADOW_STRONG_WRITE)) && !ordered(a, s->writer, s->write_clock))
+        return race_report(a, at, "write", s->writer, s->write_at, unordered);
+    if (a->write && s->async_reads) /* the reader is one of the reads in flight */
+        return race_report(a, at, "asynchronous read still in flight", s->reader, s->read_at, "its wait has not come yet");
+    const int32_t here = (int32_t)(a->in - a->b->k->code);
+    if (a->write) {
+        if (s->reader != NO_THREAD && !(a->strong && (s->flags & SHADOW_STRONG_READ)) &&
+            !ordered(a, s->reader, s->read_clock))
+            return race_report(a, at, "read", s->reader, s->read_at, unordered);
+        *s = (shadow_cell){a->now, 0, here, 0, (uint16_t)a->me, NO_THREAD, a->strong ? SHADOW_STRONG_WRITE : 0, 0};
+    } else if (s->reader == NO_THREAD || ordered(a, s->reader, s->read_clock)) {
         /* an unordered earlier read is kept: it is the one a later write may race with */
-        s->reader = (uint16_t)me, s->read_clock = now, s->read_at = (int32_t)(in - b->k->code);
-        s->flags = (uint16_t)((s->flags & ~SHADOW_STRONG_READ) | (strong ? SHADOW_STRONG_READ : 0));
+        s->reader = (uint16_t)a->me, s->read_clock = a->now, s->read_at = here;
+        s->flags = (uint16_t)((s->flags & ~SHADOW_STRONG_READ) | (a->strong ? SHADOW_STRONG_READ : 0));
     }
     return true;
 }
@@ -210,11 +224,10 @@ static shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t
     return &m.bytes[i];
 }
 
-bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_map m, uint64_t from, uint64_t n,
-                const char *space, uint64_t at, bool write, bool strong)
+bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
 {
     for (uint64_t i = from, end = from + n, next; i < end; i = next)
-        if (!race_cell(b, w, in, lane, shadow_unit(m, i, end, &next), space, at + (i - from), write, strong))
+        if (!race_cell(a, shadow_unit(m, i, end, &next), at + (i - from)))
             return false;
     return true;
 }
@@ -222,7 +235,21 @@ bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_map m, 
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong)
 {
-    return race_bytes(b, w, in, lane, shared_shadow(b), addr, size, "shared", addr, write, strong);
+    accessor a = accessor_of(b, w, in, "shared", write, strong);
+    accessor_lane(&a, lane);
+    return race_bytes(&a, shared_shadow(b), addr, size, addr);
+}
+
+bool race_warp_access(block *b, warp *w, const insn *in, uint32_t lanes, const uint64_t *address, uint64_t base,
+                      uint64_t size, bool write)
+{
+    accessor a = accessor_of(b, w, in, "shared", write, false);
+    FOR_LANES(lanes, l) {
+        accessor_lane(&a, l);
+        if (!race_bytes(&a, shared_shadow(b), address[l] - base, size, address[l] - base))
+            return false;
+    }
+    return true;
 }
 
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
@@ -244,13 +271,15 @@ void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint
 
 bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
+    accessor reader = accessor_of(b, w, in, "shared", false, false);
+    accessor_lane(&reader, lane);
     for (uint64_t at = addr, next; at < addr + size; at = next) {
         shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
             return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
                           s->writer, s->write_at, "the writer ran no fence.proxy.async after it");
-        if (!race_cell(b, w, in, lane, s, "shared", at, false, false))
+        if (!race_cell(&reader, s, at))
             return false;
         if (s->async_reads < UINT16_MAX)
             s->async_reads++;
@@ -356,8 +385,10 @@ bool race_mbar_async_use(block *b, warp *w, const insn *in, uint32_t lane, uint3
         return true; /* not initialised in this block: mbar_at has said so already */
     const unsigned t = m->init_thread;
     const uint32_t fenced = b->fence_clock[t] > b->init_fence_clock[t] ? b->fence_clock[t] : b->init_fence_clock[t];
+    accessor issue = accessor_of(b, w, in, "shared", false, false);
+    accessor_lane(&issue, lane);
     const char *why = fenced < m->init_clock           ? "ran no fence.mbarrier_init (or fence.proxy.async) after it"
-                      : !ordered(b, t, fenced, w, lane) ? "fenced it, but nothing orders that fence before this issue"
+                      : !ordered(&issue, t, fenced) ? "fenced it, but nothing orders that fence before this issue"
                                                         : NULL;
     if (!why)
         return true;

@@ -33,10 +33,28 @@ typedef struct {
     shadow_cell *words, *bytes;
 } shadow_map;
 
-/* The access of bytes [from, from + n) of map m, at address `at` in `space` (for the report), by warp w's
- * lane, checked against their shadows and recorded in them; false after reporting a race. */
-bool race_bytes(block *b, warp *w, const insn *in, uint32_t lane, shadow_map m, uint64_t from, uint64_t n,
-                const char *space, uint64_t at, bool write, bool strong);
+/* An access being checked: what the check of each cell it touches needs, worked out once (for a warp's
+ * access, once for the warp and once per lane: accessor_lane). */
+typedef struct {
+    block *b;
+    warp *w;
+    const insn *in;
+    const char *space;    /* "shared" or "global", for the report */
+    const uint32_t *vc;   /* the warp's vector clock */
+    uint32_t now;         /* its own tick: the access's clock */
+    bool write, strong;
+    uint32_t lane;        /* the lane making it; its thread number in the block; what it has seen of its warp's
+                             other lanes (racecheck.c, seen_by) */
+    unsigned me;
+    const uint32_t *seen;
+} accessor;
+
+accessor accessor_of(block *b, warp *w, const insn *in, const char *space, bool write, bool strong);
+void accessor_lane(accessor *a, uint32_t lane);
+
+/* The access of bytes [from, from + n) of map m, at address `at` (for the report), by a's lane, checked
+ * against their shadows and recorded in them; false after reporting a race. */
+bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at);
 
 /* The cell that holds byte i's shadow, to read it. */
 static inline const shadow_cell *shadow_of_byte(const shadow_cell *words, const shadow_cell *bytes, uint64_t i)

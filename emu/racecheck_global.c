@@ -212,6 +212,8 @@ bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const 
     const int32_t allocation = write ? note_written(b->launch_race, a) : written_index(b->launch_race, a->base);
     if (!write && allocation < 0)
         return true; /* not kept: see "What it does not see" above */
+    accessor access = accessor_of(b, w, in, "global", write, strong);
+    accessor_lane(&access, lane);
     for (uint64_t at = addr, end = addr + size; at < end;) {
         const uint64_t granule = at & ~(uint64_t)(GRANULE - 1), n = (end < granule + GRANULE ? end : granule + GRANULE) - at;
         global_slot *slot = granule_of(b->global_shadow, granule, allocation);
@@ -220,8 +222,7 @@ bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const 
                   "memory (EMU_RACECHECK=0 runs without racecheck)");
             return false;
         }
-        if (!race_bytes(b, w, in, lane, (shadow_map){slot->words, slot->bytes}, at - granule, n, "global", at, write,
-                        strong))
+        if (!race_bytes(&access, (shadow_map){slot->words, slot->bytes}, at - granule, n, at))
             return false;
         at += n;
     }
