@@ -210,3 +210,29 @@ warp_region warp_access_region(const block *b, int space, const uint64_t *addres
     *alloc = emu_alloc_find(lo, hi + size - lo);
     return *alloc ? WARP_DEVICE : WARP_LANES;
 }
+
+bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, const uint64_t *address, uint64_t size,
+                 access_kind kind, uint8_t *at[LANES])
+{
+    const emu_alloc *alloc = NULL;
+    const warp_region region = warp_access_region(b, space, address, lanes, size, &alloc);
+    const uint64_t shared_base = space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
+    /* a plain access of shared memory: racecheck for the whole warp at once (racecheck.c), not per lane */
+    const bool warp_racecheck = region == WARP_SHARED && b->racecheck && kind != ACCESS_PROBE &&
+                                !(in->flags & (F_STRONG | F_ACQUIRE | F_RELEASE));
+    if (warp_racecheck && !race_warp_access(b, w, in, lanes, address, shared_base, size, kind != ACCESS_READ))
+        return false;
+    b->race_checked_elsewhere = warp_racecheck;
+    bool ok = true;
+    FOR_LANES(lanes, l) {
+        at[l] = region == WARP_SHARED   ? shared_access(b, w, in, l, address[l] - shared_base, size, kind)
+                : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, address[l], size, kind)
+                                        : mem_access(b, w, in, l, space, address[l], size, kind);
+        if (!at[l]) {
+            ok = false;
+            break;
+        }
+    }
+    b->race_checked_elsewhere = false;
+    return ok;
+}

@@ -52,33 +52,6 @@ static int resolved_space(int space, uint64_t address)
                : SPACE_GLOBAL;
 }
 
-/* ld or st of each lane in m at its address, all in the warp's `region` (access.c: warp_access_region). */
-static step load_or_store(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m,
-                          const uint64_t *address, warp_region region, const emu_alloc *alloc)
-{
-    const int bytes = ptx_type_bits((ptx_type)in->type) / 8, vec = in->vec;
-    const bool sign = is_signed(in->type), load = in->op == OP_LD;
-    const uint64_t total = (uint64_t)bytes * vec, shared_base = in->space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
-    const access_kind kind = load ? ACCESS_READ : ACCESS_WRITE;
-    FOR_LANES(m, l) {
-        const uint64_t addr = address[l];
-        uint8_t *p = region == WARP_SHARED   ? shared_access(b, w, in, l, addr - shared_base, total, kind)
-                     : region == WARP_DEVICE ? device_access(b, w, in, l, alloc, addr, total, kind)
-                                             : mem_access(b, w, in, l, in->space, addr, total, kind);
-        if (!p)
-            return STEP_FAULT;
-        for (int i = 0; i < vec; i++) {
-            if (!load) {
-                memcpy(p + i * bytes, &r[o[i]][l], (size_t)bytes);
-                continue;
-            }
-            const uint64_t v = load_bits(p + i * bytes, bytes);
-            r[o[i]][l] = sign ? (uint64_t)sign_extend(v, 8 * bytes) : v;
-        }
-    }
-    return STEP_NEXT;
-}
-
 static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                          uint32_t m)
 {
@@ -89,22 +62,19 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
     if (in->op == OP_LD || in->op == OP_ST) {
         const uint64_t total = (uint64_t)bytes * in->vec;
-        /* every lane in shared memory, or in one allocation: bounds and alignment checked once (access.c) */
-        const emu_alloc *alloc = NULL;
-        const warp_region region = warp_access_region(b, in->space, address, m, total, &alloc);
-        /* a plain access of shared memory: racecheck for the whole warp at once (racecheck.c), not per lane */
-        const bool warp_racecheck = region == WARP_SHARED && b->racecheck &&
-                                    !(in->flags & (F_STRONG | F_ACQUIRE | F_RELEASE));
-        const uint64_t shared_base = in->space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
-        if (warp_racecheck && !race_warp_access(b, w, in, m, address, shared_base, total, in->op == OP_ST))
+        const bool load = in->op == OP_LD, sign = is_signed(in->type);
+        uint8_t *at[LANES];
+        if (!warp_access(b, w, in, in->space, m, address, total, load ? ACCESS_READ : ACCESS_WRITE, at))
             return STEP_FAULT;
-        b->race_checked_elsewhere = warp_racecheck;
-        const step s = load_or_store(b, w, in, r, o, m, address, region, alloc);
-        b->race_checked_elsewhere = false;
-        if (s == STEP_NEXT)
-            count_access(b, in->op == OP_LD && space == SPACE_GENERIC ? SPACE_GLOBAL : space, in->op == OP_LD,
-                         address, m, total);
-        return s;
+        if (load)
+            FOR_LANES(m, l) for (int i = 0; i < in->vec; i++) {
+                const uint64_t v = load_bits(at[l] + i * bytes, bytes);
+                r[o[i]][l] = sign ? (uint64_t)sign_extend(v, 8 * bytes) : v;
+            }
+        else
+            FOR_LANES(m, l) for (int i = 0; i < in->vec; i++) memcpy(at[l] + i * bytes, &r[o[i]][l], (size_t)bytes);
+        count_access(b, load && space == SPACE_GENERIC ? SPACE_GLOBAL : space, load, address, m, total);
+        return STEP_NEXT;
     }
     /* atom / red: one thread at a time (blocks on other host threads use the CPU's atomics) */
     FOR_LANES(m, l) {
@@ -313,22 +283,26 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
 /* ---------------------------------------------------------------------------------------------- */
 /* The scheduler: which lanes of a warp run, and the loop that runs them                          */
 
-/* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run). */
-bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
+/* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run), and
+ * into *behind (when not NULL) the lowest pc of the other ready lanes where the group is the lowest-pc one,
+ * INT32_MIN where another order chose it. */
+bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc, int32_t *behind)
 {
     uint32_t ready = w->live & ~w->waiting;
     if (!ready)
         return false;
-    int32_t best = INT32_MAX;
+    int32_t best = INT32_MAX, second = INT32_MAX;
     uint32_t g = 0;            /* the lanes at `best` */
     if (ready & w->in_call) { /* lanes in calls: the first in program order (functions.c, call_stack_before) */
         uint32_t first = (uint32_t)__builtin_ctz(ready);
         FOR_LANES(ready, l) if (call_stack_before(w, l, first)) first = l;
-        best = w->pc[first];
-    } else {               /* the lowest pc, and its lanes, in one pass */
+        best = w->pc[first], second = INT32_MIN;
+    } else {               /* the lowest pc, its lanes, and the next lowest pc, in one pass */
         FOR_LANES(ready, l) {
             if (w->pc[l] < best)
-                best = w->pc[l], g = 0;
+                second = best, best = w->pc[l], g = 0;
+            else if (w->pc[l] > best && w->pc[l] < second)
+                second = w->pc[l];
             if (w->pc[l] == best)
                 g |= 1u << l;
         }
@@ -361,6 +335,7 @@ bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
             }
             best = after != INT32_MAX ? after : first;
         }
+        second = INT32_MIN;
     }
     if (!g || (w->pc[__builtin_ctz(g)] != best)) { /* lanes in calls, or another pick above */
         g = 0;
@@ -368,6 +343,8 @@ bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc)
     }
     *group = g;
     *pc = best;
+    if (behind)
+        *behind = second;
     return true;
 }
 
@@ -423,6 +400,11 @@ void run_warp(block *b, warp *w, uint64_t turn)
     }
     uint64_t count = 0;
     const uint64_t livelock_after = emu_get_options()->livelock_after;
+    /* A diverged warp's lowest-pc group that ran a straight-line instruction is the lowest group again, and
+     * alone, while its next pc stays below `behind`, every other ready lane's pc, and those lanes stay as
+     * they were (`ready`): it runs on without a search through every lane's pc (warp_next_group). */
+    uint32_t runs_on = 0, ready = 0;
+    int32_t behind = INT32_MIN;
     while (budget--) {
         uint32_t active;
         int32_t pc;
@@ -435,7 +417,12 @@ void run_warp(block *b, warp *w, uint64_t turn)
             if (!active)
                 break;
             pc = w->wpc;
-        } else if (!warp_next_group(b, w, &active, &pc)) {
+        } else if (runs_on && (w->live & ~w->waiting) == ready) {
+            active = runs_on;
+            pc = w->pc[__builtin_ctz(runs_on)];
+        } else if (warp_next_group(b, w, &active, &pc, &behind)) {
+            ready = w->live & ~w->waiting;
+        } else {
             break;
         }
         const insn *in = &k->code[pc];
@@ -526,8 +513,14 @@ void run_warp(block *b, warp *w, uint64_t turn)
         case STEP_FAULT:
             goto out;
         }
-        if (!w->converged)
-            check_converged(w);
+        runs_on = 0;
+        if (!w->converged) { /* the group went on as one (straight on, or a branch all of it took or none did) */
+            const bool as_one = s == STEP_NEXT || (s == STEP_BRANCH && (exec == active || exec == 0));
+            if (as_one && w->pc[__builtin_ctz(active)] < behind && (behind != INT32_MAX || w->waiting))
+                runs_on = active; /* still apart from the others: not converged */
+            else
+                check_converged(w);
+        }
     }
 out:
     if (!w->converged && !w->waiting)

@@ -225,8 +225,9 @@ void block_place(block *b, uint64_t id);    /* the grid's block with this linear
 void block_start(block *b);                 /* from its first instruction, its state poisoned */
 void run_block(block *b);                   /* until its warps exit, or a fault or deadlock stops it */
 void run_warp(block *b, warp *w, uint64_t turn); /* `turn` instructions (0: the emulator's own turn) */
-/* The lanes that run next when a diverged warp runs, and their pc; false when every lane waits. */
-bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc);
+/* The lanes that run next when a diverged warp runs, and their pc; false when every lane waits. *behind
+ * (unless NULL): the lowest pc of the other ready lanes, INT32_MIN when the order is not lowest pc first. */
+bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc, int32_t *behind);
 void describe_deadlock(block *b);
 /* A launch's configuration against the device's limits, and its shared memory per block (the one-line
  * error otherwise); then the launch run: every block, or a sampled launch's sample, or with skip_every
@@ -262,6 +263,12 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
 typedef enum { WARP_LANES, WARP_SHARED, WARP_DEVICE } warp_region;
 warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
                                const emu_alloc **alloc);
+/* The host addresses (into at[lane]) of a warp's plain access of `size` bytes per lane at address[lane]
+ * (lanes), as mem_access gives them lane by lane: bounds and alignment checked once where
+ * warp_access_region allows, and a plain shared access race-checked for the whole warp at once
+ * (race_warp_access). False after a fault. ld, st and ldmatrix (access.c). */
+bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, const uint64_t *address, uint64_t size,
+                 access_kind kind, uint8_t *at[LANES]);
 
 /* The wavefronts a warp's shared-memory load or store of `size` bytes per thread takes (counters.c), and into
  * *ideal the fewest the same words could take: the counters' and the timing model's one rule. */

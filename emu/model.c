@@ -577,7 +577,7 @@ static const insn *next_insn(const sm_model *m, block *b, const warp *w, warp_ti
             t->position = w->wpc, t->end = m->order.end_of[w->wpc];
         return &b->k->code[t->position >= 0 ? m->order.order[t->position] : w->wpc];
     }
-    if (!warp_next_group(b, w, &active, &pc))
+    if (!warp_next_group(b, w, &active, &pc, NULL))
         return NULL;
     return &b->k->code[pc];
 }

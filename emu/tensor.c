@@ -39,13 +39,13 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * compiler may. */
 __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #endif
-static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+static void mma_m16n8(int K, const float A[16][16], const float Bt[8][16], const float C[16][8], float Dm[16][8])
 {
     typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
-    row8 Bd[16]; /* B in binary64 once, not once per row of A */
+    row8 Bd[16]; /* B (given as its transpose, Bt) in binary64 once, not once per row of A */
     for (int k = 0; k < K; k++)
         for (int j = 0; j < 8; j++)
-            Bd[k][j] = B[k][j];
+            Bd[k][j] = Bt[j][k];
     for (int i = 0; i < 16; i += 4) { /* four rows of D at a time: four independent sums in flight */
         row8 acc[4];                  /* each element summed in k order */
         for (int row = 0; row < 4; row++)
@@ -72,32 +72,45 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
     return false;
 }
 
-/* The fragments of mma.m16n8kK's A, B and C, every lane's, into their matrices: fragment i of each, lane
- * by lane (register i / 2 holds elements i and i + 1 of a 16-bit operand, low half first; C in f32 has
- * one register per element). Inlined with K a constant, so the loops unroll and the positions fold. */
-static inline __attribute__((always_inline)) void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES],
-                                                             const int32_t *a_regs, const int32_t *b_regs,
-                                                             const int32_t *c_regs, float A[16][16], float B[16][8],
-                                                             float C[16][8])
+/* Every fragment register of mma.m16n8kK, read across the warp, is one 8x8 block of its matrix in lane
+ * order: lane 4g + t holds the block's row g, columns 2t and 2t + 1 (the layouts above; B's block is of
+ * its transpose, row g being B's column g). So each register is gathered as a block, 32 lanes in turn,
+ * and scattered back the same way. */
+static inline void gather_block(const uint64_t *reg, int h, float *block, int stride)
 {
-    for (int j = 0; j < K / 4; j++) { /* register j: fragments 2j and 2j + 1 */
-        const uint64_t *reg = r[a_regs[j]];
-        for (int lane = 0; lane < LANES; lane++)
-            for (int e = 0; e < 2; e++)
-                A[frag_a_row(lane, 2 * j + e)][frag_a_col(lane, 2 * j + e)] = half_in(reg[lane] >> (16 * e), h);
-    }
-    for (int j = 0; j < K / 8; j++) {
-        const uint64_t *reg = r[b_regs[j]];
-        for (int lane = 0; lane < LANES; lane++)
-            for (int e = 0; e < 2; e++)
-                B[frag_b_row(lane, 2 * j + e)][frag_b_col(lane, 2 * j + e)] = half_in(reg[lane] >> (16 * e), h);
-    }
-    for (int i = 0; i < 4; i++) {
-        const uint64_t *reg = r[c_regs[c_f32 ? i : i / 2]];
-        for (int lane = 0; lane < LANES; lane++)
-            C[frag_c_row(lane, i)][frag_c_col(lane, i)] =
-                c_f32 ? f32_of(reg[lane]) : half_in(reg[lane] >> (16 * (i & 1)), T_F16);
-    }
+    for (int g = 0; g < 8; g++)
+        for (int t = 0; t < 4; t++) {
+            const uint64_t v = reg[4 * g + t];
+            block[g * stride + 2 * t] = half_in(v, h);
+            block[g * stride + 2 * t + 1] = half_in(v >> 16, h);
+        }
+}
+
+/* The same for two f32 registers, one element each: c_2j and c_2j+1 (and d), columns 2t and 2t + 1. */
+static inline void gather_block_f32(const uint64_t *even, const uint64_t *odd, float *block, int stride)
+{
+    for (int g = 0; g < 8; g++)
+        for (int t = 0; t < 4; t++) {
+            block[g * stride + 2 * t] = f32_of(even[4 * g + t]);
+            block[g * stride + 2 * t + 1] = f32_of(odd[4 * g + t]);
+        }
+}
+
+/* mma.m16n8kK's A, B (as its transpose) and C, every lane's registers, into their matrices: A's register
+ * j is the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at Bt's columns 8j; C's
+ * f16 register j (f32 registers 2j and 2j + 1) the block at rows 8j. */
+static void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES], const int32_t *a_regs,
+                       const int32_t *b_regs, const int32_t *c_regs, float A[16][16], float Bt[8][16], float C[16][8])
+{
+    for (int j = 0; j < K / 4; j++)
+        gather_block(r[a_regs[j]], h, &A[8 * (j & 1)][8 * (j >> 1)], 16);
+    for (int j = 0; j < K / 8; j++)
+        gather_block(r[b_regs[j]], h, &Bt[0][8 * j], 16);
+    for (int j = 0; j < 2; j++)
+        if (c_f32)
+            gather_block_f32(r[c_regs[2 * j]], r[c_regs[2 * j + 1]], &C[8 * j][0], 8);
+        else
+            gather_block(r[c_regs[j]], T_F16, &C[8 * j][0], 8);
 }
 
 step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
@@ -108,24 +121,20 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     const int h = in->stype == T_BF16 ? T_BF16 : T_F16, K = in->vec; /* m16n8kK */
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
-    float A[16][16], B[16][8], C[16][8], Dm[16][8];
-    if (K == 16)
-        mma_gather(16, h, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
-    else
-        mma_gather(8, h, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
-    mma_m16n8(K, A, B, C, Dm);
-    for (int i = 0; i < 4; i++) { /* d_i of every lane; f16 D packs d_2j and d_2j+1 in register j */
-        uint64_t *reg = r[o[d_f32 ? i : i / 2]];
-        for (int lane = 0; lane < LANES; lane++) {
-            const float d = Dm[frag_c_row(lane, i)][frag_c_col(lane, i)];
-            if (d_f32)
-                reg[lane] = bits_f32(d);
-            else if (i & 1)
-                reg[lane] |= (uint64_t)emu_f32_to_f16(d) << 16;
-            else
-                reg[lane] = emu_f32_to_f16(d);
-        }
-    }
+    float A[16][16], Bt[8][16], C[16][8], Dm[16][8];
+    mma_gather(K, h, c_f32, r, o + a0, o + b0, o + c0, A, Bt, C);
+    mma_m16n8(K, A, Bt, C, Dm);
+    for (int j = 0; j < 2; j++) /* D's blocks as C's: f32 registers 2j and 2j + 1, or f16 register j */
+        for (int g = 0; g < 8; g++)
+            for (int t = 0; t < 4; t++) {
+                const float *d = &Dm[8 * j + g][2 * t];
+                if (d_f32) {
+                    r[o[2 * j]][4 * g + t] = bits_f32(d[0]);
+                    r[o[2 * j + 1]][4 * g + t] = bits_f32(d[1]);
+                } else {
+                    r[o[j]][4 * g + t] = (uint64_t)emu_f32_to_f16(d[1]) << 16 | emu_f32_to_f16(d[0]);
+                }
+            }
     b->c.tensor_flops += 2 * 16 * 8 * (uint64_t)K;
     return STEP_NEXT;
 }
@@ -138,26 +147,25 @@ step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
 {
     if (!whole_warp(b, w, in, active, m))
         return STEP_FAULT;
-    uint16_t rows[4][8][8];
-    uint64_t address[LANES];
-    for (int k = 0; k < in->vec; k++)
-        for (int row = 0; row < 8; row++) {
-            int lane = 8 * k + row;
-            uint64_t addr = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
-            address[lane] = addr - EMU_SHARED_WINDOW < EMU_WINDOW_SIZE ? addr - EMU_SHARED_WINDOW : addr;
-            int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
-            if (space == SPACE_GENERIC && addr - EMU_SHARED_WINDOW >= EMU_WINDOW_SIZE) {
-                fault(b, in, lane, w, EMU_ERR_ADDRESS, "ldmatrix row address 0x%" PRIx64 " is not in shared memory",
-                      addr);
-                return STEP_FAULT;
-            }
-            const uint8_t *p = mem_access(b, w, in, (uint32_t)lane, space, addr, 16, ACCESS_READ);
-            if (!p)
-                return STEP_FAULT;
-            memcpy(rows[k][row], p, 16);
+    const uint32_t givers = (uint32_t)((1ull << (8 * in->vec)) - 1); /* the lanes that give row addresses */
+    const int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
+    uint64_t address[LANES], offset[LANES]; /* each row's address, and its offset in shared memory */
+    for (uint32_t lane = 0; lane < 8u * in->vec; lane++) {
+        address[lane] = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
+        offset[lane] = space == SPACE_GENERIC ? address[lane] - EMU_SHARED_WINDOW : address[lane];
+        if (space == SPACE_GENERIC && offset[lane] >= EMU_WINDOW_SIZE) {
+            fault(b, in, (int)lane, w, EMU_ERR_ADDRESS, "ldmatrix row address 0x%" PRIx64 " is not in shared memory",
+                  address[lane]);
+            return STEP_FAULT;
         }
+    }
+    uint8_t *at[LANES];
+    if (!warp_access(b, w, in, space, givers, address, 16, ACCESS_READ, at))
+        return STEP_FAULT;
+    uint16_t rows[4][8][8];
+    FOR_LANES(givers, lane) memcpy(rows[lane / 8][lane % 8], at[lane], 16);
     /* one wavefront per 8x8 matrix when its 8 rows fall in distinct banks: a phase per matrix */
-    count_access(b, SPACE_SHARED, true, address, (uint32_t)((1ull << (8 * in->vec)) - 1), 16);
+    count_access(b, SPACE_SHARED, true, offset, givers, 16);
     const bool trans = in->flags & F_TRANS;
     for (int lane = 0; lane < LANES; lane++) {
         int g = lane >> 2, t = lane & 3;
@@ -273,11 +281,11 @@ step exec_wmma_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         }
     float Dm[16][16];
     for (int half = 0; half < 2; half++) { /* two m16n8k16 tiles: columns 0-7 and 8-15 */
-        float Bh[16][8], Ch[16][8], Dh[16][8];
+        float Bt[8][16], Ch[16][8], Dh[16][8];
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
-                Bh[i][j] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
-        mma_m16n8(16, A, Bh, Ch, Dh);
+                Bt[j][i] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
+        mma_m16n8(16, A, Bt, Ch, Dh);
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
                 Dm[i][8 * half + j] = Dh[i][j];

@@ -177,9 +177,23 @@ def h16(x):
     return int(np.array([x], dtype=np.float16).view(np.uint16)[0])
 
 
-def mma_problem(rng, warps, f16acc):
-    A = rng.uniform(-2, 2, (warps, 16, 16)).astype(np.float16)
-    B = rng.uniform(-2, 2, (warps, 16, 8)).astype(np.float16)
+def bf16_values(rng, lo, hi, shape):
+    """Uniform values that bfloat16 holds exactly (float32 with the low 16 bits cleared)."""
+    x = rng.uniform(lo, hi, shape).astype(np.float32)
+    return (x.view(np.uint32) & 0xffff0000).view(np.float32)
+
+
+def bf16_bits(x):
+    return int(np.array([x], dtype=np.float32).view(np.uint32)[0]) >> 16
+
+
+def mma_problem(rng, warps, f16acc, bf16=False):
+    if bf16:
+        A, B = bf16_values(rng, -2, 2, (warps, 16, 16)), bf16_values(rng, -2, 2, (warps, 16, 8))
+    else:
+        A = rng.uniform(-2, 2, (warps, 16, 16)).astype(np.float16)
+        B = rng.uniform(-2, 2, (warps, 16, 8)).astype(np.float16)
+    bits16 = bf16_bits if bf16 else h16  # A's and B's elements as 16-bit patterns
     C = rng.uniform(-4, 4, (warps, 16, 8)).astype(np.float16 if f16acc else np.float32)
     afr = np.zeros((warps * 32, 4), np.uint32)
     bfr = np.zeros((warps * 32, 2), np.uint32)
@@ -187,9 +201,9 @@ def mma_problem(rng, warps, f16acc):
     for w in range(warps):
         for lane in range(32):
             tid = 32 * w + lane
-            a = [h16(A[w][a_elem(lane, i)]) for i in range(8)]  # "elements (low to high)"
+            a = [bits16(A[w][a_elem(lane, i)]) for i in range(8)]  # "elements (low to high)"
             afr[tid] = [a[2 * k] | a[2 * k + 1] << 16 for k in range(4)]
-            b = [h16(B[w][b_elem(lane, i)]) for i in range(4)]
+            b = [bits16(B[w][b_elem(lane, i)]) for i in range(4)]
             bfr[tid] = [b[0] | b[1] << 16, b[2] | b[3] << 16]
             if f16acc:
                 c = [h16(C[w][c_elem(lane, i)]) for i in range(4)]
@@ -232,6 +246,13 @@ def tests_mma(R, rng):
         R.run('mma.ptx', 'mma_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
         D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
         mma_check(A, B, C, D_of, 2.0 ** -20, 'mma f32')
+
+    def bf16():
+        A, B, C, afr, bfr, cfr = mma_problem(rng, 2, False, bf16=True)
+        ao, ap = R.out('u32', 64 * 4)
+        R.run('mma.ptx', 'mma_bf16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
+        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
+        mma_check(A, B, C, D_of, 2.0 ** -20, 'mma bf16')
 
     def f16acc():
         A, B, C, afr, bfr, cfr = mma_problem(rng, 2, True)
@@ -300,6 +321,7 @@ def tests_mma(R, rng):
         mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 f32')
 
     R.case('mma.m16n8k16.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', f32acc)
+    R.case('mma.m16n8k16.row.col.f32.bf16.bf16.f32 (fragments per ISA table, 2 warps)', bf16)
     R.case('mma.m16n8k8.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', k8)
     R.case('mma.m16n8k16.row.col.f16.f16.f16.f16 (f16x2 accumulators, 2 warps)', f16acc)
     R.case('mma.m16n8k16.row.col.f32 with fragment index math written in PTX', rowmajor)
