@@ -118,9 +118,30 @@ static uint64_t box_bytes(const emu_tensor_map *map)
     return bytes;
 }
 
+/* `count` elements of `eb` bytes outside the tensor: zeros, or NaN where the map asks for it (f64, f32 and f16
+ * quiet NaNs). */
+static void fill_outside(uint8_t *dst, uint64_t count, unsigned eb, bool nan)
+{
+    static const uint8_t nan_bytes[8] = {0, 0, 0, 0, 0, 0, 0xf8, 0x7f};
+    if (!nan) {
+        memset(dst, 0, count * eb);
+        return;
+    }
+    for (uint64_t i = 0; i < count; i++, dst += eb)
+        if (eb == 2)
+            memcpy(dst, "\x00\x7e", 2);
+        else if (eb == 4)
+            memcpy(dst, "\x00\x00\xc0\x7f", 4);
+        else
+            memcpy(dst, nan_bytes, eb);
+}
+
 /* A tensor copy's box lands: zero-filled (or NaN) outside the tensor, swizzled as the map says
  * ("Tensors: Tiled Mode"; the 16-byte chunks of each 128/64/32-byte row XORed with the row's index in
- * the pattern, the TMA swizzle of the CUDA Programming Guide). */
+ * the pattern, the TMA swizzle of the CUDA Programming Guide). It goes in runs: the elements along
+ * dimension 0 (contiguous in the tensor) that share a 16-byte chunk of the box (which the swizzle moves
+ * whole) and lie all inside the tensor or all outside, one copy or fill each when in bounds; an element
+ * alone where a run is not in bounds, so that mem_access names the element that is not. */
 static bool tma_land_box(block *b, warp *w, const insn *in, const tma_copy *c, uint64_t *written_out)
 {
     const emu_tensor_map *map = &c->map;
@@ -132,38 +153,51 @@ static bool tma_land_box(block *b, warp *w, const insn *in, const tma_copy *c, u
         elements *= count[d];
     }
     const uint32_t mask = map->swizzle_bytes ? map->swizzle_bytes / 16 - 1 : 0;
-    uint64_t written = 0;
-    for (uint64_t e = 0; e < elements; e++) {
+    const int64_t last0 = (int64_t)map->dim_minus_1[0];
+    uint64_t written = 0, run;
+    for (uint64_t e = 0; e < elements; e += run) {
         uint64_t rest = e, src = map->global_address;
-        bool inside = true;
+        bool inside_rest = true; /* inside the tensor along every dimension but 0 */
+        int64_t x0 = 0;
         for (int d = 0; d < map->rank; d++) {
             int64_t x = (int64_t)c->coords[d] + (int64_t)(rest % count[d]) * map->element_stride[d];
             rest /= count[d];
-            inside &= x >= 0 && x <= (int64_t)map->dim_minus_1[d];
+            if (d == 0)
+                x0 = x;
+            else
+                inside_rest &= x >= 0 && x <= (int64_t)map->dim_minus_1[d];
             src += (uint64_t)x * map->stride[d];
         }
+        const bool inside = inside_rest && x0 >= 0 && x0 <= last0;
         uint64_t at = c->dst + e * eb;
-        at ^= ((at >> 7) & mask) << 4;
-        uint8_t *dst = mem_access(b, w, in, 0, SPACE_SHARED, at, eb, ACCESS_WRITE);
-        if (!dst)
-            return false;
-        if (!inside) {
-            static const uint8_t nan_bytes[8] = {0, 0, 0, 0, 0, 0, 0xf8, 0x7f}; /* f64 NaN; f32/f16 below */
-            if (!map->nan_fill)
-                memset(dst, 0, eb);
-            else if (eb == 2)
-                memcpy(dst, "\x00\x7e", 2);
-            else if (eb == 4)
-                memcpy(dst, "\x00\x00\xc0\x7f", 4);
-            else
-                memcpy(dst, nan_bytes, eb);
-        } else {
-            const uint8_t *p = mem_access(b, w, in, 0, SPACE_GLOBAL, src, eb, ACCESS_READ);
-            if (!p)
-                return false;
-            memcpy(dst, p, eb);
+        run = 1;
+        if (map->element_stride[0] == 1) {
+            const uint64_t in_row = count[0] - e % count[0], in_chunk = (16 - at % 16) / eb;
+            run = in_row < in_chunk ? in_row : in_chunk;
+            const int64_t same_side = inside                   ? last0 - x0 + 1 /* up to the tensor's end */
+                                      : inside_rest && x0 < 0 ? -x0          /* up to its start */
+                                                               : INT64_MAX;   /* the row is outside */
+            run = (uint64_t)same_side < run ? (uint64_t)same_side : run;
         }
-        written += eb;
+        at ^= ((at >> 7) & mask) << 4;
+        const emu_alloc *alloc = inside ? emu_alloc_find(src, run * eb) : NULL;
+        uint8_t *dst;
+        const uint8_t *from = NULL;
+        if (at + run * eb <= b->smem_size && (!inside || alloc)) {
+            dst = shared_access(b, w, in, 0, at, run * eb, ACCESS_WRITE);
+            from = dst && inside ? device_access(b, w, in, 0, alloc, src, run * eb, ACCESS_READ) : NULL;
+        } else {
+            run = 1;
+            dst = mem_access(b, w, in, 0, SPACE_SHARED, at, eb, ACCESS_WRITE);
+            from = dst && inside ? mem_access(b, w, in, 0, SPACE_GLOBAL, src, eb, ACCESS_READ) : NULL;
+        }
+        if (!dst || (inside && !from))
+            return false;
+        if (inside)
+            memcpy(dst, from, run * eb);
+        else
+            fill_outside(dst, run, eb, map->nan_fill);
+        written += run * eb;
     }
     *written_out = written;
     return true;
@@ -599,13 +633,17 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #endif
-static void wgmma_sum(const float A[16][16], const float B[16][256], double D[16][256], int n)
+static void wgmma_sum(const float A[16][16], const float B[16][256], float D[16][256], int n)
 {
     typedef double cols8 __attribute__((vector_size(8 * sizeof(double)))); /* 8 columns of a row */
+    typedef float cols8_f32 __attribute__((vector_size(8 * sizeof(float))));
     cols8 Bd[16][32]; /* B in binary64 once, not once per row of A */
     for (int k = 0; k < 16; k++)
-        for (int col = 0; col < n; col++)
-            Bd[k][col / 8][col % 8] = B[k][col];
+        for (int c = 0; c < n / 8; c++) {
+            cols8_f32 v;
+            memcpy(&v, &B[k][8 * c], sizeof v);
+            Bd[k][c] = __builtin_convertvector(v, cols8);
+        }
     for (int row = 0; row < 16; row++)
         for (int c = 0; c < n / 8; c++) { /* 8 columns of the row, summed over k in registers */
             cols8 acc;
@@ -614,7 +652,7 @@ static void wgmma_sum(const float A[16][16], const float B[16][256], double D[16
             for (int k = 0; k < 16; k++)
                 acc += (double)A[row][k] * Bd[k][c];
             for (int j = 0; j < 8; j++)
-                D[row][8 * c + j] = acc[j];
+                D[row][8 * c + j] = (float)acc[j]; /* the one rounding */
         }
 }
 
@@ -630,8 +668,8 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
         return false;
     }
     float A[16][16];
-    float B[16][256]; /* 48 KB on the stack with D: a thread-local array costs a lookup per use in a library */
-    double D[16][256];
+    float B[16][256]; /* 32 KB on the stack with D: a thread-local array costs a lookup per use in a library */
+    float D[16][256];
     if (a_regs) {
         for (int row = 0; row < 16; row++)
             for (int k = 0; k < 16; k++) {
@@ -646,21 +684,16 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     /* this warp's 16 rows of D: the accumulators gathered, A*B added in k order (exact products, one
      * rounding at the end, as for mma), and scattered back */
     uint64_t (*r)[LANES] = w->r;
-    for (int i = 0; i < n / 2; i++) { /* d_i of every lane */
-        const uint64_t *d = r[o[i]];
-        for (int lane = 0; lane < LANES; lane++) {
-            int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-            D[row][col] = op->accumulate ? f32_of(d[lane]) : 0.0;
-        }
-    }
+    if (!op->accumulate)
+        memset(D, 0, sizeof D);
+    /* registers 4c + 2j and 4c + 2j + 1 of every lane: the 8x8 block at rows 8j, columns 8c (interp.h) */
+    for (int c = 0; op->accumulate && c < n / 8; c++)
+        for (int j = 0; j < 2; j++)
+            f32_block_in(r[o[4 * c + 2 * j]], r[o[4 * c + 2 * j + 1]], &D[8 * j][8 * c], 256);
     wgmma_sum(A, B, D, n);
-    for (int i = 0; i < n / 2; i++) {
-        uint64_t *d = r[o[i]];
-        for (int lane = 0; lane < LANES; lane++) {
-            int row = (lane >> 2) + 8 * ((i >> 1) & 1), col = 8 * (i >> 2) + 2 * (lane & 3) + (i & 1);
-            d[lane] = bits_f32((float)D[row][col]);
-        }
-    }
+    for (int c = 0; c < n / 8; c++)
+        for (int j = 0; j < 2; j++)
+            f32_block_out(&D[8 * j][8 * c], 256, r[o[4 * c + 2 * j]], r[o[4 * c + 2 * j + 1]]);
     return true;
 }
 

@@ -465,4 +465,37 @@ static inline float half_in(uint64_t v, int type)
     return type == T_BF16 ? emu_bf16_to_f32((uint16_t)v) : emu_f16_values[(uint16_t)v];
 }
 
+/* The fragment layout of mma.sync's operands and of wgmma's accumulators ("Matrix Fragments for
+ * mma.m16n8k16 with floating point type"; wgmma's "Register Fragments"): a fragment register read across
+ * the warp is one 8x8 block of its matrix in lane order, lane 4g + t holding the block's row g, columns 2t
+ * and 2t + 1. A .f16x2/.bf16x2 register holds both (the lower column in bits 15:0); f32 fragments take a
+ * register each, the block a pair (even: column 2t, odd: 2t + 1). `block` is the block's first element,
+ * its rows `stride` elements apart. */
+static inline void half_block_in(const uint64_t *reg, int h, float *block, int stride)
+{
+    for (int g = 0; g < 8; g++)
+        for (int t = 0; t < 4; t++) {
+            block[g * stride + 2 * t] = half_in(reg[4 * g + t], h);
+            block[g * stride + 2 * t + 1] = half_in(reg[4 * g + t] >> 16, h);
+        }
+}
+
+static inline void f32_block_in(const uint64_t *even, const uint64_t *odd, float *block, int stride)
+{
+    for (int g = 0; g < 8; g++)
+        for (int t = 0; t < 4; t++) {
+            block[g * stride + 2 * t] = f32_of(even[4 * g + t]);
+            block[g * stride + 2 * t + 1] = f32_of(odd[4 * g + t]);
+        }
+}
+
+static inline void f32_block_out(const float *block, int stride, uint64_t *even, uint64_t *odd)
+{
+    for (int g = 0; g < 8; g++)
+        for (int t = 0; t < 4; t++) {
+            even[4 * g + t] = bits_f32(block[g * stride + 2 * t]);
+            odd[4 * g + t] = bits_f32(block[g * stride + 2 * t + 1]);
+        }
+}
+
 #endif

@@ -72,45 +72,22 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
     return false;
 }
 
-/* Every fragment register of mma.m16n8kK, read across the warp, is one 8x8 block of its matrix in lane
- * order: lane 4g + t holds the block's row g, columns 2t and 2t + 1 (the layouts above; B's block is of
- * its transpose, row g being B's column g). So each register is gathered as a block, 32 lanes in turn,
- * and scattered back the same way. */
-static inline void gather_block(const uint64_t *reg, int h, float *block, int stride)
-{
-    for (int g = 0; g < 8; g++)
-        for (int t = 0; t < 4; t++) {
-            const uint64_t v = reg[4 * g + t];
-            block[g * stride + 2 * t] = half_in(v, h);
-            block[g * stride + 2 * t + 1] = half_in(v >> 16, h);
-        }
-}
-
-/* The same for two f32 registers, one element each: c_2j and c_2j+1 (and d), columns 2t and 2t + 1. */
-static inline void gather_block_f32(const uint64_t *even, const uint64_t *odd, float *block, int stride)
-{
-    for (int g = 0; g < 8; g++)
-        for (int t = 0; t < 4; t++) {
-            block[g * stride + 2 * t] = f32_of(even[4 * g + t]);
-            block[g * stride + 2 * t + 1] = f32_of(odd[4 * g + t]);
-        }
-}
-
-/* mma.m16n8kK's A, B (as its transpose) and C, every lane's registers, into their matrices: A's register
- * j is the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at Bt's columns 8j; C's
- * f16 register j (f32 registers 2j and 2j + 1) the block at rows 8j. */
+/* mma.m16n8kK's A, B (as its transpose) and C, every lane's registers, into their matrices a block at a
+ * time (interp.h: every fragment register is an 8x8 block in lane order; B's is a block of its transpose):
+ * A's register j is the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at Bt's columns
+ * 8j; C's f16 register j (f32 registers 2j and 2j + 1) the block at rows 8j. */
 static void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES], const int32_t *a_regs,
                        const int32_t *b_regs, const int32_t *c_regs, float A[16][16], float Bt[8][16], float C[16][8])
 {
     for (int j = 0; j < K / 4; j++)
-        gather_block(r[a_regs[j]], h, &A[8 * (j & 1)][8 * (j >> 1)], 16);
+        half_block_in(r[a_regs[j]], h, &A[8 * (j & 1)][8 * (j >> 1)], 16);
     for (int j = 0; j < K / 8; j++)
-        gather_block(r[b_regs[j]], h, &Bt[0][8 * j], 16);
+        half_block_in(r[b_regs[j]], h, &Bt[0][8 * j], 16);
     for (int j = 0; j < 2; j++)
         if (c_f32)
-            gather_block_f32(r[c_regs[2 * j]], r[c_regs[2 * j + 1]], &C[8 * j][0], 8);
+            f32_block_in(r[c_regs[2 * j]], r[c_regs[2 * j + 1]], &C[8 * j][0], 8);
         else
-            gather_block(r[c_regs[j]], T_F16, &C[8 * j][0], 8);
+            half_block_in(r[c_regs[j]], T_F16, &C[8 * j][0], 8);
 }
 
 step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
@@ -125,15 +102,12 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     mma_gather(K, h, c_f32, r, o + a0, o + b0, o + c0, A, Bt, C);
     mma_m16n8(K, A, Bt, C, Dm);
     for (int j = 0; j < 2; j++) /* D's blocks as C's: f32 registers 2j and 2j + 1, or f16 register j */
-        for (int g = 0; g < 8; g++)
-            for (int t = 0; t < 4; t++) {
-                const float *d = &Dm[8 * j + g][2 * t];
-                if (d_f32) {
-                    r[o[2 * j]][4 * g + t] = bits_f32(d[0]);
-                    r[o[2 * j + 1]][4 * g + t] = bits_f32(d[1]);
-                } else {
-                    r[o[j]][4 * g + t] = (uint64_t)emu_f32_to_f16(d[1]) << 16 | emu_f32_to_f16(d[0]);
-                }
+        if (d_f32)
+            f32_block_out(&Dm[8 * j][0], 8, r[o[2 * j]], r[o[2 * j + 1]]);
+        else
+            for (int lane = 0; lane < LANES; lane++) {
+                const float *d = &Dm[8 * j + lane / 4][2 * (lane % 4)];
+                r[o[j]][lane] = (uint64_t)emu_f32_to_f16(d[1]) << 16 | emu_f32_to_f16(d[0]);
             }
     b->c.tensor_flops += 2 * 16 * 8 * (uint64_t)K;
     return STEP_NEXT;

@@ -7,7 +7,9 @@
 // waits on the mbarrier for the full box byte count, copies the box (and 128 bytes past it) out, and compares it
 // with a CPU model:
 //   element (i0,i1,i2) of the box = tensor[c + i] when every coordinate is inside globalDim, else 0
-//                                    (PTX ISA "Tensors" > "Tiled Mode" > "Out of Boundary Access", zero fill)
+//                                    (PTX ISA "Tensors" > "Tiled Mode" > "Out of Boundary Access", zero fill),
+//                                    or a NaN (any f16 NaN) for the f16 cases encoded with
+//                                    CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA
 //   dense byte offset  off = ((i2*B1 + i1)*B0 + i0) * elementSize           (dimension 0 fastest)
 //   shared address     off ^ (((off >> 7) & (SW/16 - 1)) << 4)   for SWIZZLE_32B/64B/128B (SW = 32/64/128), the
 //                      CUDA Programming Guide "TMA Swizzle" pattern smem[y][((y+offset)%n)^x] with a 1024-B aligned
@@ -89,6 +91,7 @@ struct Case {
     cuuint32_t box[3];
     CUtensorMapSwizzle swizzle;
     int coord[3];
+    bool nan_fill; // a FLOAT16 map whose out-of-bounds elements are NaN (the others: UINT16, zero fill)
 };
 
 static const int ES = 2;   // CU_TENSOR_MAP_DATA_TYPE_UINT16
@@ -103,10 +106,12 @@ static unsigned swizzle_bytes(CUtensorMapSwizzle s)
     }
 }
 
-// The CPU model of the box in shared memory (see the header).
-static std::vector<uint8_t> model(const Case &c, const std::vector<uint8_t> &g, unsigned bytes)
+// The CPU model of the box in shared memory (see the header); nan_at marks the bytes of elements that must be NaN.
+static std::vector<uint8_t> model(const Case &c, const std::vector<uint8_t> &g, unsigned bytes,
+                                  std::vector<bool> &nan_at)
 {
     std::vector<uint8_t> m(bytes + TAIL, POISON);
+    nan_at.assign(bytes + TAIL, false);
     unsigned sw = swizzle_bytes(c.swizzle);
     cuuint32_t b[3] = {1, 1, 1};
     for (int d = 0; d < c.rank; d++) b[d] = c.box[d];
@@ -126,6 +131,7 @@ static std::vector<uint8_t> model(const Case &c, const std::vector<uint8_t> &g, 
                 unsigned off = ((i2 * b[1] + i1) * b[0] + i0) * ES;
                 unsigned addr = sw ? off ^ (((off >> 7) & (sw / 16 - 1)) << 4) : off;
                 memcpy(&m[addr], &v, 2);
+                if (!in && c.nan_fill) nan_at[addr] = nan_at[addr + 1] = true;
             }
     return m;
 }
@@ -169,9 +175,10 @@ static int run_load(EncodeTiledFn encode, const Case &c)
     cudaMemset(dout, 0x5A, 1 + bytes + TAIL);
     alignas(64) CUtensorMap map;
     cuuint32_t estride[3] = {1, 1, 1};
-    CUresult r = encode(&map, CU_TENSOR_MAP_DATA_TYPE_UINT16, c.rank, dg, c.dim, c.stride, c.box, estride,
-                        CU_TENSOR_MAP_INTERLEAVE_NONE, c.swizzle, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r = encode(&map, c.nan_fill ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT16, c.rank, dg,
+                        c.dim, c.stride, c.box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, c.swizzle,
+                        CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                        c.nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         printf("FAIL %s: cuTensorMapEncodeTiled returned %d for a valid map\n", c.name, (int)r);
         cudaFree(dg);
@@ -198,13 +205,25 @@ static int run_load(EncodeTiledFn encode, const Case &c)
         printf("FAIL %s: the mbarrier phase did not complete (expect_tx %u bytes = the whole box)\n", c.name, bytes);
         return 1;
     }
-    std::vector<uint8_t> want = model(c, g, bytes);
-    for (unsigned i = 0; i < bytes + TAIL; i++)
+    std::vector<bool> nan_at;
+    std::vector<uint8_t> want = model(c, g, bytes, nan_at);
+    for (unsigned i = 0; i < bytes + TAIL; i++) {
+        if (nan_at[i]) { // an f16 NaN, whichever: exponent all ones, fraction not zero (elements are 2-byte aligned)
+            uint16_t h;
+            memcpy(&h, &got[1 + (i & ~1u)], 2);
+            if ((h & 0x7c00) != 0x7c00 || !(h & 0x3ff)) {
+                printf("FAIL %s: shared bytes %u-%u are 0x%04x, want an f16 NaN (outside the tensor)\n", c.name, i & ~1u,
+                       (i & ~1u) + 1, h);
+                return 1;
+            }
+            continue;
+        }
         if (got[1 + i] != want[i]) {
             printf("FAIL %s: shared byte %u%s is 0x%02x, want 0x%02x\n", c.name, i, i >= bytes ? " (after the box)" : "",
                    got[1 + i], want[i]);
             return 1;
         }
+    }
     printf("PASS %s: %u-byte box at (%d,%d,%d), swizzle %uB\n", c.name, bytes, c.coord[0], c.coord[1], c.coord[2],
            swizzle_bytes(c.swizzle));
     return 0;
@@ -239,6 +258,7 @@ int main()
         {"2d_sw128_origin", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {0, 0, 0}},
         {"2d_sw128_edge", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {64, 32, 0}},
         {"2d_sw128_negative", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-40, -5, 0}},
+        {"2d_sw128_negative_mid_chunk", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, -5, 0}},
         {"2d_sw128_corner", 2, {100, 37, 0}, {256, 0}, {64, 8, 0}, S128, {96, 36, 0}},
         {"2d_sw64_edge", 2, {100, 37, 0}, {256, 0}, {32, 8, 0}, S64, {80, 33, 0}},
         {"2d_sw32_edge", 2, {100, 37, 0}, {256, 0}, {16, 8, 0}, S32, {90, -3, 0}},
@@ -248,6 +268,9 @@ int main()
         {"3d_sw128_edge", 3, {100, 37, 3}, {256, 256 * 40}, {64, 4, 2}, S128, {40, 34, 1}},
         {"1d_tail", 1, {1000, 0, 0}, {0, 0}, {64, 0, 0}, NONE, {960, 0, 0}},
         {"1d_negative", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-16, 0, 0}},
+        {"1d_negative_mid_chunk", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-5, 0, 0}},
+        {"2d_sw128_nan_fill", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, 30, 0}, true},
+        {"1d_nan_fill", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {990, 0, 0}, true},
     };
     int failures = 0, fatal = 0;
     for (const Case &c : cases) {
