@@ -118,22 +118,18 @@ static uint64_t box_bytes(const emu_tensor_map *map)
     return bytes;
 }
 
-/* `count` elements of `eb` bytes outside the tensor: zeros, or NaN where the map asks for it (f64, f32 and f16
- * quiet NaNs). */
+/* `count` elements of `eb` bytes outside the tensor: zeros, or NaN where the map asks for it. Which NaN a GPU's
+ * copy writes is not documented; this writes the PTX ISA's canonical one for the element's width (0x7fff for
+ * f16, 0x7fffffff for f32), whose bits are a NaN whatever floating-point type the map names, bf16 included. */
 static void fill_outside(uint8_t *dst, uint64_t count, unsigned eb, bool nan)
 {
-    static const uint8_t nan_bytes[8] = {0, 0, 0, 0, 0, 0, 0xf8, 0x7f};
     if (!nan) {
         memset(dst, 0, count * eb);
         return;
     }
-    for (uint64_t i = 0; i < count; i++, dst += eb)
-        if (eb == 2)
-            memcpy(dst, "\x00\x7e", 2);
-        else if (eb == 4)
-            memcpy(dst, "\x00\x00\xc0\x7f", 4);
-        else
-            memcpy(dst, nan_bytes, eb);
+    memset(dst, 0xff, count * eb); /* every bit but the sign: 0x7fff, a NaN as f16 and as bf16 alike */
+    for (uint64_t i = 0; i < count; i++)
+        dst[i * eb + eb - 1] = 0x7f;
 }
 
 /* A tensor copy's box lands: zero-filled (or NaN) outside the tensor, swizzled as the map says

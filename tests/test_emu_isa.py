@@ -2,6 +2,7 @@
 """The PTX emulator's own instruction tests.
 
 Usage: python3 tests/test_emu_isa.py PTXRUN_PATH WORK_DIR
+       python3 tests/test_emu_isa.py --gpu WORK_DIR      the same cases on a GPU (tests/ptxrun_gpu.py)
 
 Runs the hand-written kernels in tests/emu/*.ptx with ptxrun and compares every output with values computed here
 from the rules of the NVIDIA PTX ISA (9.0) text. Each family below names the ISA section its expectations come
@@ -27,8 +28,8 @@ M64 = 0xFFFFFFFFFFFFFFFF
 
 
 class Runner(ptxrun_cases.Runner):
-    def __init__(self, ptxrun, work):
-        super().__init__(ptxrun, os.path.join(work, 'emu_isa'), EMU_DIR)
+    def __init__(self, ptxrun, work, gpu=None):
+        super().__init__(ptxrun, os.path.join(work, 'emu_isa'), EMU_DIR, gpu)
 
     def elem(self, ptx, kernel, ins, outs):
         """Elementwise kernel: ins are numpy arrays (uint16/uint32/uint64), outs a list of 'u16'/'u32'/'u64'.
@@ -2206,10 +2207,7 @@ def tests_misc(R, rng):
 
 
 def main():
-    if len(sys.argv) != 3:
-        print(__doc__)
-        return 2
-    R = Runner(os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]))
+    R = Runner(*ptxrun_cases.command_line(__doc__))
     rng = np.random.default_rng(20240611)
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
                 tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_b128, tests_brx, tests_calls,

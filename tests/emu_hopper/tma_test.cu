@@ -83,6 +83,10 @@ __global__ void tma_load(const __grid_constant__ CUtensorMap map, int c0, int c1
         out[1 + i] = box[i];
 }
 
+// What a map fills outside the tensor: zeros (a UINT16 map), or NaN (CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+// in an f16 or a bf16 map, each with its own NaN: exponent all ones, fraction not zero.
+enum Fill { ZERO_FILL, F16_NAN_FILL, BF16_NAN_FILL };
+
 struct Case {
     const char *name;
     int rank;
@@ -91,10 +95,10 @@ struct Case {
     cuuint32_t box[3];
     CUtensorMapSwizzle swizzle;
     int coord[3];
-    bool nan_fill; // a FLOAT16 map whose out-of-bounds elements are NaN (the others: UINT16, zero fill)
+    Fill fill;
 };
 
-static const int ES = 2;   // CU_TENSOR_MAP_DATA_TYPE_UINT16
+static const int ES = 2;   // bytes per element: UINT16, FLOAT16 and BFLOAT16 maps
 
 static unsigned swizzle_bytes(CUtensorMapSwizzle s)
 {
@@ -131,7 +135,7 @@ static std::vector<uint8_t> model(const Case &c, const std::vector<uint8_t> &g, 
                 unsigned off = ((i2 * b[1] + i1) * b[0] + i0) * ES;
                 unsigned addr = sw ? off ^ (((off >> 7) & (sw / 16 - 1)) << 4) : off;
                 memcpy(&m[addr], &v, 2);
-                if (!in && c.nan_fill) nan_at[addr] = nan_at[addr + 1] = true;
+                if (!in && c.fill != ZERO_FILL) nan_at[addr] = nan_at[addr + 1] = true;
             }
     return m;
 }
@@ -175,10 +179,12 @@ static int run_load(EncodeTiledFn encode, const Case &c)
     cudaMemset(dout, 0x5A, 1 + bytes + TAIL);
     alignas(64) CUtensorMap map;
     cuuint32_t estride[3] = {1, 1, 1};
-    CUresult r = encode(&map, c.nan_fill ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT16, c.rank, dg,
+    static const CUtensorMapDataType type_of[] = {CU_TENSOR_MAP_DATA_TYPE_UINT16, CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+                                                  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16};
+    CUresult r = encode(&map, type_of[c.fill], c.rank, dg,
                         c.dim, c.stride, c.box, estride, CU_TENSOR_MAP_INTERLEAVE_NONE, c.swizzle,
                         CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                        c.nan_fill ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                        c.fill != ZERO_FILL ? CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA : CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     if (r != CUDA_SUCCESS) {
         printf("FAIL %s: cuTensorMapEncodeTiled returned %d for a valid map\n", c.name, (int)r);
         cudaFree(dg);
@@ -207,15 +213,18 @@ static int run_load(EncodeTiledFn encode, const Case &c)
     }
     std::vector<bool> nan_at;
     std::vector<uint8_t> want = model(c, g, bytes, nan_at);
+    const uint16_t exponent = c.fill == BF16_NAN_FILL ? 0x7f80 : 0x7c00, fraction = c.fill == BF16_NAN_FILL ? 0x7f : 0x3ff;
+    int nan_seen = -1; // the bits of the first NaN filled (which NaN is not documented: any is accepted)
     for (unsigned i = 0; i < bytes + TAIL; i++) {
-        if (nan_at[i]) { // an f16 NaN, whichever: exponent all ones, fraction not zero (elements are 2-byte aligned)
+        if (nan_at[i]) { // a NaN of the map's type, whichever (elements are 2-byte aligned)
             uint16_t h;
             memcpy(&h, &got[1 + (i & ~1u)], 2);
-            if ((h & 0x7c00) != 0x7c00 || !(h & 0x3ff)) {
-                printf("FAIL %s: shared bytes %u-%u are 0x%04x, want an f16 NaN (outside the tensor)\n", c.name, i & ~1u,
-                       (i & ~1u) + 1, h);
+            if ((h & exponent) != exponent || !(h & fraction)) {
+                printf("FAIL %s: shared bytes %u-%u are 0x%04x, want %s NaN (outside the tensor)\n", c.name, i & ~1u,
+                       (i & ~1u) + 1, h, c.fill == BF16_NAN_FILL ? "a bf16" : "an f16");
                 return 1;
             }
+            if (nan_seen < 0) nan_seen = h;
             continue;
         }
         if (got[1 + i] != want[i]) {
@@ -224,8 +233,10 @@ static int run_load(EncodeTiledFn encode, const Case &c)
             return 1;
         }
     }
-    printf("PASS %s: %u-byte box at (%d,%d,%d), swizzle %uB\n", c.name, bytes, c.coord[0], c.coord[1], c.coord[2],
+    printf("PASS %s: %u-byte box at (%d,%d,%d), swizzle %uB", c.name, bytes, c.coord[0], c.coord[1], c.coord[2],
            swizzle_bytes(c.swizzle));
+    if (nan_seen >= 0) printf(", NaN filled as 0x%04x", nan_seen);
+    printf("\n");
     return 0;
 }
 
@@ -269,8 +280,9 @@ int main()
         {"1d_tail", 1, {1000, 0, 0}, {0, 0}, {64, 0, 0}, NONE, {960, 0, 0}},
         {"1d_negative", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-16, 0, 0}},
         {"1d_negative_mid_chunk", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-5, 0, 0}},
-        {"2d_sw128_nan_fill", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, 30, 0}, true},
-        {"1d_nan_fill", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {990, 0, 0}, true},
+        {"2d_sw128_nan_fill", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, 30, 0}, F16_NAN_FILL},
+        {"1d_nan_fill", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {990, 0, 0}, F16_NAN_FILL},
+        {"2d_sw64_bf16_nan_fill", 2, {100, 37, 0}, {256, 0}, {32, 8, 0}, S64, {90, -3, 0}, BF16_NAN_FILL},
     };
     int failures = 0, fatal = 0;
     for (const Case &c : cases) {
