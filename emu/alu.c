@@ -853,7 +853,8 @@ step exec_testp(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
         case TESTP_INFINITE: v = isinf(x); break;
         case TESTP_NUMBER: v = !isnan(x); break;
         case TESTP_NOTANUMBER: v = isnan(x); break;
-        case TESTP_NORMAL: v = cls == FP_NORMAL; break;
+        case TESTP_NORMAL: v = cls == FP_NORMAL || cls == FP_ZERO; break; /* "positive and negative zero are
+                                                                               considered normal numbers" */
         default: v = cls == FP_SUBNORMAL; break;
         }
         D(0)[l] = v;

@@ -119,8 +119,9 @@ static uint64_t box_bytes(const emu_tensor_map *map)
 }
 
 /* `count` elements of `eb` bytes outside the tensor: zeros, or NaN where the map asks for it. Which NaN a GPU's
- * copy writes is not documented; this writes the PTX ISA's canonical one for the element's width (0x7fff for
- * f16, 0x7fffffff for f32), whose bits are a NaN whatever floating-point type the map names, bf16 included. */
+ * copy writes is not documented (an H100 wrote 0x7ff7 into f16 and bf16 boxes, measured by tma_test.cu); this
+ * writes the PTX ISA's canonical one for the element's width (0x7fff for f16, 0x7fffffff for f32), whose bits
+ * are a NaN whatever floating-point type the map names, bf16 included. */
 static void fill_outside(uint8_t *dst, uint64_t count, unsigned eb, bool nan)
 {
     if (!nan) {
@@ -378,6 +379,16 @@ step exec_tma_load(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         if (c.dst % 128) { /* "Shared memory alignment: 128 bytes" (Programming Guide, TMA Swizzle) */
             fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "cp.async.bulk.tensor destination 0x%x is not 128-byte aligned",
                   c.dst);
+            return STEP_FAULT;
+        }
+        /* "The address of the bounding Box must also be aligned to 16 bytes" (PTX ISA, "Tensors: Tiled Mode:
+         * Bounding Box"): where the coordinates put its first element, inside the tensor or not (the map's base
+         * and strides are multiples of 16, so dimension 0's bytes decide) */
+        int64_t box_start = (int64_t)c.coords[0] * c.map.element_bytes;
+        if (box_start % 16) {
+            fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "cp.async.bulk.tensor: the box at coordinate %d of dimension 0 "
+                  "starts %" PRId64 " bytes from the tensor's base, not a multiple of 16 (the ISA's Bounding Box "
+                  "must be 16-byte aligned)", c.coords[0], box_start);
             return STEP_FAULT;
         }
         if (!mbar_at(b, w, in, l, SPACE_SHARED, c.mbar, NULL) ||

@@ -14,7 +14,10 @@ On a GPU (`Runner.on_gpu`, tests/ptxrun_gpu.py) the same cases run on hardware: 
 compute what the case expects from the ISA there too. A case that judges the emulator's own report (its
 errors, its diagnostics: anything it calls `launch` for) is a SKIP there: a GPU does not give that report.
 """
+import glob
 import os
+import re
+import shutil
 import subprocess
 import sys
 import traceback
@@ -37,6 +40,16 @@ class Skip(Exception):
 def dims(value):
     """ptxrun's --grid/--block text for an int or a tuple."""
     return ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
+
+
+def find_tool(name, env):
+    """A CUDA tool: $env, else on PATH, else in /usr/local/cuda/bin; None if none is there."""
+    if os.environ.get(env):
+        return os.environ[env]
+    for candidate in (shutil.which(name), "/usr/local/cuda/bin/" + name):
+        if candidate and os.path.exists(candidate):
+            return candidate
+    return None
 
 
 def command_line(doc):
@@ -96,6 +109,26 @@ class Runner:
         for name in self.failed:
             print(f"  FAILED  {name}")
         return 1 if self.failed else 0
+
+    def assemble_each(self, arch=None):
+        """A case per PTX file of ptx_dir: ptxas assembles it (for arch, else its own .target). The files are
+        written by hand from the ISA: what ptxas refuses is no valid PTX, whatever the emulator accepts."""
+        ptxas = find_tool("ptxas", "PTXAS")
+        for path in sorted(glob.glob(os.path.join(self.ptx_dir, "*.ptx"))):
+            name = "ptxas_" + os.path.basename(path)
+            if not ptxas:
+                self.report("SKIP", name, "no ptxas")
+                continue
+
+            def check(path=path):
+                with open(path) as f:
+                    target = arch or re.search(r"^\s*\.target\s+(\w+)", f.read(), re.M).group(1)
+                p = subprocess.run([ptxas, "-arch=" + target, path, "-o", os.devnull], capture_output=True, text=True,
+                                   timeout=300)
+                if p.returncode != 0:
+                    raise Fail(" | ".join((p.stdout + p.stderr).strip().splitlines()[-3:]))
+                return "assembles for " + target
+            self.case(name, check)
 
     # ---- buffers
     def path(self, tag):

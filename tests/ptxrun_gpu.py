@@ -15,6 +15,7 @@ import ctypes
 import os
 import subprocess
 import sys
+import tempfile
 
 import numpy as np
 
@@ -84,12 +85,14 @@ class Gpu:
         self.check(self.cu.cuCtxSetCurrent(self.context), 'cuCtxSetCurrent')
 
     def run(self, argv):
-        """ptxrun's command line (without the program's name), run here: (exit status, output, error line)."""
+        """ptxrun's command line (without the program's name), run here: (exit status, what the kernel printed,
+        error line)."""
         try:
-            self.launch(*parse(argv))
-            return 0, '', ''
+            launch = parse(argv)
         except (Usage, ValueError, OSError) as e:  # a command line or a file ptxrun would refuse
             return 2, '', 'ptxrun_gpu: %s\n' % e
+        try:
+            return 0, printed_by(lambda: self.launch(*launch)), ''
         except GpuError as e:
             self.reset()
             return 1, '', 'ptxrun_gpu: %s\n' % e
@@ -129,6 +132,25 @@ class Gpu:
         finally:
             for pointer, _, _ in buffers:
                 self.cu.cuMemFree_v2(pointer)
+
+
+def printed_by(action):
+    """What action() wrote to this process's standard output, as text: a kernel's printf reaches the host
+    when the driver flushes the device's buffer (at cuCtxSynchronize), through the C library's stdout."""
+    libc = ctypes.CDLL(None)
+    sys.stdout.flush()
+    libc.fflush(None)
+    saved = os.dup(1)
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 1)
+        try:
+            action()
+        finally:
+            libc.fflush(None)
+            os.dup2(saved, 1)
+            os.close(saved)
+        sink.seek(0)
+        return sink.read().decode(errors='replace')
 
 
 def dims(text):

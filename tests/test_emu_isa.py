@@ -772,6 +772,10 @@ def tests_int(R, rng):
         return d
     pos = [int(v) for v in rng.integers(0, 70, 300)] + [0, 31, 32, 63, 64, 255, 256 + 3, 0x1FF, 5, 5]
     ln = [int(v) for v in rng.integers(0, 70, 300)] + [0, 1, 1, 1, 32, 8, 4, 8, 0x100 + 4, 0xFFFFFF08]
+    # b and c "are restricted to the 8-bit value range 0..255": the pseudo-code's & 0xff, which the emulator
+    # follows. Past 255 an H100 does not mask them in the 64-bit forms (ptxas expands those into shifts; measured:
+    # bfe.u64 with pos 259, len 4 gave 0): on a GPU those forms are held to the range the ISA restricts them to.
+    in_range = [i for i, (p, l) in enumerate(zip(pos, ln)) if not R.gpu or (p <= 0xFF and l & M32 <= 0xFF)]
     xs32 = r32(len(pos))
     xs64 = r64(len(pos))
     for t in ('u32', 's32'):
@@ -779,9 +783,9 @@ def tests_int(R, rng):
               'bfe.%s (pos/len clamping, sign bit)' % t, c=ln)
     for t in ('u64', 's64'):
         def run(t=t):
-            A = np.array(xs64, np.uint64)
-            P = np.array(pos, np.uint32)
-            L = np.array([v & M32 for v in ln], np.uint32)
+            A = np.array([xs64[i] for i in in_range], np.uint64)
+            P = np.array([pos[i] for i in in_range], np.uint32)
+            L = np.array([ln[i] & M32 for i in in_range], np.uint32)
             got, = R.elem(S, 'bfe_' + t, [A, P, L], ['u64'])
             compare(got, [bfe(int(x), int(p), int(l), 64, t[0] == 's') for x, p, l in zip(A, P, L)], [(A, 64), (P, 32), (L, 32)], 64)
         R.case('bfe.%s (pos/len clamping, sign bit)' % t, run)
@@ -798,11 +802,12 @@ def tests_int(R, rng):
 
     def bfi_run(bits):
         def run():
-            n = len(pos)
+            use = range(len(pos)) if bits == 32 else in_range
+            n = len(use)
             A = np.array(r32(n) if bits == 32 else r64(n), np.uint32 if bits == 32 else np.uint64)
             B = np.array(r32(n) if bits == 32 else r64(n), np.uint32 if bits == 32 else np.uint64)
-            P = np.array(pos, np.uint32)
-            L = np.array([v & M32 for v in ln], np.uint32)
+            P = np.array([pos[i] for i in use], np.uint32)
+            L = np.array([ln[i] & M32 for i in use], np.uint32)
             got, = R.elem(S, 'bfi_b%d' % bits, [A, B, P, L], ['u32' if bits == 32 else 'u64'])
             compare(got, [bfi(int(x), int(y), int(p), int(l), bits) for x, y, p, l in zip(A, B, P, L)],
                     [(A, bits), (B, bits), (P, 32), (L, 32)], bits)
@@ -2103,17 +2108,29 @@ def tests_misc(R, rng):
                                             (int(b) & 0x7FFFFFFF) for a, b in zip(F, B)]))
 
         # the .approx functions: the ISA bounds each one's error; the correctly rounded value is within every
-        # such bound, and the emulator must give it to within 2 ulp (not a model of one GPU's approximation)
-        def near(exact):
+        # such bound, and the emulator must give it to within 2 ulp (not a model of one GPU's approximation). A GPU
+        # is held to the ISA's bound itself, where it is looser (`isa`: the error allowed at exact value e)
+        def near(exact, isa=None):
             def ok(g, e=exact):
                 if math.isnan(e):
                     return is_nan32(g)
                 if math.isinf(e) or e == 0:
                     return g == f32b(e)
+                if R.gpu and isa:
+                    return abs(bf32(g) - e) <= isa(e)
                 want = f32b(e)
                 return (g >> 31) == (want >> 31) and abs((g & 0x7FFFFFFF) - (want & 0x7FFFFFFF)) <= 2
-            ok.desc = 'within 2 ulp of %r' % exact
+            ok.desc = 'within %s of %r' % ('the ISA\'s bound' if R.gpu and isa else '2 ulp', exact)
             return ok
+
+        def sin_cos_bound(e):  # "[-2pi .. 2pi]: 2^-20.5" absolute ("sin", "cos")
+            return 2.0 ** -20.5
+
+        def lg2_bound(x):  # "2^-22 [absolute] when the input operand is in the range (0.5, 2)", else relative
+            return lambda e: 2.0 ** -22 * (1 if 0.5 < x < 2 else abs(e))
+
+        def tanh_bound(e):  # "The maximum relative error over the entire floating point range is 2^-11"
+            return 2.0 ** -11 * abs(e)
         X = f32.astype(np.float64)
         small = np.array([x for x in F if abs(bf32(int(x))) <= 100 or not math.isfinite(bf32(int(x)))], np.uint32)
         Xs = small.view(np.float32).astype(np.float64)
@@ -2124,10 +2141,10 @@ def tests_misc(R, rng):
                                                     float(np.float32(2.0 ** x))) for x in Xs]))
         pos = np.array([x for x in F if bf32(int(x)) > 0 and math.isfinite(bf32(int(x)))], np.uint32)
         R.case('lg2.approx.f32 (log2 x, positive normal and subnormal x)',
-               run('lg2_approx_f32', [pos], [near(math.log2(v)) for v in pos.view(np.float32).astype(np.float64)]))
-        R.case('sin.approx.f32 on [-pi, pi]', run('sin_approx_f32', [trig], [near(math.sin(x)) for x in Xt]))
-        R.case('cos.approx.f32 on [-pi, pi]', run('cos_approx_f32', [trig], [near(math.cos(x)) for x in Xt]))
-        R.case('tanh.approx.f32', run('tanh_approx_f32', [small], [near(math.tanh(x)) if math.isfinite(x) else
+               run('lg2_approx_f32', [pos], [near(math.log2(v), lg2_bound(v)) for v in pos.view(np.float32).astype(np.float64)]))
+        R.case('sin.approx.f32 on [-pi, pi]', run('sin_approx_f32', [trig], [near(math.sin(x), sin_cos_bound) for x in Xt]))
+        R.case('cos.approx.f32 on [-pi, pi]', run('cos_approx_f32', [trig], [near(math.cos(x), sin_cos_bound) for x in Xt]))
+        R.case('tanh.approx.f32', run('tanh_approx_f32', [small], [near(math.tanh(x), tanh_bound) if math.isfinite(x) else
                                                                     nan_check(0) if math.isnan(x) else
                                                                     (lambda g, s=math.copysign(1.0, x): g == f32b(s))
                                                                     for x in Xs]))
@@ -2136,10 +2153,11 @@ def tests_misc(R, rng):
         R.case('rcp.approx.f32 (normal x)', run('rcp_approx_f32', [pos], [near(1.0 / v) for v in
                                                                            pos.view(np.float32).astype(np.float64)]))
 
-        # "testp": finite, infinite, number (not NaN), notanumber, normal, subnormal (zero is neither)
+        # "testp": finite, infinite, number (not NaN), notanumber, normal, subnormal; "As a special case, positive
+        # and negative zero are considered normal numbers"
         kinds = {'finite': lambda v: math.isfinite(v), 'infinite': lambda v: math.isinf(v),
                  'number': lambda v: not math.isnan(v), 'notanumber': lambda v: math.isnan(v),
-                 'normal': lambda v: math.isfinite(v) and abs(v) >= 2.0 ** -126,
+                 'normal': lambda v: math.isfinite(v) and (abs(v) >= 2.0 ** -126 or v == 0),
                  'subnormal': lambda v: v != 0 and abs(v) < 2.0 ** -126}
         for kind, holds in kinds.items():
             R.case('testp.%s.f32' % kind, run('testp_%s_f32' % kind, [F], [int(holds(float(v))) for v in X]))
@@ -2209,6 +2227,7 @@ def tests_misc(R, rng):
 def main():
     R = Runner(*ptxrun_cases.command_line(__doc__))
     rng = np.random.default_rng(20240611)
+    R.assemble_each()
     for fam in (tests_mma, tests_ldmatrix, tests_cp_async, tests_shfl, tests_cvt, tests_int, tests_setp, tests_vote,
                 tests_bar_atom, tests_half, tests_sreg, tests_progress, tests_tiles, tests_carry, tests_b128, tests_brx, tests_calls,
                 tests_functions, tests_misc):

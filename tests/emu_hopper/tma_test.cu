@@ -18,6 +18,8 @@
 //   (PTX "cp.async.bulk.tensor": complete-tx with "amount of data copied in bytes"; the box is always written whole).
 // Validation cases call cuTensorMapEncodeTiled with one documented requirement broken (CUDA Driver API, "Tensor Map
 // Object Managment", cuTensorMapEncodeTiled) and expect CUDA_ERROR_INVALID_VALUE.
+// Every box starts 16-byte aligned, as the ISA's Bounding Box must; `tma_test NAME` runs one of the misaligned boxes
+// alone (its launch must fail).
 // Prints one line per case; exits 0 when every case passes, 1 on any mismatch, 2 when it cannot run at all.
 #include <cuda.h>
 #include <cuda_runtime.h>
@@ -258,7 +260,7 @@ static int run_reject(EncodeTiledFn encode, void *dg, const char *name, int rank
     return 1;
 }
 
-int main()
+int main(int argc, char **argv)
 {
     EncodeTiledFn encode = get_encode();
     if (!encode) return 2;
@@ -269,21 +271,32 @@ int main()
         {"2d_sw128_origin", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {0, 0, 0}},
         {"2d_sw128_edge", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {64, 32, 0}},
         {"2d_sw128_negative", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-40, -5, 0}},
-        {"2d_sw128_negative_mid_chunk", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, -5, 0}},
         {"2d_sw128_corner", 2, {100, 37, 0}, {256, 0}, {64, 8, 0}, S128, {96, 36, 0}},
         {"2d_sw64_edge", 2, {100, 37, 0}, {256, 0}, {32, 8, 0}, S64, {80, 33, 0}},
-        {"2d_sw32_edge", 2, {100, 37, 0}, {256, 0}, {16, 8, 0}, S32, {90, -3, 0}},
+        {"2d_sw32_edge", 2, {100, 37, 0}, {256, 0}, {16, 8, 0}, S32, {88, -3, 0}},
         {"2d_none_edge", 2, {100, 37, 0}, {256, 0}, {24, 5, 0}, NONE, {88, 34, 0}},
         {"2d_none_outside", 2, {100, 37, 0}, {256, 0}, {16, 4, 0}, NONE, {200, 0, 0}},
         {"3d_none_corner", 3, {100, 37, 3}, {256, 256 * 40}, {8, 4, 2}, NONE, {96, 35, 2}},
         {"3d_sw128_edge", 3, {100, 37, 3}, {256, 256 * 40}, {64, 4, 2}, S128, {40, 34, 1}},
         {"1d_tail", 1, {1000, 0, 0}, {0, 0}, {64, 0, 0}, NONE, {960, 0, 0}},
         {"1d_negative", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-16, 0, 0}},
-        {"1d_negative_mid_chunk", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-5, 0, 0}},
-        {"2d_sw128_nan_fill", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, 30, 0}, F16_NAN_FILL},
-        {"1d_nan_fill", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {990, 0, 0}, F16_NAN_FILL},
-        {"2d_sw64_bf16_nan_fill", 2, {100, 37, 0}, {256, 0}, {32, 8, 0}, S64, {90, -3, 0}, BF16_NAN_FILL},
+        {"2d_sw128_nan_fill", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-8, 30, 0}, F16_NAN_FILL},
+        {"1d_nan_fill", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {984, 0, 0}, F16_NAN_FILL},
+        {"2d_sw64_bf16_nan_fill", 2, {100, 37, 0}, {256, 0}, {32, 8, 0}, S64, {88, -3, 0}, BF16_NAN_FILL},
     };
+    // Boxes whose address is not 16-byte aligned (the PTX ISA's Bounding Box rule): run one at a time, by name, on
+    // the emulator, which must stop the launch with an error. An H100 stops it too (illegal instruction, measured
+    // for the first); a failed launch is sticky, so they are never among the cases above.
+    const Case misaligned[] = {
+        {"misaligned_2d_sw128", 2, {100, 37, 0}, {256, 0}, {64, 16, 0}, S128, {-3, -5, 0}},
+        {"misaligned_1d", 1, {1000, 0, 0}, {0, 0}, {32, 0, 0}, NONE, {-5, 0, 0}},
+    };
+    if (argc == 2) {
+        for (const Case &c : misaligned)
+            if (strcmp(argv[1], c.name) == 0) return run_load(encode, c);
+        printf("FAIL setup: no misaligned case %s\n", argv[1]);
+        return 2;
+    }
     int failures = 0, fatal = 0;
     for (const Case &c : cases) {
         int r = run_load(encode, c);
