@@ -122,6 +122,22 @@ static inline const uint8_t *first_unwritten(const uint8_t *flags, uint64_t n)
     return written ? NULL : memchr(flags, 0, n);
 }
 
+/* Shared memory's initcheck for one lane's access at offset addr: a write marks its bytes, a read must find
+ * them written. False after the fault. */
+static inline bool shared_initcheck(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size,
+                                    access_kind kind)
+{
+    if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
+        mark_written(b->smem_written + addr, size);
+    const uint8_t *unwritten = kind == ACCESS_READ ? first_unwritten(b->smem_written + addr, size) : NULL;
+    if (unwritten) {
+        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
+              "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));
+        return false;
+    }
+    return true;
+}
+
 uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size,
                        access_kind kind)
 {
@@ -139,15 +155,26 @@ uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_
         if (strong && !race_strong_access(b, w, in, lane, addr, kind != ACCESS_WRITE, kind != ACCESS_READ))
             return NULL;
     }
-    if (initcheck && (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC))
-        mark_written(b->smem_written + addr, size);
-    const uint8_t *unwritten = initcheck && kind == ACCESS_READ ? first_unwritten(b->smem_written + addr, size) : NULL;
-    if (unwritten) {
-        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of shared memory at 0x%" PRIx64 " that no thread "
-              "of this block has written (initcheck; a missing barrier or wait?)", (uint64_t)(unwritten - b->smem_written));
+    if (initcheck && !shared_initcheck(b, w, in, lane, addr, size, kind))
         return NULL;
-    }
     return b->smem + addr;
+}
+
+/* Device memory's initcheck for `size` bytes at addr in allocation a, lane's access: a write marks them, a read
+ * must find them written. False after the fault. */
+static bool device_initcheck(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
+                             uint64_t size, access_kind kind)
+{
+    uint64_t unwritten;
+    if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
+        emu_mark_written(a, addr, size);
+    if (kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
+        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
+              " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
+              unwritten - a->base, a->size, a->what);
+        return false;
+    }
+    return true;
 }
 
 uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
@@ -170,22 +197,15 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
                                           kind != ACCESS_READ))
             return NULL;
     }
-    uint64_t unwritten;
-    if (initcheck && (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC))
-        emu_mark_written(a, addr, size);
-    if (initcheck && kind == ACCESS_READ && !emu_all_written(a, addr, size, &unwritten)) {
-        fault(b, in, (int)lane, w, EMU_ERR_UNINITIALIZED, "read of global memory at 0x%" PRIx64 ", byte %" PRIu64
-              " of the %" PRIu64 "-byte %s, that nothing has written since it was allocated (initcheck)", unwritten,
-              unwritten - a->base, a->size, a->what);
+    if (initcheck && !device_initcheck(b, w, in, lane, a, addr, size, kind))
         return NULL;
-    }
     return (uint8_t *)(uintptr_t)addr;
 }
 
 warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
                                const emu_alloc **alloc)
 {
-    if (!lanes || (space != SPACE_GLOBAL && space != SPACE_SHARED && space != SPACE_GENERIC))
+    if (!lanes || (space != SPACE_GLOBAL && space != SPACE_SHARED && space != SPACE_GENERIC && space != SPACE_PARAM))
         return WARP_LANES;
     uint64_t lo = UINT64_MAX, hi = 0, any_bits = 0;
     FOR_LANES(lanes, l) {
@@ -195,6 +215,8 @@ warp_region warp_access_region(const block *b, int space, const uint64_t *addres
     }
     if (hi + size < hi || (size <= 16 && (size & (size - 1)) == 0 && any_bits % size != 0))
         return WARP_LANES; /* wraps, or a lane is misaligned (the windows are aligned far beyond 16 bytes) */
+    if (space == SPACE_PARAM) /* the kernel's parameters, one copy every thread reads */
+        return hi + size <= b->k->param_bytes ? WARP_PARAM : WARP_LANES;
     /* shared memory: .shared addresses, or generic ones in the shared window, all in the block's bytes */
     const uint64_t shared_base = space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
     if (space != SPACE_GLOBAL && lo >= shared_base && hi + size - shared_base <= b->smem_size)
@@ -211,6 +233,51 @@ warp_region warp_access_region(const block *b, int space, const uint64_t *addres
     return *alloc ? WARP_DEVICE : WARP_LANES;
 }
 
+/* warp_access where bounds and alignment hold for the whole warp (region) and no lane needs a racecheck of its
+ * own: what shared_access and device_access do lane by lane, without a call per lane, and a device access whose
+ * lanes cover one run of bytes in lane order (a coalesced one) initchecked as that run. */
+static bool region_access(block *b, warp *w, const insn *in, warp_region region, const emu_alloc *alloc,
+                          uint32_t lanes, const uint64_t *address, uint64_t shared_base, uint64_t size,
+                          access_kind kind, uint8_t *at[LANES])
+{
+    const bool initcheck = b->initcheck && kind != ACCESS_PROBE;
+    if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
+        b->since_progress = 0; /* a thread told the others something: not a livelock */
+    if (region == WARP_PARAM) {
+        FOR_LANES(lanes, l) at[l] = (uint8_t *)b->launch->params + address[l];
+        return true;
+    }
+    if (region == WARP_SHARED) {
+        FOR_LANES(lanes, l) {
+            at[l] = b->smem + (address[l] - shared_base);
+            if (initcheck && !shared_initcheck(b, w, in, l, address[l] - shared_base, size, kind))
+                return false;
+        }
+        return true;
+    }
+    const uint64_t first = address[__builtin_ctz(lanes)];
+    uint64_t end = first; /* where the run of bytes in lane order has reached */
+    bool one_run = true;
+    FOR_LANES(lanes, l) {
+        at[l] = (uint8_t *)(uintptr_t)address[l];
+        one_run = one_run && address[l] == end;
+        end += size;
+    }
+    if (!initcheck)
+        return true;
+    uint64_t unwritten;
+    if (one_run && kind != ACCESS_READ) {
+        emu_mark_written(alloc, first, end - first);
+        return true;
+    }
+    if (one_run && emu_all_written(alloc, first, end - first, &unwritten))
+        return true;
+    FOR_LANES(lanes, l) /* lane by lane: the first lane that reads unwritten bytes is the one reported */
+        if (!device_initcheck(b, w, in, l, alloc, address[l], size, kind))
+            return false;
+    return true;
+}
+
 bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, const uint64_t *address, uint64_t size,
                  access_kind kind, uint8_t *at[LANES])
 {
@@ -223,6 +290,13 @@ bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, c
     if (warp_racecheck && !race_warp_access(b, w, in, lanes, address, shared_base, size, kind != ACCESS_READ))
         return false;
     b->race_checked_elsewhere = warp_racecheck;
+    const bool lane_checks = kind != ACCESS_PROBE && (region == WARP_SHARED   ? b->racecheck && !warp_racecheck
+                                                      : region == WARP_DEVICE ? b->global_shadow != NULL
+                                                                              : false);
+    if (!lane_checks && region != WARP_LANES && (region != WARP_PARAM || kind == ACCESS_READ)) {
+        b->race_checked_elsewhere = false;
+        return region_access(b, w, in, region, alloc, lanes, address, shared_base, size, kind, at);
+    }
     bool ok = true;
     FOR_LANES(lanes, l) {
         at[l] = region == WARP_SHARED   ? shared_access(b, w, in, l, address[l] - shared_base, size, kind)

@@ -58,7 +58,11 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
     const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
     const uint64_t *base = in->addr_base >= 0 ? r[in->addr_base] : NULL;
     uint64_t address[LANES];
-    FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+    if (base && m == FULL_MASK) /* a converged warp: a loop the compiler vectorizes */
+        for (uint32_t l = 0; l < LANES; l++)
+            address[l] = base[l] + (uint64_t)in->addr_offset;
+    else
+        FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
     const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
     if (in->op == OP_LD || in->op == OP_ST) {
         const uint64_t total = (uint64_t)bytes * in->vec;
@@ -66,11 +70,17 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
         uint8_t *at[LANES];
         if (!warp_access(b, w, in, in->space, m, address, total, load ? ACCESS_READ : ACCESS_WRITE, at))
             return STEP_FAULT;
-        if (load)
+        if (load && bytes == 4 && !sign) /* the most common load (f32, b32, u32, and their vectors) */
+            for (int i = 0; i < in->vec; i++)
+                FOR_LANES(m, l) r[o[i]][l] = (uint32_t)load_bits(at[l] + 4 * i, 4);
+        else if (load)
             FOR_LANES(m, l) for (int i = 0; i < in->vec; i++) {
                 const uint64_t v = load_bits(at[l] + i * bytes, bytes);
                 r[o[i]][l] = sign ? (uint64_t)sign_extend(v, 8 * bytes) : v;
             }
+        else if (bytes == 4) /* the most common store: a word's low 4 bytes (little-endian, as every register) */
+            for (int i = 0; i < in->vec; i++)
+                FOR_LANES(m, l) memcpy(at[l] + 4 * i, &r[o[i]][l], 4);
         else
             FOR_LANES(m, l) for (int i = 0; i < in->vec; i++) memcpy(at[l] + i * bytes, &r[o[i]][l], (size_t)bytes);
         count_access(b, load && space == SPACE_GENERIC ? SPACE_GLOBAL : space, load, address, m, total);

@@ -258,15 +258,17 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
                        uint64_t size, access_kind kind);
 /* Where a warp's access of `size` bytes per lane at address[lane] (lanes) goes when bounds and alignment hold
  * for every lane, checked once for the warp: WARP_SHARED (all in the block's shared memory; a generic
- * address less EMU_SHARED_WINDOW is the offset) or WARP_DEVICE (all in one allocation, *alloc); else
- * WARP_LANES: mem_access checks each lane, and says what is wrong, if anything. */
-typedef enum { WARP_LANES, WARP_SHARED, WARP_DEVICE } warp_region;
+ * address less EMU_SHARED_WINDOW is the offset), WARP_DEVICE (all in one allocation, *alloc) or WARP_PARAM
+ * (.param addresses, all in the kernel's parameters); else WARP_LANES: mem_access checks each lane, and says
+ * what is wrong, if anything. */
+typedef enum { WARP_LANES, WARP_SHARED, WARP_DEVICE, WARP_PARAM } warp_region;
 warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
                                const emu_alloc **alloc);
 /* The host addresses (into at[lane]) of a warp's plain access of `size` bytes per lane at address[lane]
  * (lanes), as mem_access gives them lane by lane: bounds and alignment checked once where
- * warp_access_region allows, and a plain shared access race-checked for the whole warp at once
- * (race_warp_access). False after a fault. ld, st and ldmatrix (access.c). */
+ * warp_access_region allows, a plain shared access race-checked for the whole warp at once
+ * (race_warp_access), and where no lane needs a racecheck of its own, initcheck without a call per lane (a
+ * coalesced device access as one run of bytes). False after a fault. ld, st and ldmatrix (access.c). */
 bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, const uint64_t *address, uint64_t size,
                  access_kind kind, uint8_t *at[LANES]);
 

@@ -48,6 +48,37 @@ PTX = """
   ret;
 }
 
+// even threads store their global word, then every thread reads its own, a coalesced read: thread 1's is the
+// first nobody wrote
+.visible .entry global_half_written(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<2>; .reg .b32 %r<3>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x; and.b32 %r2, %r1, 1; setp.ne.s32 %p1, %r2, 0;
+  mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2;
+  @!%p1 st.global.f32 [%rd3], 0f3F800000;
+  bar.sync 0;
+  ld.global.f32 %f1, [%rd3];
+  st.global.f32 [%rd3], %f1;
+  ret;
+}
+
+// every thread stores its global word (one coalesced store), then reads the next thread's: each word was written
+.visible .entry global_written_then_rotated(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x; cvt.rn.f32.u32 %f1, %r1;
+  mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2;
+  st.global.f32 [%rd3], %f1;
+  bar.sync 0;
+  add.s32 %r2, %r1, 1; and.b32 %r2, %r2, 31; mul.wide.u32 %rd4, %r2, 4; add.s64 %rd5, %rd1, %rd4;
+  ld.global.f32 %f2, [%rd5];
+  bar.sync 0;
+  st.global.f32 [%rd3], %f2;
+  ret;
+}
+
 // block 0's threads store to their .local word, then every thread reads its own: block 1's never wrote
 .visible .entry local_before_write(.param .u64 in, .param .u64 out)
 {
@@ -89,6 +120,20 @@ expect("input copied in by the host: runs", run("copy_plus_one", f"in:{x}"), 0, 
 expect("input nobody wrote: caught", run("copy_plus_one", unwritten), 1,
        ["read of global memory", "nothing has written", "byte 0 of the 128-byte"])
 expect("the same with EMU_INITCHECK=0: runs", run("copy_plus_one", unwritten, {"EMU_INITCHECK": "0"}), 0, [])
+# with racecheck off a warp's coalesced access is initchecked as one run of bytes (access.c): the same reports
+expect("input nobody wrote, racecheck off: caught", run("copy_plus_one", unwritten, {"EMU_RACECHECK": "0"}), 1,
+       ["read of global memory", "nothing has written", "byte 0 of the 128-byte"])
+for racecheck in ("1", "0"):
+    result = run("global_written_then_rotated", f"in:{x}", {"EMU_RACECHECK": racecheck})
+    y = np.load(os.path.join(work, "y.npy")) if result.returncode == 0 else None
+    ok = y is not None and np.array_equal(y, (np.arange(32) + 1) % 32)
+    print(f"{'PASS' if ok else 'FAIL'} a coalesced store marks every word written (EMU_RACECHECK={racecheck}): "
+          f"exit {result.returncode} {result.stderr.strip()[:160]}")
+    if not ok:
+        failures.append(f"coalesced store marks (racecheck {racecheck})")
+    expect(f"global words only even threads wrote (EMU_RACECHECK={racecheck}): thread 1 caught, byte 4",
+           run("global_half_written", f"in:{x}", {"EMU_RACECHECK": racecheck}), 1,
+           ["read of global memory", "byte 4 of the 128-byte", "thread (1,0,0)"])
 expect("shared word no thread wrote: caught", run("shared_half_written", f"in:{x}"), 1,
        ["read of shared memory", "no thread of this block has written", "thread (0,0,0)"])
 expect("local word this thread never wrote (block 1): caught", run("local_before_write", f"in:{x}", grid=2), 1,
