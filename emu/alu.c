@@ -55,6 +55,41 @@ static emu_rounding rounding_of(int rounding)
 /* ---------------------------------------------------------------------------------------------- */
 /* Instructions                                                                                   */
 
+/* What most of a kernel's index arithmetic is, by all 32 lanes: add, sub, mul.lo and mad.lo without .sat, and,
+ * or, xor, truncated to the type's width (mask). As f32_whole_warp below: the operands copied first (a
+ * destination may be a source), in lane-parallel loops the compiler makes vector instructions of (an x86-64-v3
+ * copy where the CPU has it). The same arithmetic as alu_int's and alu_logic's loops. */
+static bool int_whole_warp_op(const insn *in)
+{
+    switch (in->op) {
+    case OP_ADD: case OP_SUB: return !(in->flags & F_SAT);
+    case OP_MUL: case OP_MAD: return !(in->flags & (F_WIDE | F_HI));
+    case OP_AND: case OP_OR: case OP_XOR: return true;
+    default: return false;
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void int_whole_warp(int op, uint64_t mask, uint64_t *d, const uint64_t *a, const uint64_t *b,
+                           const uint64_t *c)
+{
+    uint64_t x[LANES], y[LANES], z[LANES], v[LANES];
+    for (int l = 0; l < LANES; l++)
+        x[l] = a[l], y[l] = b[l], z[l] = c ? c[l] : 0;
+    switch (op) {
+    case OP_ADD: for (int l = 0; l < LANES; l++) v[l] = x[l] + y[l]; break;
+    case OP_SUB: for (int l = 0; l < LANES; l++) v[l] = x[l] - y[l]; break;
+    case OP_MUL: for (int l = 0; l < LANES; l++) v[l] = x[l] * y[l]; break;
+    case OP_MAD: for (int l = 0; l < LANES; l++) v[l] = x[l] * y[l] + z[l]; break;
+    case OP_AND: for (int l = 0; l < LANES; l++) v[l] = x[l] & y[l]; break;
+    case OP_OR: for (int l = 0; l < LANES; l++) v[l] = x[l] | y[l]; break;
+    default: for (int l = 0; l < LANES; l++) v[l] = x[l] ^ y[l]; break; /* xor */
+    }
+    for (int l = 0; l < LANES; l++)
+        d[l] = v[l] & mask;
+}
 
 static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
@@ -63,6 +98,10 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     const bool sgn = is_signed(t);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
+    if (m == FULL_MASK && int_whole_warp_op(in)) {
+        int_whole_warp(in->op, mask, d, a, b, c);
+        return STEP_NEXT;
+    }
     switch (in->op) {
     case OP_ADD:
         if (in->flags & F_SAT) { /* add.sat.s32: clamp to the s32 range */
@@ -421,6 +460,10 @@ static step alu_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, ui
     const uint64_t mask = width_mask(bits);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
+    if (m == FULL_MASK && int_whole_warp_op(in)) {
+        int_whole_warp(in->op, mask, d, a, b, c);
+        return STEP_NEXT;
+    }
     switch (in->op) {
     case OP_AND: FOR_LANES(m, l) d[l] = a[l] & b[l] & mask; break;
     case OP_OR: FOR_LANES(m, l) d[l] = (a[l] | b[l]) & mask; break;
@@ -606,23 +649,26 @@ static uint32_t compare_integers(int cmp, int type, const uint64_t *a, const uin
     const int bits = ptx_type_bits((ptx_type)type);
     const uint64_t mask = width_mask(bits);
     const bool signed_order = is_signed(type) && cmp >= CMP_LT && cmp <= CMP_GE;
+    /* every lane compared, active or not (an inactive lane's register is any value, and comparing it is
+     * harmless), in loops without a bit scan the compiler can vectorize; the inactive lanes masked off after */
     uint64_t x[LANES], y[LANES];
     if (signed_order)
-        FOR_LANES(m, l) x[l] = (uint64_t)sign_extend(a[l], bits) ^ (1ull << 63),
-                        y[l] = (uint64_t)sign_extend(b[l], bits) ^ (1ull << 63);
+        for (uint32_t l = 0; l < LANES; l++)
+            x[l] = (uint64_t)sign_extend(a[l], bits) ^ (1ull << 63), y[l] = (uint64_t)sign_extend(b[l], bits) ^ (1ull << 63);
     else
-        FOR_LANES(m, l) x[l] = a[l] & mask, y[l] = b[l] & mask;
+        for (uint32_t l = 0; l < LANES; l++)
+            x[l] = a[l] & mask, y[l] = b[l] & mask;
     uint32_t holds = 0;
     switch (cmp) {
-    case CMP_EQ: FOR_LANES(m, l) holds |= (uint32_t)(x[l] == y[l]) << l; break;
-    case CMP_NE: FOR_LANES(m, l) holds |= (uint32_t)(x[l] != y[l]) << l; break;
-    case CMP_LT: case CMP_LO: FOR_LANES(m, l) holds |= (uint32_t)(x[l] < y[l]) << l; break;
-    case CMP_LE: case CMP_LS: FOR_LANES(m, l) holds |= (uint32_t)(x[l] <= y[l]) << l; break;
-    case CMP_GT: case CMP_HI: FOR_LANES(m, l) holds |= (uint32_t)(x[l] > y[l]) << l; break;
-    case CMP_GE: case CMP_HS: FOR_LANES(m, l) holds |= (uint32_t)(x[l] >= y[l]) << l; break;
+    case CMP_EQ: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] == y[l]) << l; break;
+    case CMP_NE: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] != y[l]) << l; break;
+    case CMP_LT: case CMP_LO: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] < y[l]) << l; break;
+    case CMP_LE: case CMP_LS: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] <= y[l]) << l; break;
+    case CMP_GT: case CMP_HI: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] > y[l]) << l; break;
+    case CMP_GE: case CMP_HS: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] >= y[l]) << l; break;
     default: break;
     }
-    return holds;
+    return holds & m;
 }
 
 /* An integral value by cvt's integer rounding: .rni nearest-even (the FPU's default mode), .rzi toward
@@ -870,6 +916,17 @@ step exec_compare(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const
     const uint64_t *lhs = r[o[in->n_dst]], *rhs = r[o[in->n_dst + 1]];
     const uint32_t holds = is_float(cmp_type) ? compare_floats(in->mode, cmp_type, lhs, rhs, in->flags & F_FTZ, m)
                                               : compare_integers(in->mode, cmp_type, lhs, rhs, m);
+    if (m == FULL_MASK && !in->combine && in->op == OP_SETP) { /* the common setp, in loops without a bit scan */
+        uint64_t *p = D(0);
+        for (uint32_t l = 0; l < LANES; l++)
+            p[l] = holds >> l & 1;
+        if (in->n_dst == 2) {
+            uint64_t *q = D(1);
+            for (uint32_t l = 0; l < LANES; l++)
+                q[l] = ~holds >> l & 1;
+        }
+        return STEP_NEXT;
+    }
     FOR_LANES(m, l) {
         bool t = holds >> l & 1, u = !t;
         if (in->combine) {

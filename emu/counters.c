@@ -88,30 +88,12 @@ void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c)
 /* ---------------------------------------------------------------------------------------------- */
 /* Counters (the definitions are Nsight Compute's; emu/README.md, "Counters")                     */
 
-/* The counters' class of an instruction: its row's in instructions.def, or by its type or state space. */
-enum { BY_TYPE = CLASS_COUNT, BY_SPACE };
-static const uint8_t classes[OP_COUNT] = {
+/* The counters' class of each instruction: its row's in instructions.def (class_of, interp.h). */
+const uint8_t instruction_classes[OP_COUNT] = {
 #define INSTRUCTION(opcode, name, class, handler, isa) [OP_##opcode] = class,
 #include "instructions.def"
 #undef INSTRUCTION
 };
-
-emu_class class_of(const insn *in)
-{
-    switch (classes[in->op]) {
-    case BY_SPACE:
-        return in->space == SPACE_SHARED ? CLASS_SHARED
-               : in->space == SPACE_GLOBAL || in->space == SPACE_GENERIC ? CLASS_GLOBAL
-                                                                        : CLASS_OTHER_MEMORY;
-    case BY_TYPE:
-        return in->type == T_F32 ? CLASS_FP32
-               : in->type == T_F64 ? CLASS_FP64
-               : (in->type >= T_F16 && in->type <= T_BF16X2) ? CLASS_FP16
-                                                               : CLASS_INTEGER;
-    default:
-        return (emu_class)classes[in->op];
-    }
-}
 
 /* Sorts a warp's few addresses (at most 4 * LANES) in place. Insertion sort: a warp's lanes mostly come in
  * increasing order, which it passes through once, where qsort's calls through a pointer cost more than the

@@ -372,7 +372,18 @@ insn_handler exec_mma, exec_ldmatrix, exec_wmma_load_store, exec_wmma_mma;
  * block's dice). */
 insn_handler exec_cp_async, exec_cp_async_commit, exec_cp_async_wait, exec_barrier, exec_warp_sync,
     exec_warp_collectives, exec_elect, exec_membar;
-bool synchronises_lanes(const insn *in);
+/* Whether an instruction makes the lanes executing it wait for one another, and so joins them (the
+ * barriers and the member-mask collectives; sync.c, "Convergence"). */
+static inline bool synchronises_lanes(const insn *in)
+{
+    switch (in->op) {
+    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED: case OP_BAR_WARP:
+    case OP_SHFL: case OP_VOTE: case OP_REDUX: case OP_MATCH: case OP_ELECT:
+        return true;
+    default:
+        return false;
+    }
+}
 void reconverge(warp *w, uint32_t lanes);
 void diverge(warp *w, uint32_t active, uint32_t taken);
 void try_complete(block *b, int id);
@@ -380,8 +391,26 @@ void release_warp_syncs(block *b, warp *w);
 bool one_in(block *b, unsigned n);
 void land_one_early(block *b, warp *w);
 
-/* The counters' class of an instruction (counters.c). */
-emu_class class_of(const insn *in);
+/* The counters' class of an instruction: its row's in instructions.def (instruction_classes, counters.c), or
+ * by its type or state space. Inline: run_warp counts every instruction by it. */
+enum { BY_TYPE = CLASS_COUNT, BY_SPACE };
+extern const uint8_t instruction_classes[OP_COUNT];
+static inline emu_class class_of(const insn *in)
+{
+    switch (instruction_classes[in->op]) {
+    case BY_SPACE:
+        return in->space == SPACE_SHARED ? CLASS_SHARED
+               : in->space == SPACE_GLOBAL || in->space == SPACE_GENERIC ? CLASS_GLOBAL
+                                                                        : CLASS_OTHER_MEMORY;
+    case BY_TYPE:
+        return in->type == T_F32 ? CLASS_FP32
+               : in->type == T_F64 ? CLASS_FP64
+               : (in->type >= T_F16 && in->type <= T_BF16X2) ? CLASS_FP16
+                                                               : CLASS_INTEGER;
+    default:
+        return (emu_class)instruction_classes[in->op];
+    }
+}
 
 /* Makes room for one more item in a queue of *count items (capacity *cap, doubled from `first`);
  * false, the queue as it was, when the host has no memory for it. */

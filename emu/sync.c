@@ -118,17 +118,8 @@ step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
  * barriers). Under EMU_CONVERGENCE=strict an .aligned instruction that does not synchronise by itself
  * (mma, ldmatrix, wmma, wgmma, setmaxnreg: "all threads in the warp must execute the same
  * instruction", and the code generator takes them to be converged there) reached by lanes that
- * diverged and were never joined is an error. */
-bool synchronises_lanes(const insn *in)
-{
-    switch (in->op) {
-    case OP_BAR: case OP_BAR_ARRIVE: case OP_BAR_RED: case OP_BAR_WARP:
-    case OP_SHFL: case OP_VOTE: case OP_REDUX: case OP_MATCH: case OP_ELECT:
-        return true;
-    default:
-        return false;
-    }
-}
+ * diverged and were never joined is an error. Which instructions synchronise: synchronises_lanes
+ * (interp.h, inline: the scheduler asks it of every instruction). */
 
 /* The lanes in `lanes` are converged from now on (a union of whole groups: see synchronises_lanes). */
 void reconverge(warp *w, uint32_t lanes)
