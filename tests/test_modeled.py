@@ -5,7 +5,8 @@
    (bench/model_validation.py --check), and its microbenchmark table what the model gives now
    (bench/model_microbench.py --check, running them), and its independent check on a published GEMM series
    what the model gives now (bench/model_sgemm.py --check, after --verify shows the series' kernels compute
-   the product): generated, never typed.
+   the product), and its table of ptxas's stall counts beside Nsight Compute's `wait` what the machine code
+   of the build's PTX gives now (bench/stall_counts.py --check): generated, never typed.
 2. The modeled CSV describes the code in the tree: each row's source_sha256 is its chapter's digest and its
    emulator_sha256 is emu/'s (the model lives in emu/), as for the counts (test_counter_tables.py).
 3. It is complete: every kernel and layer the emulator counted (bench/results/emulator.csv) was modeled on
@@ -49,7 +50,8 @@ modeled_path = os.path.join(root, "bench", "results", "modeled", "h100.csv")  # 
 ptxrun = sys.argv[2]
 for command in (["tables.py", "--modeled", modeled_path, "--readmes", root, "--check"],
                 ["model_validation.py", "--check"], ["model_microbench.py", "--check", "--ptxrun", ptxrun],
-                ["model_sgemm.py", "--verify", "--ptxrun", ptxrun], ["model_sgemm.py", "--check", "--ptxrun", ptxrun]):
+                ["model_sgemm.py", "--verify", "--ptxrun", ptxrun], ["model_sgemm.py", "--check", "--ptxrun", ptxrun],
+                ["stall_counts.py", "--check", "--build", os.path.dirname(os.path.dirname(os.path.abspath(ptxrun)))]):
     done = subprocess.run([sys.executable, os.path.join(root, "bench", command[0])] + command[1:],
                           capture_output=True, text=True)
     claim(f"{' '.join(command[:2])} passes: the kernels compute what they must, or the generated text is current "
