@@ -112,22 +112,25 @@ class Gpu:
                     continue
                 array, out_path = value
                 pointer = ctypes.c_uint64()
-                self.check(self.cu.cuMemAlloc_v2(ctypes.byref(pointer), max(array.nbytes, 1)), 'cuMemAlloc')
+                size = ctypes.c_size_t(array.nbytes)  # size_t arguments: ctypes would pass a Python int as an int
+                self.check(self.cu.cuMemAlloc_v2(ctypes.byref(pointer), ctypes.c_size_t(max(array.nbytes, 1))),
+                           'cuMemAlloc')
                 buffers.append((pointer, array, out_path))
                 if kind == 'out':
-                    self.check(self.cu.cuMemsetD8_v2(pointer, 0xff, array.nbytes), 'cuMemsetD8')
+                    self.check(self.cu.cuMemsetD8_v2(pointer, 0xff, size), 'cuMemsetD8')
                 else:
-                    self.check(self.cu.cuMemcpyHtoD_v2(pointer, array.ctypes.data_as(ctypes.c_void_p), array.nbytes),
+                    self.check(self.cu.cuMemcpyHtoD_v2(pointer, array.ctypes.data_as(ctypes.c_void_p), size),
                                'cuMemcpyHtoD')
                 values.append(pointer)
             params = (ctypes.c_void_p * max(len(values), 1))(*[ctypes.cast(ctypes.byref(v), ctypes.c_void_p)
                                                                  for v in values])
-            self.check(self.cu.cuLaunchKernel(function, *grid, *block, smem, None, params, None), 'cuLaunchKernel')
+            self.check(self.cu.cuLaunchKernel(function, *[ctypes.c_uint(x) for x in grid + block], ctypes.c_uint(smem),
+                                              None, params, None), 'cuLaunchKernel')
             self.check(self.cu.cuCtxSynchronize(), 'kernel %s' % kernel)
             for pointer, array, out_path in buffers:
                 if out_path:
-                    self.check(self.cu.cuMemcpyDtoH_v2(array.ctypes.data_as(ctypes.c_void_p), pointer, array.nbytes),
-                               'cuMemcpyDtoH')
+                    self.check(self.cu.cuMemcpyDtoH_v2(array.ctypes.data_as(ctypes.c_void_p), pointer,
+                                                       ctypes.c_size_t(array.nbytes)), 'cuMemcpyDtoH')
                     np.save(out_path, array)
         finally:
             for pointer, _, _ in buffers:
