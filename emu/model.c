@@ -121,6 +121,17 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
 /* ASSUME_SASS_EXPANSION: the n machine instructions of one PTX instruction issue from its warp on n
  * consecutive cycles, each down the PTX instruction's pipe, and its result comes n - 1 cycles after one
  * instruction's would (they depend on each other, as a division's do). */
+/* ASSUME_STALL_COUNTS: a warp issues its next instruction no sooner than the stall count ptxas set in the
+ * control information of the one it issued last (Jia et al., "Dissecting the NVIDIA Volta GPU Architecture via
+ * Microbenchmarking", 2018, section 2.2: "the number of cycles the scheduler waits before issuing the next
+ * instruction"; how a fixed-latency result is waited for since Volta; Huerta et al., MICRO 2025, model the
+ * same counter on Ampere). Per PTX line, the sum of its machine instructions' stall counts (in its innermost
+ * loop, shared among the copies of its block as its instructions are) holds the warp from the line's first
+ * issue: the gaps inside the line fall between its own instructions, which issue on consecutive cycles
+ * (ASSUME_SASS_EXPANSION), so another warp does not issue in them; the last gap, to the next line, does let
+ * one. The warp state while held is `wait` (Nsight Compute: "waiting on a fixed latency execution
+ * dependency"). The register ready times stay as well: a PTX order unlike the machine code's may put a use
+ * nearer its producer than ptxas did. The yield flag is not modeled. */
 /* ASSUME_SASS_ORDER: a warp issues a basic block's instructions in the order ptxas put their lines in the
  * machine code (each line where its first machine instruction stands), as far as the block's own
  * dependencies allow: the registers one instruction writes and another reads or writes, and a load and a
@@ -431,6 +442,7 @@ typedef struct {
     uint64_t *ready;            /* per register slot: the cycle its value is ready */
     uint8_t *dep;               /* per register slot: what it waits on (dependency) */
     uint64_t hold_until;        /* a fence holds the warp until then */
+    uint64_t stalled_until;     /* the stall counts of its last machine instructions hold it until then */
     uint64_t started;           /* when its block started (oldest first) */
     groups copies, mmas;        /* cp.async and wgmma groups */
     uint64_t access_done;       /* when its last access through the data path is done */
@@ -601,6 +613,8 @@ static emu_stall blocked_by(sm_model *m, slot *s, unsigned wi, const insn *in, i
         return w->mbar_wait >= 0 ? STALL_LONG_SCOREBOARD : STALL_BARRIER;
     if (t->hold_until > m->now)
         return STALL_MEMBAR;
+    if (t->stalled_until > m->now)
+        return STALL_WAIT;
     /* the registers it reads, its guard, its address */
     const int32_t *o = &b->k->slots_of[in->operands];
     emu_stall worst = STALL_SELECTED;
@@ -645,16 +659,20 @@ static emu_stall blocked_by(sm_model *m, slot *s, unsigned wi, const insn *in, i
     return STALL_SELECTED;
 }
 
-/* The machine instructions a PTX instruction stands for on the modeled GPU, this time warp t runs it: what
- * ptxas made of its line (ASSUME_SASS_PER_LINE), its copies' share, or one where the machine code was not
- * read. A line ptxas made 2 instructions of in a block it copied 4 times (two LDS.128 for four copies of an
- * ld.shared.f32) is one on the warp's first run, none on its second, one on its third, ... */
+/* The share of `total` (machine instructions, stall cycles) that falls to a warp's run number `runs` of a line
+ * whose block ptxas copied `copies` times: 2 instructions over 4 copies (two LDS.128 for four copies of an
+ * ld.shared.f32) are one on the warp's first run, none on its second, one on its third, ... */
+static unsigned run_share(uint64_t runs, uint64_t total, uint64_t copies)
+{
+    return (unsigned)(((runs + 1) * total + copies - 1) / copies - (runs * total + copies - 1) / copies);
+}
+
+/* The machine instructions a PTX instruction stands for on the modeled GPU, this time warp t runs it: its
+ * run's share of what ptxas made of its line (ASSUME_SASS_PER_LINE), or one where the machine code was not
+ * read. */
 static unsigned machine_instructions(const ptx_kernel *k, const insn *in, const warp_time *t)
 {
-    if (!k->has_sass)
-        return 1;
-    const uint64_t runs = t->runs[in - k->code], sass = in->sass, copies = in->copies;
-    return (unsigned)(((runs + 1) * sass + copies - 1) / copies - (runs * sass + copies - 1) / copies);
+    return k->has_sass ? run_share(t->runs[in - k->code], in->sass, in->copies) : 1;
 }
 
 /* Issues `in` for warp wi: runs it in the interpreter, then books its pipe and its results. Its n machine
@@ -669,6 +687,10 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     const timing tm = timing_of(g, in);
     const int n_tma_before = b->n_tma;
     const unsigned n = machine_instructions(b->k, in, t);
+    if (b->k->has_sass && n > 0) { /* its stall counts hold the warp (ASSUME_STALL_COUNTS) */
+        const unsigned stalls = run_share(t->runs[in - b->k->code], in->sass_stalls, in->copies);
+        t->stalled_until = m->now + (stalls > n ? stalls : n);
+    }
     t->runs[in - b->k->code]++;
     m->accessed = false;
     m->access_done = m->now;
@@ -874,7 +896,7 @@ static void slot_start(sm_model *m, slot *s, uint64_t id, unsigned first_warp, c
         memset(t->ready, 0, (size_t)k->n_slots * sizeof *t->ready);
         memset(t->dep, 0, (size_t)k->n_slots);
         memset(t->runs, 0, (size_t)k->n_code * sizeof *t->runs);
-        t->hold_until = 0, t->started = m->now, t->position = -1;
+        t->hold_until = t->stalled_until = 0, t->started = m->now, t->position = -1;
         t->copies = t->mmas = (groups){.open = m->now};
     }
     s->b.model = m;
@@ -1297,13 +1319,30 @@ static const char *nvdisasm_path(void)
 }
 
 /* One machine instruction as nvdisasm lists it: the PTX line it was made of, for a branch its target, for a
- * load or store the bytes a thread moves. */
+ * load or store the bytes a thread moves, and its stall count. */
 typedef struct {
     int line;
     int target;    /* the instruction a branch goes to (an index into the list), or -1 */
     uint8_t bytes; /* a load's or store's bytes per thread (LDS.128: 16), else 0 */
+    uint8_t stall; /* the cycles its warp waits before it issues its next instruction (ASSUME_STALL_COUNTS) */
     bool imad;     /* an IMAD, IMUL or IDP: the FMA pipe's integer work (ASSUME_IMAD_PIPE) */
 } sass_insn;
+
+/* The stall count in an instruction's control information, which ptxas sets: bits 41-44 of the high 64 bits
+ * of its 128-bit word (bits 105-108 of the whole; Jia et al., "Dissecting the NVIDIA Volta GPU Architecture
+ * via Microbenchmarking", 2018, section 2.2, the same on Turing, Ampere and Hopper). nvdisasm -hex writes the
+ * word as two comments, the low half after the instruction and the high half alone on the next line. */
+enum { STALL_COUNT_SHIFT = 105 - 64, STALL_COUNT_MASK = 15 };
+
+static bool stall_count_of(const char *p, uint8_t *stall) /* p: the line after its indentation */
+{
+    unsigned long long high;
+    char end[4];
+    if (sscanf(p, "/* 0x%16llx %3s", &high, end) != 2 || strcmp(end, "*/") != 0)
+        return false;
+    *stall = (uint8_t)(high >> STALL_COUNT_SHIFT & STALL_COUNT_MASK);
+    return true;
+}
 
 /* The opcode of the machine instruction `p` (the listing after its address: `@!P0 LDS.128 R4, [R2]`), past its
  * predicate if it has one; its name's length (LDS) in *name. */
@@ -1372,7 +1411,7 @@ static sass_insn *read_sass(FILE *f, int *n)
 {
     char text[1024];
     int current = 0, cap = 0, n_labels = 0, cap_labels = 0;
-    bool in_code = false, ok = true;
+    bool in_code = false, ok = true, high_half_next = false;
     sass_insn *code = NULL;
     sass_label *labels = NULL;
     struct { int from; char name[32]; } *branches = NULL;
@@ -1406,6 +1445,11 @@ static sass_insn *read_sass(FILE *f, int *n)
                 snprintf(labels[n_labels].name, sizeof labels->name, "%.*s", (int)name, p), labels[n_labels++].at = *n;
             continue;
         }
+        if (high_half_next && stall_count_of(p, &code[*n - 1].stall)) {
+            high_half_next = false;
+            continue;
+        }
+        high_half_next = false;
         if (p[0] != '/' || p[1] != '*' || !strstr(p, "*/"))
             continue;
         p = strstr(p, "*/") + 2;
@@ -1436,7 +1480,9 @@ static sass_insn *read_sass(FILE *f, int *n)
             }
         }
         if (ok)
-            code[(*n)++] = (sass_insn){.line = current, .target = -1, .bytes = access_bytes(p), .imad = is_imad(p)};
+            code[(*n)++] = (sass_insn){.line = current, .target = -1, .bytes = access_bytes(p), .stall = 1,
+                                       .imad = is_imad(p)};
+        high_half_next = ok;
     }
     for (int i = 0; ok && i < n_branches; i++)
         code[branches[i].from].target = label_at(labels, n_labels, branches[i].name, strlen(branches[i].name));
@@ -1449,14 +1495,19 @@ static sass_insn *read_sass(FILE *f, int *n)
     return code;
 }
 
-/* The machine instructions per PTX line, counting only those in the line's innermost loop
- * (ASSUME_SASS_PER_LINE): a branch back to an earlier instruction closes a loop from there to itself, and
- * what ptxas moved out of the loop a line is in (an invariant part of an address) runs once per loop, not
- * once per time the line runs. Into widest, per line, the bytes a thread of the widest of those that load or
- * store moves (ASSUME_SASS_ACCESS_WIDTH), into imads how many of them are IMADs (ASSUME_IMAD_PIPE), and into
- * first the index of the first of them in the machine code (ASSUME_SASS_ORDER). */
-static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, uint32_t *imads, uint32_t *first,
-                             int n_lines)
+/* What ptxas made of one PTX line: the machine instructions in the line's innermost loop (ASSUME_SASS_PER_LINE),
+ * and of those the IMADs (ASSUME_IMAD_PIPE), the sum of their stall counts (ASSUME_STALL_COUNTS), the bytes a
+ * thread of the widest that loads or stores moves (ASSUME_SASS_ACCESS_WIDTH) and where the first stands in
+ * the machine code (ASSUME_SASS_ORDER). */
+typedef struct {
+    uint32_t count, imads, stalls, first;
+    uint8_t widest;
+} sass_line;
+
+/* Fills lines[0 .. n_lines) (line 1 first), counting only a line's machine instructions in its innermost loop:
+ * a branch back to an earlier instruction closes a loop from there to itself, and what ptxas moved out of the
+ * loop a line is in (an invariant part of an address) runs once per loop, not once per time the line runs. */
+static bool count_sass_lines(FILE *f, sass_line *lines, int n_lines)
 {
     int n;
     sass_insn *code = read_sass(f, &n);
@@ -1479,11 +1530,13 @@ static bool count_sass_lines(FILE *f, uint32_t *per_line, uint8_t *widest, uint3
             deepest[code[i].line] = depth[i];
     for (int i = 0; i < n; i++)
         if (code[i].line > 0 && code[i].line <= n_lines && depth[i] == deepest[code[i].line]) {
-            if (!per_line[code[i].line - 1]++)
-                first[code[i].line - 1] = (uint32_t)i;
-            imads[code[i].line - 1] += code[i].imad;
-            if (code[i].bytes > widest[code[i].line - 1])
-                widest[code[i].line - 1] = code[i].bytes;
+            sass_line *l = &lines[code[i].line - 1];
+            if (!l->count++)
+                l->first = (uint32_t)i;
+            l->imads += code[i].imad;
+            l->stalls += code[i].stall;
+            if (code[i].bytes > l->widest)
+                l->widest = code[i].bytes;
         }
     free(code);
     free(depth);
@@ -1504,10 +1557,16 @@ static bool one_per_copy(const insn *in)
 }
 
 /* The machine instructions ptxas made of instruction j's PTX line, in the line's innermost loop. */
-static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_line, int n_lines)
+static const sass_line *line_of(const ptx_kernel *k, int j, const sass_line *lines, int n_lines)
 {
     const int at = k->code[j].ptx_line;
-    return at > 0 && at <= n_lines ? per_line[at - 1] : 0;
+    return at > 0 && at <= n_lines ? &lines[at - 1] : NULL;
+}
+
+static uint32_t machine_of_line(const ptx_kernel *k, int j, const sass_line *lines, int n_lines)
+{
+    const sass_line *l = line_of(k, j, lines, n_lines);
+    return l ? l->count : 0;
 }
 
 /* Each instruction's machine instructions, per time it runs (ASSUME_SASS_PER_LINE): its line's count over
@@ -1517,8 +1576,7 @@ static uint32_t machine_of_line(const ptx_kernel *k, int j, const uint32_t *per_
  * computed an address once for all 8 copies); else the fewest instructions of any of the block's lines
  * (every copy holds each line ptxas kept), or one for a block of one line. A block starts at a branch target
  * and after a branch. */
-static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, const uint8_t *widest,
-                                     const uint32_t *imads, const uint32_t *first_of_line, int n_lines)
+static void set_machine_instructions(ptx_kernel *k, const sass_line *lines, int n_lines)
 {
     bool *starts = block_starts(k);
     if (!starts)
@@ -1526,25 +1584,25 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
     for (int first = 0, end; first < k->n_code; first = end) {
         for (end = first + 1; end < k->n_code && !starts[end]; end++) {
         }
-        int lines = 0, last = 0, best_times = 0;
+        int kept_lines = 0, last = 0, best_times = 0;
         uint32_t fewest = UINT32_MAX, most_often = 0;
         for (int j = first; j < end; j++) {
-            const int at = k->code[j].ptx_line;
-            if (at > 0 && at <= n_lines && per_line[at - 1]) {
-                lines += at != last;
-                last = at;
-                fewest = per_line[at - 1] < fewest ? per_line[at - 1] : fewest;
+            const uint32_t count = machine_of_line(k, j, lines, n_lines);
+            if (count) {
+                kept_lines += k->code[j].ptx_line != last;
+                last = k->code[j].ptx_line;
+                fewest = count < fewest ? count : fewest;
             }
         }
         int kept_once_per_copy = 0; /* the block's one-per-copy lines ptxas kept */
         for (int j = first; j < end; j++) { /* the count its one-per-copy lines have most often */
-            const uint32_t count = machine_of_line(k, j, per_line, n_lines);
+            const uint32_t count = machine_of_line(k, j, lines, n_lines);
             if (!one_per_copy(&k->code[j]) || !count)
                 continue;
             kept_once_per_copy++;
             int times = 0;
             for (int i = first; i < end; i++)
-                times += one_per_copy(&k->code[i]) && machine_of_line(k, i, per_line, n_lines) == count;
+                times += one_per_copy(&k->code[i]) && machine_of_line(k, i, lines, n_lines) == count;
             if (times > best_times || (times == best_times && count < most_often))
                 best_times = times, most_often = count;
         }
@@ -1552,19 +1610,18 @@ static void set_machine_instructions(ptx_kernel *k, const uint32_t *per_line, co
          * made two instructions of, is no unrolled loop, while the integer lines of an unrolled loop (its counter,
          * the addresses strength reduction left) may have any count */
         const bool unrolled = best_times >= 2 && 2 * best_times > kept_once_per_copy;
-        const uint32_t copies = lines <= 1 ? 1 : unrolled ? most_often : fewest;
+        const uint32_t copies = kept_lines <= 1 ? 1 : unrolled ? most_often : fewest;
         for (int j = first; j < end; j++) {
-            const int at = k->code[j].ptx_line;
-            uint32_t machine = at > 0 && at <= n_lines ? per_line[at - 1] : copies;
+            const sass_line *l = line_of(k, j, lines, n_lines);
+            uint32_t machine = l ? l->count : copies, stalls = l ? l->stalls : copies;
             if (k->code[j].op == OP_RET || k->code[j].op == OP_EXIT)
-                machine = copies; /* a thread ends once: of the EXITs ptxas puts on each way out, one runs */
+                machine = stalls = copies; /* a thread ends once: of the EXITs ptxas puts on each way out, one runs */
             k->code[j].sass = (uint16_t)(machine > UINT16_MAX ? UINT16_MAX : machine);
+            k->code[j].sass_stalls = (uint16_t)(stalls > UINT16_MAX ? UINT16_MAX : stalls);
             k->code[j].copies = (uint8_t)(copies > 255 ? 255 : copies); /* (no block has near so many) */
-            k->code[j].sass_bytes = at > 0 && at <= n_lines ? widest[at - 1] : 0;
-            k->code[j].sass_on_fma = at > 0 && at <= n_lines && 2 * imads[at - 1] > per_line[at - 1];
-            k->code[j].sass_order = at > 0 && at <= n_lines && per_line[at - 1] ? first_of_line[at - 1]
-                                    : j > first                                 ? k->code[j - 1].sass_order
-                                                                                : 0;
+            k->code[j].sass_bytes = l ? l->widest : 0;
+            k->code[j].sass_on_fma = l && 2 * l->imads > l->count;
+            k->code[j].sass_order = l && l->count ? l->first : j > first ? k->code[j - 1].sass_order : 0;
         }
     }
     k->has_sass = true;
@@ -1660,16 +1717,13 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
         }
     /* the machine instructions per PTX line (ASSUME_SASS_PER_LINE), where nvdisasm is at hand */
     const char *nvdisasm = nvdisasm_path();
-    uint32_t *per_line = result && nvdisasm ? calloc((size_t)n_lines + 1, sizeof *per_line) : NULL;
-    uint8_t *widest = per_line ? calloc((size_t)n_lines + 1, sizeof *widest) : NULL;
-    uint32_t *imads = widest ? calloc((size_t)n_lines + 1, sizeof *imads) : NULL;
-    uint32_t *first = imads ? calloc((size_t)n_lines + 1, sizeof *first) : NULL;
-    if (first) {
-        snprintf(command, sizeof command, "'%s' -gp -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
+    sass_line *lines = result && nvdisasm ? calloc((size_t)n_lines + 1, sizeof *lines) : NULL;
+    if (lines) {
+        snprintf(command, sizeof command, "'%s' -gp -hex -c '%s' >'%s' 2>>'%s'", nvdisasm, cubin, sass, log);
         f = system(command) == 0 ? fopen(sass, "r") : NULL;
-        if (f && count_sass_lines(f, per_line, widest, imads, first, n_lines))
+        if (f && count_sass_lines(f, lines, n_lines))
             for (int i = 0; i < module->n_kernels; i++)
-                set_machine_instructions(&module->kernels[i], per_line, widest, imads, first, n_lines);
+                set_machine_instructions(&module->kernels[i], lines, n_lines);
         if (f)
             fclose(f);
     }
@@ -1679,10 +1733,7 @@ bool model_compile(const char *ptx_text, ptx_module *module, const char *arch, c
                 "machine instruction\n", nvdisasm ? "nvdisasm failed on ptxas's output" : "no nvdisasm found; "
                 "EMU_NVDISASM may name one");
     said = said || (result && module->n_kernels > 0 && !module->kernels[0].has_sass);
-    free(per_line);
-    free(widest);
-    free(imads);
-    free(first);
+    free(lines);
     remove(ptx), remove(cubin), remove(log), remove(sass), rmdir(dir);
     return result;
 }

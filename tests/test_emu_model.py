@@ -20,6 +20,9 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from ptxrun_cases import Fail, Runner  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+import stall_counts  # noqa: E402  (its reader of the control bits: the test reads them apart from the model)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPUS = ("h100", "a100")
 
@@ -399,17 +402,34 @@ def main():
     def scalar_args():
         return ["u32:1000003", "u32:7", R.out("u32", 1)[0]]
 
+    def stall_cycles_per_division():
+        """The stall counts ptxas set in a division's machine code for the H100, summed: read by cuobjdump and
+        bench/stall_counts.py, not by the model."""
+        ptxas, cuobjdump = stall_counts.find_tool("ptxas", "PTXAS"), stall_counts.find_tool("cuobjdump")
+        if not ptxas or not cuobjdump:
+            raise Fail("no ptxas or cuobjdump to read the stall counts with (bench/setup.sh installs cuobjdump)")
+        total = []
+        for n in (4, 12):
+            ptx = write(f"division_sm90a_{n}.ptx", division_chain(n).replace(".target sm_80", ".target sm_90a"))
+            code = stall_counts.machine_code(os.path.join(work, ptx), ptxas, cuobjdump)["divisions"]
+            total.append(sum(stall for _, stall in code.values()))
+        return (total[1] - total[0]) / 8
+
     def division():
         sass = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
         cycles = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={})
         alone = per_step("h100", division_chain, 4, 12, args_of=scalar_args)
+        stalls = stall_cycles_per_division()
         lat_int = figure("h100", "lat_int_cycles")
         interval = 32 / (figure("h100", "thr_int32_mad") / figure("h100", "warp_schedulers_per_sm"))
-        want = max(lat_int + sass - 1, sass * interval)  # ASSUME_SASS_EXPANSION
-        if sass < 8 or abs(cycles - want) > 0.5 or abs(alone - lat_int) > 0.5:
-            raise Fail(f"a div.s32 is {sass:.1f} machine instructions and {cycles:.2f} cycles per step (the "
-                       f"expansion gives {want:.2f}); from its PTX alone {alone:.2f} (lat_int {lat_int})")
-        return f"{sass:.0f} machine instructions, {cycles:.2f} cycles per division ({alone:.2f} from its PTX alone)"
+        # its stall counts hold the warp (ASSUME_STALL_COUNTS), its result comes n - 1 cycles after one
+        # instruction's and its n instructions hold their pipe (ASSUME_SASS_EXPANSION): the longest decides
+        want = max(stalls, lat_int + sass - 1, sass * interval)
+        if sass < 8 or stalls <= sass or abs(cycles - want) > 0.5 or abs(alone - lat_int) > 0.5:
+            raise Fail(f"a div.s32 is {sass:.1f} machine instructions, {stalls:.2f} stall cycles and {cycles:.2f} "
+                       f"cycles per step (want {want:.2f}); from its PTX alone {alone:.2f} (lat_int {lat_int})")
+        return (f"{sass:.0f} machine instructions, {stalls:.0f} stall cycles, {cycles:.2f} cycles per division "
+                f"({alone:.2f} from its PTX alone)")
     R.case("h100: a PTX division costs the machine instructions ptxas makes of it", division)
 
     def read_for(gpu):
