@@ -149,12 +149,14 @@ def ncu_table():
             continue
         label = modeled_csv.gpu_label(gpu)
         tool = f"Nsight Compute {pairs[0][1]['ncu']} on an {pairs[0][1]['gpu']}"
-        rows, ratios, same_top, unmodeled = [], [], 0, []
+        rows, ratios, same_top, unmodeled, waits = [], [], 0, [], []
         for r, m in pairs:
             measured = {c[len("stall_"):]: float(v) for c, v in m.items() if c.startswith("stall_")}
             modeled = modeled_csv.per_issued(r)
             top_m, top_r = top_states(measured, 1).split(" ")[0], top_states(modeled, 1).split(" ")[0]
             same_top += top_m == top_r
+            if measured.get("wait", 0.0) >= 0.1:
+                waits.append(modeled.get("wait", 0.0) / measured["wait"])
             unmodeled.append(sum(v for s, v in measured.items() if s not in modeled_csv.STATES) /
                              (sum(measured.values()) or 1.0))
             one_kernel = m["kernels"] == "1" and r["sm_blocks"] and r["machine_code"] == "sass"
@@ -173,7 +175,11 @@ def ncu_table():
                   f"instructions per block, on the {len(ratios)} pairs that launch one kernel: modeled / measured "
                   f"from {min(ratios):.2f} to {max(ratios):.2f}, median {statistics.median(ratios):.2f}, "
                   f"{within} within 10%. The state that held the warps most (besides `selected`) is the same in "
-                  f"{same_top} of the {len(pairs)}. States the model does not have (`dispatch_stall`, "
+                  f"{same_top} of the {len(pairs)}. `wait` cycles per issued instruction (a fixed-latency "
+                  f"dependency, held by the stall counts), modeled / measured on the {len(waits)} pairs where the "
+                  f"hardware's is 0.1 or more: from {min(waits):.2f} to {max(waits):.2f}, median "
+                  f"{statistics.median(waits):.2f}, {sum(1 for x in waits if 0.8 <= x <= 1.25)} within a quarter. "
+                  f"States the model does not have (`dispatch_stall`, "
                   f"`branch_resolving`, `no_instruction`, `drain`, ...) hold a median "
                   f"{100 * statistics.median(unmodeled):.0f}% of the measured warp-cycles "
                   f"(at most {100 * max(unmodeled):.0f}%)." +

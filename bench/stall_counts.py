@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The compiler's stall counts beside Nsight Compute's `wait` state, kernel by kernel: what the timing model
-would add if it held each warp for them.
+"""The compiler's stall counts beside Nsight Compute's `wait` state, kernel by kernel: the evidence for the
+timing model's holding each warp for them (ASSUME_STALL_COUNTS in emu/model.c).
 
 Every machine instruction since Volta carries control information that ptxas sets: among it a stall count, the
 cycles its warp waits before it may issue its next instruction, which is how a fixed-latency result is waited for

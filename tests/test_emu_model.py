@@ -432,6 +432,18 @@ def main():
                 f"({alone:.2f} from its PTX alone)")
     R.case("h100: a PTX division costs the machine instructions ptxas makes of it", division)
 
+    def held_warps_leave_the_scheduler():
+        # five warps: warps 0 and 4 share a sub-partition's scheduler; while one is held for its stall counts
+        # the other issues, so a step takes what it takes one warp (the issue slots, 2 x 13, are fewer)
+        one = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={})
+        two = per_step("h100", division_chain, 4, 12, block=160, args_of=scalar_args, env={})
+        if abs(two - one) > 1:
+            raise Fail(f"{two:.2f} cycles a step with two warps on one scheduler, {one:.2f} with one: a warp held "
+                       "by its stall counts took the other's issue slots")
+        return f"{two:.2f} cycles a step with two warps on one scheduler ({one:.2f} with one)"
+    R.case("h100: a warp held by its stall counts lets another warp of its scheduler issue",
+           held_warps_leave_the_scheduler)
+
     def read_for(gpu):
         sass = per_step(gpu, division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
         if sass < 8:
