@@ -130,8 +130,12 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * issue: the gaps inside the line fall between its own instructions, which issue on consecutive cycles
  * (ASSUME_SASS_EXPANSION), so another warp does not issue in them; the last gap, to the next line, does let
  * one. The warp state while held is `wait` (Nsight Compute: "waiting on a fixed latency execution
- * dependency"). The register ready times stay as well: a PTX order unlike the machine code's may put a use
- * nearer its producer than ptxas did. The yield flag is not modeled. */
+ * dependency"). A result of fixed latency is waited for by the stall counts alone where none of its line's
+ * machine instructions sets a dependence counter (the control information's "write barrier", which a
+ * result of variable latency sets and its users wait on; Jia et al., ibid.): then the model's scoreboard
+ * has it at once, and the GPU file's latency for it goes unused (an HMMA on sm_90 sets none: ptxas spaces
+ * its users by stall counts). A line that sets one (a load, a conversion, a special function, a division's
+ * reciprocal) keeps the model's ready time for its results as well. The yield flag is not modeled. */
 /* ASSUME_SASS_ORDER: a warp issues a basic block's instructions in the order ptxas put their lines in the
  * machine code (each line where its first machine instruction stands), as far as the block's own
  * dependencies allow: the registers one instruction writes and another reads or writes, and a load and a
@@ -756,10 +760,12 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
         m->l2_free = at + sectors * m->l2_cycles_per_sector;
         m->bulk[m->n_bulk++] = (bulk_copy_time){b->tma[i].mbar, (uint64_t)ceil(m->l2_free + g->lat_l2)};
     }
-    /* its results: ready when done, waited on as its dependency says */
+    /* its results: ready when done, waited on as its dependency says; or, a fixed latency the machine code
+     * leaves to its stall counts alone, ready now (ASSUME_STALL_COUNTS) */
     if (in->op != OP_WGMMA_MMA) {
         const int32_t *o = &b->k->slots_of[in->operands];
-        const uint64_t ready = (uint64_t)ceil(done);
+        const bool stall_counts_alone = b->k->has_sass && in->sass_fixed && tm.dep == DEP_FIXED;
+        const uint64_t ready = stall_counts_alone ? m->now : (uint64_t)ceil(done);
         for (int i = 0; i < in->n_dst; i++)
             if (o[i] >= 0)
                 t->ready[o[i]] = ready, t->dep[o[i]] = (uint8_t)tm.dep;
@@ -1325,22 +1331,25 @@ typedef struct {
     int target;    /* the instruction a branch goes to (an index into the list), or -1 */
     uint8_t bytes; /* a load's or store's bytes per thread (LDS.128: 16), else 0 */
     uint8_t stall; /* the cycles its warp waits before it issues its next instruction (ASSUME_STALL_COUNTS) */
+    bool counter;  /* it sets a dependence counter that its result's users wait on (ASSUME_STALL_COUNTS) */
     bool imad;     /* an IMAD, IMUL or IDP: the FMA pipe's integer work (ASSUME_IMAD_PIPE) */
 } sass_insn;
 
-/* The stall count in an instruction's control information, which ptxas sets: bits 41-44 of the high 64 bits
- * of its 128-bit word (bits 105-108 of the whole; Jia et al., "Dissecting the NVIDIA Volta GPU Architecture
- * via Microbenchmarking", 2018, section 2.2, the same on Turing, Ampere and Hopper). nvdisasm -hex writes the
- * word as two comments, the low half after the instruction and the high half alone on the next line. */
-enum { STALL_COUNT_SHIFT = 105 - 64, STALL_COUNT_MASK = 15 };
+/* An instruction's control information, which ptxas sets, in the high 64 bits of its 128-bit word (Jia et al.,
+ * "Dissecting the NVIDIA Volta GPU Architecture via Microbenchmarking", 2018, section 2.2; the same on Turing,
+ * Ampere and Hopper): the stall count at bits 105-108 of the whole word, then the yield flag, then the index of
+ * the dependence counter ("write barrier") it sets at bits 110-112, 7 for none. nvdisasm -hex writes the word
+ * as two comments, the low half after the instruction and the high half alone on the next line. */
+enum { STALL_COUNT_SHIFT = 105 - 64, STALL_COUNT_MASK = 15, WRITE_COUNTER_SHIFT = 110 - 64, NO_COUNTER = 7 };
 
-static bool stall_count_of(const char *p, uint8_t *stall) /* p: the line after its indentation */
+static bool control_of(const char *p, sass_insn *code) /* p: the line after its indentation */
 {
     unsigned long long high;
     char end[4];
     if (sscanf(p, "/* 0x%16llx %3s", &high, end) != 2 || strcmp(end, "*/") != 0)
         return false;
-    *stall = (uint8_t)(high >> STALL_COUNT_SHIFT & STALL_COUNT_MASK);
+    code->stall = (uint8_t)(high >> STALL_COUNT_SHIFT & STALL_COUNT_MASK);
+    code->counter = (high >> WRITE_COUNTER_SHIFT & 7) != NO_COUNTER;
     return true;
 }
 
@@ -1445,7 +1454,7 @@ static sass_insn *read_sass(FILE *f, int *n)
                 snprintf(labels[n_labels].name, sizeof labels->name, "%.*s", (int)name, p), labels[n_labels++].at = *n;
             continue;
         }
-        if (high_half_next && stall_count_of(p, &code[*n - 1].stall)) {
+        if (high_half_next && control_of(p, &code[*n - 1])) {
             high_half_next = false;
             continue;
         }
@@ -1496,11 +1505,11 @@ static sass_insn *read_sass(FILE *f, int *n)
 }
 
 /* What ptxas made of one PTX line: the machine instructions in the line's innermost loop (ASSUME_SASS_PER_LINE),
- * and of those the IMADs (ASSUME_IMAD_PIPE), the sum of their stall counts (ASSUME_STALL_COUNTS), the bytes a
- * thread of the widest that loads or stores moves (ASSUME_SASS_ACCESS_WIDTH) and where the first stands in
- * the machine code (ASSUME_SASS_ORDER). */
+ * and of those the IMADs (ASSUME_IMAD_PIPE), the sum of their stall counts and how many set a dependence
+ * counter (ASSUME_STALL_COUNTS), the bytes a thread of the widest that loads or stores moves
+ * (ASSUME_SASS_ACCESS_WIDTH) and where the first stands in the machine code (ASSUME_SASS_ORDER). */
 typedef struct {
-    uint32_t count, imads, stalls, first;
+    uint32_t count, imads, stalls, counters, first;
     uint8_t widest;
 } sass_line;
 
@@ -1535,6 +1544,7 @@ static bool count_sass_lines(FILE *f, sass_line *lines, int n_lines)
                 l->first = (uint32_t)i;
             l->imads += code[i].imad;
             l->stalls += code[i].stall;
+            l->counters += code[i].counter;
             if (code[i].bytes > l->widest)
                 l->widest = code[i].bytes;
         }
@@ -1621,6 +1631,7 @@ static void set_machine_instructions(ptx_kernel *k, const sass_line *lines, int 
             k->code[j].copies = (uint8_t)(copies > 255 ? 255 : copies); /* (no block has near so many) */
             k->code[j].sass_bytes = l ? l->widest : 0;
             k->code[j].sass_on_fma = l && 2 * l->imads > l->count;
+            k->code[j].sass_fixed = l && l->count && !l->counters;
             k->code[j].sass_order = l && l->count ? l->first : j > first ? k->code[j - 1].sass_order : 0;
         }
     }

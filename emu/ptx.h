@@ -125,6 +125,8 @@ typedef struct {
                               (LDS.128: 16; model.c), 0 where it made none */
     uint8_t sass_on_fma;   /* most of the machine instructions ptxas made of its line are IMADs, which go down
                               the FMA pipe, not the integer ALU (model.c) */
+    uint8_t sass_fixed;    /* none of those machine instructions sets a dependence counter: their results are
+                              waited for by the stall counts alone (model.c) */
     uint16_t sass_stalls;  /* the cycles the stall counts of those machine instructions hold a warp for, in all
                               the copies of its block (model.c; read with sass) */
     uint32_t flags;        /* F_* */

@@ -111,6 +111,16 @@ def division_chain(n):
     return kernel("divisions", ".param .u32 a, .param .u32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def fma_chain_of_params(n):
+    """n dependent fp32 multiply-adds of kernel parameters, which ptxas cannot fold: n FFMAs in the machine code,
+    each waiting for the one before by its stall count alone (an FFMA sets no dependence counter)."""
+    regs = "    .reg .f32 %f<4>;\n    .reg .b64 %rd<3>;"
+    body = ["    ld.param.f32 %f1, [a];", "    ld.param.f32 %f2, [b];", "    mov.f32 %f3, %f1;"]
+    body += ["    fma.rn.f32 %f3, %f3, %f1, %f2;"] * n
+    body += ["    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f3;"]
+    return kernel("fma_params", ".param .f32 a, .param .f32 b, .param .u64 out", regs, "\n".join(body))
+
+
 def two_division_chains(n):
     """n steps of two independent chains of divisions: ptxas interleaves the two expansions for parallelism,
     so each division's machine instructions stand in many short runs between the other's."""
@@ -402,24 +412,26 @@ def main():
     def scalar_args():
         return ["u32:1000003", "u32:7", R.out("u32", 1)[0]]
 
-    def stall_cycles_per_division():
-        """The stall counts ptxas set in a division's machine code for the H100, summed: read by cuobjdump and
-        bench/stall_counts.py, not by the model."""
+    def stall_cycles_per_step(make, short, long):
+        """The stall counts ptxas set in the H100's machine code of make(n), per step from short to long steps:
+        read by cuobjdump and bench/stall_counts.py, not by the model."""
         ptxas, cuobjdump = stall_counts.find_tool("ptxas", "PTXAS"), stall_counts.find_tool("cuobjdump")
         if not ptxas or not cuobjdump:
             raise Fail("no ptxas or cuobjdump to read the stall counts with (bench/setup.sh installs cuobjdump)")
         total = []
-        for n in (4, 12):
-            ptx = write(f"division_sm90a_{n}.ptx", division_chain(n).replace(".target sm_80", ".target sm_90a"))
-            code = stall_counts.machine_code(os.path.join(work, ptx), ptxas, cuobjdump)["divisions"]
+        for n in (short, long):
+            text = make(n).replace(".target sm_80", ".target sm_90a")
+            ptx = write(f"{make.__name__}_sm90a_{n}.ptx", text)
+            name = re.search(r"\.entry (\w+)", text)[1]
+            code = stall_counts.machine_code(os.path.join(work, ptx), ptxas, cuobjdump)[name]
             total.append(sum(stall for _, stall in code.values()))
-        return (total[1] - total[0]) / 8
+        return (total[1] - total[0]) / (long - short)
 
     def division():
         sass = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
         cycles = per_step("h100", division_chain, 4, 12, args_of=scalar_args, env={})
         alone = per_step("h100", division_chain, 4, 12, args_of=scalar_args)
-        stalls = stall_cycles_per_division()
+        stalls = stall_cycles_per_step(division_chain, 4, 12)
         lat_int = figure("h100", "lat_int_cycles")
         interval = 32 / (figure("h100", "thr_int32_mad") / figure("h100", "warp_schedulers_per_sm"))
         # its stall counts hold the warp (ASSUME_STALL_COUNTS), its result comes n - 1 cycles after one
@@ -443,6 +455,21 @@ def main():
         return f"{two:.2f} cycles a step with two warps on one scheduler ({one:.2f} with one)"
     R.case("h100: a warp held by its stall counts lets another warp of its scheduler issue",
            held_warps_leave_the_scheduler)
+
+    def stall_counts_alone():
+        # an FFMA sets no dependence counter: the next waits by its stall count, whatever the GPU file's
+        # latency (here made ten times the GPU's); from the PTX alone the file's latency decides
+        slow = {"EMU_MODEL_FIGURES": f"lat_fp32_cycles={10 * figure('h100', 'lat_fp32_cycles')}"}
+        args = lambda: ["f32:1.0001", "f32:0.5", R.out("f32", 1)[0]]  # noqa: E731
+        stalls = stall_cycles_per_step(fma_chain_of_params, 8, 24)
+        cycles = per_step("h100", fma_chain_of_params, 8, 24, args_of=args, env=slow)
+        alone = per_step("h100", fma_chain_of_params, 8, 24, args_of=args, env={**PTX_ALONE, **slow})
+        if abs(cycles - stalls) > 0.5 or abs(alone - 10 * figure("h100", "lat_fp32_cycles")) > 0.5:
+            raise Fail(f"a dependent FFMA: {cycles:.2f} cycles a step, its stall count {stalls:.2f}; from the PTX "
+                       f"alone {alone:.2f} (the file's latency: {10 * figure('h100', 'lat_fp32_cycles')})")
+        return f"{cycles:.2f} cycles a step, its stall count {stalls:.0f} ({alone:.2f} from the PTX alone)"
+    R.case("h100: a fixed latency the machine code leaves to its stall counts waits for them alone",
+           stall_counts_alone)
 
     def read_for(gpu):
         sass = per_step(gpu, division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
