@@ -69,7 +69,12 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * lanes S bytes apart": 32 lines took 32 cycles whether 128 bytes or 64 KiB apart; 8 lines of 4 sectors each,
  * 8); NVIDIA's description of Volta's tag stage (4 sets of 4 sectors a cycle, its developer forum) would give
  * 8 for the 32 lines. Taken for every modeled GPU; measured on the H100 alone. */
-/* ASSUME_FENCE: a memory fence (membar, fence) holds its warp for an L2 round trip, the point of coherence. */
+/* ASSUME_FENCE: a memory fence holds its warp until the warp's own earlier accesses are done; a GPU-wide one
+ * (membar.gl, fence.acq_rel.gpu, ...: FENCE_GPU in ptx.h) at least an L2 round trip too, the point of
+ * coherence. One within the CTA (membar.cta, fence.proxy.async.shared::cta) orders threads that share its SM's
+ * L1 and shared memory: ptxas makes it a MEMBAR.CTA, without the L1 invalidation (CCTL.IVALL) of the GPU-wide
+ * form. A proxy fence with no memory barrier in its machine code (fence.proxy.async.global,
+ * fence.mbarrier_init) holds nothing. How long a fence takes beyond that, no source gives. */
 /* ASSUME_EVEN_SHARES: the L2 and DRAM give every SM an equal share of their bandwidth (l2_bytes_per_clock /
  * sms). The L1 replaces the least recently used line of a set (l1_ways; 0: one set, fully associative). */
 /* ASSUME_CARVEOUT: the driver sets the L1/shared split to the smallest carveout the resident blocks' shared
@@ -736,7 +741,10 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
         groups_waited(&t->mmas, (int)in->addr_offset);
         break;
     case OP_MEMBAR:
-        t->hold_until = m->now + (uint64_t)g->lat_l2;
+        if (in->mode != FENCE_VIEW_ONLY)
+            t->hold_until = t->access_done;
+        if (in->mode == FENCE_GPU && t->hold_until < m->now + (uint64_t)g->lat_l2)
+            t->hold_until = m->now + (uint64_t)g->lat_l2;
         break;
     default:
         if (m->accessed)

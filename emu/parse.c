@@ -1110,6 +1110,15 @@ static bool take(modifiers *m, const char *s)
     return false;
 }
 
+/* Whether s is among the modifiers, taken or not. */
+static bool named(const modifiers *m, const char *s)
+{
+    for (int i = 1; i < m->n; i++)
+        if (strcmp(m->parts[i], s) == 0)
+            return true;
+    return false;
+}
+
 /* Takes the next unused type modifier, T_NONE if none is left. */
 static ptx_type take_type(modifiers *m)
 {
@@ -1894,12 +1903,18 @@ static bool decode_fence(decoder *d, modifiers *m, const char *base)
      * What a missing fence would break is racecheck's business (racecheck.c), not the interpreter's. */
     in->op = OP_MEMBAR;
     take(m, "sc"), take(m, "gl");
+    const bool cta = named(m, "cta"); /* the scope (take_hints took it) */
+    in->mode = cta ? FENCE_CTA : FENCE_GPU;
     if (take(m, "mbarrier_init")) /* orders prior mbarrier.init for the async proxy (racecheck) */
-        in->flags |= F_MBAR_INIT_FENCE;
+        in->flags |= F_MBAR_INIT_FENCE, in->mode = FENCE_VIEW_ONLY;
     bool proxy = take(m, "proxy"), async = take(m, "async");
     if (proxy && async)
         in->flags |= F_PROXY_ASYNC;
-    take_space(m);
+    const ptx_space space = take_space(m);
+    if (proxy && space == SPACE_SHARED)
+        in->mode = FENCE_CTA; /* .shared::cta */
+    if (proxy && space == SPACE_GLOBAL)
+        in->mode = FENCE_VIEW_ONLY;
     take(m, "shared::cluster");
     return finish_modifiers(d, m);
 }

@@ -83,6 +83,12 @@ enum {
 enum { CALL_VPRINTF, CALL_ASSERTFAIL, CALL_FUNCTION, CALL_INDIRECT };
 /* ret (insn.mode of OP_RET): the kernel's (the thread exits) or a .func's (back to the caller). */
 enum { RET_KERNEL, RET_FUNCTION };
+/* How far a fence reaches (insn.mode of OP_MEMBAR), as ptxas compiles it for sm_90: a GPU-wide memory barrier
+ * (membar.gl/.sys; fence.sc/.acq_rel at .gpu, .cluster or .sys; fence.proxy.async of all state spaces or of
+ * .shared::cluster: MEMBAR.*.GPU or .SYS, most with an invalidation of the L1, CCTL.IVALL); one within the CTA
+ * (membar.cta; fence.sc/.acq_rel.cta; fence.proxy.async.shared::cta: MEMBAR.*.CTA); or no memory barrier at
+ * all (fence.proxy.async.global, fence.mbarrier_init: FENCE.VIEW.ASYNC alone). Read by the timing model. */
+enum { FENCE_GPU, FENCE_CTA, FENCE_VIEW_ONLY };
 
 /* Sub-modes shared by several families (the meaning depends on the opcode). */
 enum {

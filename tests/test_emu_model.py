@@ -121,6 +121,19 @@ def fma_chain_of_params(n):
     return kernel("fma_params", ".param .f32 a, .param .f32 b, .param .u64 out", regs, "\n".join(body))
 
 
+def fenced(n, access, fence):
+    """n steps of a global access (a store, or a load of a word the L1 then holds, into eight registers in turn,
+    so that no load waits for the one before), each followed by a fence."""
+    regs = "    .reg .u32 %r<12>;\n    .reg .b64 %rd<3>;"
+    body = ["    ld.param.u64 %rd1, [out];", "    mov.u32 %r1, 7;", "    mov.u32 %r2, 0;", "    st.global.u32 [%rd1], %r1;"]
+    for i in range(n):
+        body.append("    st.global.u32 [%rd1], %r1;" if access == "store" else f"    ld.global.u32 %r{4 + i % 8}, [%rd1];")
+        body += [f"    {fence};"] if fence else []
+    body.append("    st.global.u32 [%rd1+4], %r4;")
+    # fence.proxy.async is sm_90's
+    return kernel("fenced", ".param .u64 out", regs, "\n".join(body)).replace(".target sm_80", ".target sm_90")
+
+
 def two_division_chains(n):
     """n steps of two independent chains of divisions: ptxas interleaves the two expansions for parallelism,
     so each division's machine instructions stand in many short runs between the other's."""
@@ -470,6 +483,23 @@ def main():
         return f"{cycles:.2f} cycles a step, its stall count {stalls:.0f} ({alone:.2f} from the PTX alone)"
     R.case("h100: a fixed latency the machine code leaves to its stall counts waits for them alone",
            stall_counts_alone)
+
+    def fences():
+        # ASSUME_FENCE: a fence waits for the warp's own accesses; a GPU-wide one an L2 round trip at least
+        cost = {(access, fence): per_step("h100", lambda n, a=access, f=fence: fenced(n, a, f), 8, 24)
+                for access, fence in [("store", None), ("store", "membar.gl"), ("store", "membar.cta"),
+                                      ("store", "fence.proxy.async.global"), ("load", None), ("load", "membar.cta")]}
+        lat_l2, lat_l1 = figure("h100", "lat_l2_hit_cycles"), figure("h100", "lat_l1_hit_cycles")
+        gpu_wide, in_cta = cost["store", "membar.gl"], cost["store", "membar.cta"]
+        after_load, view = cost["load", "membar.cta"], cost["store", "fence.proxy.async.global"]
+        if gpu_wide < lat_l2 - 0.5 or in_cta > gpu_wide / 2 or not lat_l1 - 0.5 <= after_load < gpu_wide or \
+                abs(view - cost["store", None]) > 0.5:
+            raise Fail(f"cycles a step: a store and membar.gl {gpu_wide:.2f} (lat_l2 {lat_l2}), membar.cta "
+                       f"{in_cta:.2f}, a load and membar.cta {after_load:.2f} (lat_l1_hit {lat_l1}), a store and "
+                       f"fence.proxy.async.global {view:.2f} (without it {cost['store', None]:.2f})")
+        return (f"{gpu_wide:.2f} cycles a step with membar.gl, {in_cta:.2f} with membar.cta ({after_load:.2f} after "
+                f"a load), {view:.2f} with fence.proxy.async.global ({cost['store', None]:.2f} with none)")
+    R.case("h100: a fence waits as far as it reaches: the GPU's L2, the warp's own accesses, or nothing", fences)
 
     def read_for(gpu):
         sass = per_step(gpu, division_chain, 4, 12, args_of=scalar_args, env={}, what="machine")
