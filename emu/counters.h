@@ -61,6 +61,9 @@ typedef struct {
     uint64_t modeled_issued_ptx;      /* the PTX instructions they were made of */
     uint64_t modeled_sass_launches;   /* modeled launches whose machine code was read (else PTX alone) */
     uint64_t modeled_stalls[STALL_COUNT]; /* warp-cycles in each state */
+    /* the same by warpgroup of the block (warps 4g to 4g + 3; a block has 8 at most), over the blocks the
+     * modeled SM ran (not the waves extrapolated): where warps have roles, each role's states */
+    uint64_t modeled_warpgroup_stalls[8][STALL_COUNT];
 } emu_counters;
 
 /* Sampled launches. A full-size layer has thousands of blocks; most do the same work as their

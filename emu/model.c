@@ -1104,9 +1104,13 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
             }
             any_issued |= expanding;
             for (int i = 0; i < n; i++)
-                if (warps_now[i].id % subs == sub)
-                    stalls[i == chosen ? STALL_SELECTED
-                           : warps_now[i].why == STALL_SELECTED ? STALL_NOT_SELECTED : warps_now[i].why]++;
+                if (warps_now[i].id % subs == sub) {
+                    const emu_stall state = i == chosen ? STALL_SELECTED
+                                            : warps_now[i].why == STALL_SELECTED ? STALL_NOT_SELECTED
+                                                                                 : warps_now[i].why;
+                    stalls[state]++;
+                    modeled->modeled_warpgroup_stalls[warps_now[i].wi / 4][state]++;
+                }
         }
         /* blocks that ended make room for the next of this SM's blocks */
         for (unsigned si = 0; si < resident && status == EMU_OK; si++) {
@@ -1315,6 +1319,22 @@ void emu_model_print(FILE *out, const emu_counters *c)
         if (c->modeled_stalls[i])
             fprintf(out, " %s %.2f", emu_stall_names[i], per(c->modeled_stalls[i], c->modeled_issued));
     fprintf(out, "\n");
+    /* by warpgroup, where a block has more than one: each group's cycles per instruction it issued (its
+     * cycles in `selected`, one an instruction) */
+    if (!c->modeled_warpgroup_stalls[1][STALL_SELECTED])
+        return;
+    fprintf(out, "    by warpgroup      the same for warps 4g to 4g + 3 of each block modeled:\n");
+    for (int g = 0; g < 8 && c->modeled_warpgroup_stalls[g][STALL_SELECTED]; g++) {
+        const uint64_t *group = c->modeled_warpgroup_stalls[g];
+        uint64_t cycles = 0;
+        for (int i = 0; i < STALL_COUNT; i++)
+            cycles += group[i];
+        fprintf(out, "      warps %d-%d:%s %.2f in all:", 4 * g, 4 * g + 3, g < 2 ? " " : "", per(cycles, group[STALL_SELECTED]));
+        for (int i = 0; i < STALL_COUNT; i++)
+            if (group[i])
+                fprintf(out, " %s %.2f", emu_stall_names[i], per(group[i], group[STALL_SELECTED]));
+        fprintf(out, "\n");
+    }
 }
 
 /* ---- The machine code: ptxas's registers and instructions ---------------------------------------------- */

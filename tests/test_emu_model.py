@@ -305,10 +305,11 @@ def store_stream(stores):
     return kernel("stores", ".param .u64 dst", regs, "\n".join(body))
 
 
-def late_warp(n):
-    """Warp 0 runs n dependent FMAs before the block's barrier; the other warps reach it at once."""
+def late_warp(n, late_threads=32):
+    """The first late_threads threads (warp 0) run n dependent FMAs before the block's barrier; the other warps
+    reach it at once."""
     regs = "    .reg .f32 %f<4>;\n    .reg .u32 %r<3>;\n    .reg .pred %p<2>;\n    .reg .b64 %rd<3>;"
-    body = ["    mov.f32 %f1, 0f3F800000;", "    mov.u32 %r1, %tid.x;", "    setp.ge.u32 %p1, %r1, 32;",
+    body = ["    mov.f32 %f1, 0f3F800000;", "    mov.u32 %r1, %tid.x;", f"    setp.ge.u32 %p1, %r1, {late_threads};",
             "@%p1 bra WAIT;"] + ["    fma.rn.f32 %f1, %f1, %f1, %f1;"] * n + \
         ["WAIT:", "    bar.sync 0;", "    ld.param.u64 %rd1, [out];", "    st.global.f32 [%rd1], %f1;"]
     return kernel("late", ".param .u64 out", regs, "\n".join(body))
@@ -320,6 +321,18 @@ def crossed_barriers():
     body = ["    mov.u32 %r1, %tid.x;", "    setp.lt.u32 %p1, %r1, 32;", "@%p1 bra FIRST;", "    bar.sync 0;",
             "    bra.uni DONE;", "FIRST:", "    bar.sync 1;", "DONE:"]
     return kernel("stuck", "", regs, "\n".join(body))
+
+
+def warp_states(text):
+    """The model's warp states in all, from its print: {state: cycles per issued instruction}."""
+    line = text.split("warp states", 1)[1].splitlines()[1]
+    return {s: float(v) for s, v in re.findall(r"(\w+) ([\d.]+)", line.split(":", 1)[1])}, line.strip()
+
+
+def warpgroup_states(text):
+    """The same for each warpgroup, where the print has them: [{state: cycles per issued instruction}]."""
+    return [{s: float(v) for s, v in re.findall(r"(\w+) ([\d.]+)", line.split(":", 2)[2])}
+            for line in re.findall(r"^ +warps \d+-\d+:.*$", text, re.M)]
 
 
 MODELED = re.compile(r"time\s+([\d.]+) us \((\d+) cycles of one SM; it ran (\d+) blocks, ([\d.]+) at once")
@@ -675,11 +688,10 @@ def main():
     def states(space, state, other):
         ptx = write(f"states_{space}.ptx", index_chase(16, space))
         m = modeled("h100", ptx, "chase", 1, 32, [R.inp(np.zeros(64, dtype=np.uint32)), R.out("u32", 1)[0]])
-        line = m["text"].strip().splitlines()[-1]
-        named = dict(re.findall(r"(\w+) ([\d.]+)", line.split(":", 1)[1]))
-        if state not in named or float(named[state]) < max(float(named.get(s, 0)) for s in ("wait", other)):
+        named, line = warp_states(m["text"])
+        if state not in named or named[state] < max(named.get(s, 0) for s in ("wait", other)):
             raise Fail(f"a chain of {space} loads must stall mostly on {state}: {line}")
-        return line.strip()
+        return line
     R.case("h100: a global load chain's warp stalls on long_scoreboard (Nsight Compute's name)",
            lambda: states("global", "long_scoreboard", "short_scoreboard"))
     R.case("h100: a shared load chain's warp stalls on short_scoreboard (an MIO operation's, as Nsight Compute has it)",
@@ -688,13 +700,24 @@ def main():
     def barrier_states():
         ptx = write("late.ptx", late_warp(64))
         m = modeled("h100", ptx, "late", 1, 256, [R.out("f32", 1)[0]])
-        line = m["text"].strip().splitlines()[-1]
-        named = {s: float(v) for s, v in re.findall(r"(\w+) ([\d.]+)", line.split(":", 1)[1])}
+        named, line = warp_states(m["text"])
         top = max((v, s) for s, v in named.items() if s != "selected")[1]
         if top != "barrier":
             raise Fail(f"seven warps waiting at a barrier for an eighth must stall most on barrier: {line}")
-        return line.strip()
+        return line
     R.case("h100: warps that wait for a late warp stall on barrier (Nsight Compute's name)", barrier_states)
+
+    def roles():
+        # warps 0-3 run a chain of FMAs, warps 4-7 wait for them at the barrier: each group's own states
+        ptx = write("late_group.ptx", late_warp(64, late_threads=128))
+        m = modeled("h100", ptx, "late", 1, 256, [R.out("f32", 1)[0]])
+        groups = warpgroup_states(m["text"])
+        tops = [max((v, s) for s, v in g.items() if s != "selected")[1] for g in groups]
+        if tops != ["wait", "barrier"]:
+            raise Fail(f"warpgroups' top states {tops}: warps 0-3 wait on their FMAs' latency, warps 4-7 at the "
+                       f"barrier for them")
+        return f"warps 0-3 most in wait ({groups[0]['wait']:.2f}), warps 4-7 at the barrier ({groups[1]['barrier']:.2f})"
+    R.case("h100: each warpgroup's states, where warps have roles", roles)
 
     def waves():
         # one block per SM (its shared memory), so a grid of SMs + 1 blocks is two waves and 2 SMs one more
