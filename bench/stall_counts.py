@@ -28,32 +28,19 @@ import glob
 import gzip
 import os
 import re
-import shutil
-import site
 import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common", "harness"))
 import markers  # noqa: E402
+from cuda_tools import find_tool  # noqa: E402,F401  (tests/test_emu_model.py reads it here too)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "emu", "README.md")
 STALL_SHIFT = 105 - 64  # the stall cycles' first bit in the instruction word's high 64 bits
-
-
-def find_tool(name, env=None):
-    """A CUDA tool: $env, PATH, /usr/local/cuda/bin, or an nvidia wheel's bin/ (cuobjdump, nvdisasm)."""
-    if env and os.environ.get(env):
-        return os.environ[env]
-    found = shutil.which(name) or next((p for p in ["/usr/local/cuda/bin/" + name] if os.path.exists(p)), None)
-    if found:
-        return found
-    for base in site.getsitepackages() + [site.getusersitepackages()]:
-        for path in glob.glob(os.path.join(base, "nvidia", "*", "bin", name)):
-            return path
-    return None
 
 
 def machine_code(ptx_path, ptxas, cuobjdump):

@@ -17,12 +17,14 @@ errors, its diagnostics: anything it calls `launch` for) is a SKIP there: a GPU 
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 import traceback
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common", "harness"))
+from cuda_tools import find_tool  # noqa: E402
 
 RUN_TIMEOUT = 120  # seconds for one ptxrun
 INPUT_DTYPES = (np.float16, np.float32, np.float64, np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
@@ -40,16 +42,6 @@ class Skip(Exception):
 def dims(value):
     """ptxrun's --grid/--block text for an int or a tuple."""
     return ",".join(map(str, value)) if isinstance(value, (tuple, list)) else str(value)
-
-
-def find_tool(name, env):
-    """A CUDA tool: $env, else on PATH, else in /usr/local/cuda/bin; None if none is there."""
-    if os.environ.get(env):
-        return os.environ[env]
-    for candidate in (shutil.which(name), "/usr/local/cuda/bin/" + name):
-        if candidate and os.path.exists(candidate):
-            return candidate
-    return None
 
 
 def command_line(doc):
