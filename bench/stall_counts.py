@@ -36,7 +36,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "common", "harness"))
 import markers  # noqa: E402
-from cuda_tools import find_tool  # noqa: E402,F401  (tests/test_emu_model.py reads it here too)
+from cuda_tools import find_tool  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "emu", "README.md")

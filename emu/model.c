@@ -1329,7 +1329,9 @@ void emu_model_print(FILE *out, const emu_counters *c)
         uint64_t cycles = 0;
         for (int i = 0; i < STALL_COUNT; i++)
             cycles += group[i];
-        fprintf(out, "      warps %d-%d:%s %.2f in all:", 4 * g, 4 * g + 3, g < 2 ? " " : "", per(cycles, group[STALL_SELECTED]));
+        char warps[16];
+        snprintf(warps, sizeof warps, "%d-%d:", 4 * g, 4 * g + 3);
+        fprintf(out, "      warps %-6s %.2f in all:", warps, per(cycles, group[STALL_SELECTED]));
         for (int i = 0; i < STALL_COUNT; i++)
             if (group[i])
                 fprintf(out, " %s %.2f", emu_stall_names[i], per(group[i], group[STALL_SELECTED]));

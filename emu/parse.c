@@ -1903,18 +1903,17 @@ static bool decode_fence(decoder *d, modifiers *m, const char *base)
      * What a missing fence would break is racecheck's business (racecheck.c), not the interpreter's. */
     in->op = OP_MEMBAR;
     take(m, "sc"), take(m, "gl");
-    const bool cta = named(m, "cta"); /* the scope (take_hints took it) */
-    in->mode = cta ? FENCE_CTA : FENCE_GPU;
-    if (take(m, "mbarrier_init")) /* orders prior mbarrier.init for the async proxy (racecheck) */
-        in->flags |= F_MBAR_INIT_FENCE, in->mode = FENCE_VIEW_ONLY;
+    const bool mbarrier_init = take(m, "mbarrier_init");
+    if (mbarrier_init) /* orders prior mbarrier.init for the async proxy (racecheck) */
+        in->flags |= F_MBAR_INIT_FENCE;
     bool proxy = take(m, "proxy"), async = take(m, "async");
     if (proxy && async)
         in->flags |= F_PROXY_ASYNC;
-    const ptx_space space = take_space(m);
-    if (proxy && space == SPACE_SHARED)
-        in->mode = FENCE_CTA; /* .shared::cta */
-    if (proxy && space == SPACE_GLOBAL)
-        in->mode = FENCE_VIEW_ONLY;
+    const ptx_space space = take_space(m); /* .shared is .shared::cta */
+    /* its reach (ptx.h); the scope, .cta or wider, take_hints took already */
+    in->mode = mbarrier_init || (proxy && space == SPACE_GLOBAL)           ? FENCE_VIEW_ONLY
+               : named(m, "cta") || (proxy && space == SPACE_SHARED) ? FENCE_CTA
+                                                                     : FENCE_GPU;
     take(m, "shared::cluster");
     return finish_modifiers(d, m);
 }

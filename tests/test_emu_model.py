@@ -18,7 +18,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ptxrun_cases import Fail, Runner  # noqa: E402
+from ptxrun_cases import Fail, Runner, find_tool  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 import stall_counts  # noqa: E402  (its reader of the control bits: the test reads them apart from the model)
@@ -441,7 +441,7 @@ def main():
     def stall_cycles_per_step(make, short, long):
         """The stall counts ptxas set in the H100's machine code of make(n), per step from short to long steps:
         read by cuobjdump and bench/stall_counts.py, not by the model."""
-        ptxas, cuobjdump = stall_counts.find_tool("ptxas", "PTXAS"), stall_counts.find_tool("cuobjdump")
+        ptxas, cuobjdump = find_tool("ptxas", "PTXAS"), find_tool("cuobjdump")
         if not ptxas or not cuobjdump:
             raise Fail("no ptxas or cuobjdump to read the stall counts with (bench/setup.sh installs cuobjdump)")
         total = []
