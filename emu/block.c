@@ -72,7 +72,8 @@ void block_start(block *b)
     b->since_progress = 0;
     for (unsigned i = 0; i < b->n_warps; i++) {
         warp *w = &b->warps[i];
-        memset(w->r, 0xff, (size_t)k->n_slots * sizeof *w->r);
+        for (int s = 0; s < k->n_poison_slots; s++) /* the rest are written before they are read (poison.c) */
+            memset(w->r[k->poison_slot[s]], 0xff, sizeof *w->r);
         memset(w->local, 0xff, (size_t)LANES * k->local_bytes); /* .local starts as poison too, per thread */
         memset(w->carry, CARRY_UNSET, sizeof w->carry);
         memset(w->local_written, 0, (size_t)LANES * k->local_bytes);
@@ -210,6 +211,8 @@ bool block_alloc(block *b, const emu_launch_desc *L, uint64_t smem_size, bool co
         w->wgmma_busy = malloc(k->n_slots ? (size_t)k->n_slots : 1);
         w->calls = k->n_frames ? calloc(LANES, sizeof *w->calls) : NULL;
         allocated = w->r && w->local && w->local_written && w->wgmma_busy && (w->calls || !k->n_frames);
+        if (w->r) /* poison once: what no block start poisons again is written before it is read, or never */
+            memset(w->r, 0xff, (size_t)(k->n_slots ? k->n_slots : 1) * sizeof *w->r);
     }
     return allocated;
 }

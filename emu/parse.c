@@ -3598,6 +3598,7 @@ static void kernel_free(ptx_kernel *k)
     free(k->slots_of);
     free(k->branch_targets);
     free(k->const_slot);
+    free(k->poison_slot);
     free(k->const_value);
     free(k->sreg_slot);
     free(k->sreg_which);
@@ -3762,7 +3763,7 @@ static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb)
                        quoted_str(k.name).s);
         }
     }
-    ok = ok && parse_body(&b) && link_functions(&b);
+    ok = ok && parse_body(&b) && link_functions(&b) && (ptx_find_poisoned_registers(&k) || out_of_memory(lx));
     kbuild_free(&b);
     ok = ok && PUSH(lx, mod->kernels, mod->n_kernels, mb->kernels_cap, k);
     if (!ok)

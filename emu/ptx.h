@@ -232,6 +232,9 @@ typedef struct {
     int32_t *sreg_slot;
     uint8_t *sreg_which;   /* ptx_sreg */
     int n_sregs;
+    /* the registers some path may read before writing them: poisoned again at every block start (poison.c) */
+    int32_t *poison_slot;
+    int n_poison_slots;
     uint64_t static_smem;  /* bytes of `.shared` variables the kernel uses */
     uint64_t dynamic_smem_align;
     uint64_t local_bytes;  /* `.local` bytes per thread (with the stack, when the module has functions) */
@@ -282,6 +285,8 @@ enum {
 ptx_module *ptx_parse(const char *text, const char *path, char *err, size_t err_len);
 void ptx_free(ptx_module *module);
 const ptx_kernel *ptx_find_kernel(const ptx_module *module, const char *name);
+/* Finds the kernel's poison_slot list (poison.c); false when the host has no memory for it. */
+bool ptx_find_poisoned_registers(ptx_kernel *k);
 
 const char *ptx_type_name(ptx_type type);
 

@@ -4,7 +4,8 @@ Global memory counts as written once the host copied or set it (cudaMemcpy, cuda
 in: buffers) or a kernel stored to it; shared memory, once a thread of the block stored to it or a
 cp.async / bulk copy landed in it; a thread's .local memory, once that thread stored to it (it starts
 every block as poison, so nothing of an earlier block's thread shows through). EMU_INITCHECK=0 turns
-the check off, and then the same kernels run.
+the check off, and then the same kernels run. Registers are not initchecked, but they too start every
+block as poison: no block reads a register an earlier block wrote.
 
 Run as: test_emu_initcheck.py PATH_TO_PTXRUN WORK_DIR
 """
@@ -93,6 +94,53 @@ PTX = """
   mul.wide.u32 %rd3, %r3, 4; add.s64 %rd4, %rd1, %rd3; st.global.f32 [%rd4], %f1;
   ret;
 }
+
+// Registers start every block as poison too. Block 0 writes %f1 = 3.0 before its store, block 1 reaches the
+// store without writing it: past a guarded write, around a branch, and where a loop reads the register it
+// writes later. Block 1 must store poison (NaN), not the 3.0 block 0 left in the same host registers.
+.visible .entry register_guarded_write(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<2>; .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x; setp.ne.s32 %p1, %r1, 0;
+  @!%p1 mov.f32 %f1, 0f40400000;
+  mov.u32 %r2, %tid.x; mad.lo.s32 %r3, %r1, 32, %r2;
+  mul.wide.u32 %rd2, %r3, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f1;
+  ret;
+}
+
+.visible .entry register_branched_write(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<2>; .reg .b32 %r<4>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x; setp.ne.s32 %p1, %r1, 0;
+  @%p1 bra SKIP;
+  mov.f32 %f1, 0f40400000;
+SKIP:
+  mov.u32 %r2, %tid.x; mad.lo.s32 %r3, %r1, 32, %r2;
+  mul.wide.u32 %rd2, %r3, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f1;
+  ret;
+}
+
+// each pass copies %f1, then writes it: block 0's second pass copies the 3.0 its first wrote, block 1 leaves
+// after its first
+.visible .entry register_loop_carried(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<3>; .reg .b32 %r<5>; .reg .b64 %rd<4>; .reg .f32 %f<3>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %ctaid.x; setp.ne.s32 %p1, %r1, 0;
+  mov.u32 %r4, 0;
+LOOP:
+  mov.f32 %f2, %f1;
+  @%p1 bra DONE;
+  mov.f32 %f1, 0f40400000;
+  add.u32 %r4, %r4, 1; setp.lt.u32 %p2, %r4, 2;
+  @%p2 bra LOOP;
+DONE:
+  mov.u32 %r2, %tid.x; mad.lo.s32 %r3, %r1, 32, %r2;
+  mul.wide.u32 %rd2, %r3, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f2;
+  ret;
+}
 """
 path = os.path.join(work, "initcheck.ptx")
 with open(path, "w") as f:
@@ -145,5 +193,13 @@ print(f"{'PASS' if ok else 'FAIL'} the same with EMU_INITCHECK=0: block 1 reads 
       f"{None if y is None else (y[0], y[32])}")
 if not ok:
     failures.append("local poison per block")
+for kernel in ("register_guarded_write", "register_branched_write", "register_loop_carried"):
+    result = run(kernel, f"in:{x}", {"EMU_THREADS": "1"}, grid=2)  # one host thread: block 1 where block 0 ran
+    y = np.load(os.path.join(work, "y.npy")) if result.returncode == 0 else None
+    ok = y is not None and np.all(y[:32] == 3.0) and np.all(np.isnan(y[32:]))
+    print(f"{'PASS' if ok else 'FAIL'} {kernel}: block 1 reads a poisoned register, not block 0's 3.0: "
+          f"{result.stderr.strip()[:160] if y is None else (y[0], y[32])}")
+    if not ok:
+        failures.append(kernel)
 print(f"test_emu_initcheck: {len(failures)} failures")
 sys.exit(1 if failures else 0)
