@@ -257,11 +257,14 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
     }
     const uint64_t first = address[__builtin_ctz(lanes)];
     uint64_t end = first; /* where the run of bytes in lane order has reached */
+    uint64_t lo = first, hi = first;
     bool one_run = true;
     FOR_LANES(lanes, l) {
         at[l] = (uint8_t *)(uintptr_t)address[l];
         one_run = one_run && address[l] == end;
         end += size;
+        lo = address[l] < lo ? address[l] : lo;
+        hi = address[l] > hi ? address[l] : hi;
     }
     if (!initcheck)
         return true;
@@ -270,7 +273,9 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
         emu_mark_written(alloc, first, end - first);
         return true;
     }
-    if (one_run && emu_all_written(alloc, first, end - first, &unwritten))
+    /* a read whose bytes lie within twice a warp's worth (one run, one address for all, a tile's rows): every
+     * byte from the lowest to the highest checked at once, lane by lane only if one is unwritten */
+    if (kind == ACCESS_READ && hi + size - lo <= 2 * LANES * size && emu_all_written(alloc, lo, hi + size - lo, &unwritten))
         return true;
     FOR_LANES(lanes, l) /* lane by lane: the first lane that reads unwritten bytes is the one reported */
         if (!device_initcheck(b, w, in, l, alloc, address[l], size, kind))

@@ -58,7 +58,7 @@ static emu_rounding rounding_of(int rounding)
 /* What most of a kernel's index arithmetic is, by all 32 lanes: add, sub, mul.lo and mad.lo without .sat, and,
  * or, xor, truncated to the type's width (mask). As f32_whole_warp below: the operands copied first (a
  * destination may be a source), in lane-parallel loops the compiler makes vector instructions of (an x86-64-v3
- * copy where the CPU has it). The same arithmetic as alu_int's and alu_logic's loops. */
+ * copy where the CPU has it), only `lanes` written. The same arithmetic as alu_int's and alu_logic's loops. */
 static bool int_whole_warp_op(const insn *in)
 {
     switch (in->op) {
@@ -73,7 +73,7 @@ static bool int_whole_warp_op(const insn *in)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 static void int_whole_warp(int op, uint64_t mask, uint64_t *d, const uint64_t *a, const uint64_t *b,
-                           const uint64_t *c)
+                           const uint64_t *c, uint32_t lanes)
 {
     uint64_t x[LANES], y[LANES], z[LANES], v[LANES];
     for (int l = 0; l < LANES; l++)
@@ -87,8 +87,12 @@ static void int_whole_warp(int op, uint64_t mask, uint64_t *d, const uint64_t *a
     case OP_OR: for (int l = 0; l < LANES; l++) v[l] = x[l] | y[l]; break;
     default: for (int l = 0; l < LANES; l++) v[l] = x[l] ^ y[l]; break; /* xor */
     }
-    for (int l = 0; l < LANES; l++)
-        d[l] = v[l] & mask;
+    if (lanes == FULL_MASK)
+        for (int l = 0; l < LANES; l++)
+            d[l] = v[l] & mask;
+    else
+        for (int l = 0; l < LANES; l++)
+            d[l] = (lanes & lane_bit[l]) ? v[l] & mask : d[l];
 }
 
 static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
@@ -98,8 +102,8 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     const bool sgn = is_signed(t);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
-    if (m == FULL_MASK && int_whole_warp_op(in)) {
-        int_whole_warp(in->op, mask, d, a, b, c);
+    if (many_lanes(m) && int_whole_warp_op(in)) {
+        int_whole_warp(in->op, mask, d, a, b, c, m);
         return STEP_NEXT;
     }
     switch (in->op) {
@@ -220,14 +224,15 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
 }
 
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
- * no .ftz and no .sat, by all 32 lanes. The same IEEE operations as alu_f32's loop, written lane-parallel
+ * no .ftz and no .sat, by all 32 lanes (only `lanes` written). The same IEEE operations as alu_f32's loop, written lane-parallel
  * so the compiler makes vector instructions of them (an x86-64-v3 copy, AVX2 and FMA, where the CPU has
  * them, chosen at load). The operands are read before any lane's result is written: a destination may be
  * a source. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c)
+static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c,
+                           uint32_t lanes)
 {
     float x[LANES], y[LANES], z[LANES], v[LANES];
     for (int l = 0; l < LANES; l++)
@@ -238,8 +243,12 @@ static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_
     case OP_MUL: for (int l = 0; l < LANES; l++) v[l] = x[l] * y[l]; break;
     default: for (int l = 0; l < LANES; l++) v[l] = __builtin_fmaf(x[l], y[l], z[l]); break; /* fma, mad */
     }
-    for (int l = 0; l < LANES; l++)
-        d[l] = bits_f32(v[l]);
+    if (lanes == FULL_MASK)
+        for (int l = 0; l < LANES; l++)
+            d[l] = bits_f32(v[l]);
+    else
+        for (int l = 0; l < LANES; l++)
+            d[l] = (lanes & lane_bit[l]) ? bits_f32(v[l]) : d[l];
 }
 
 static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
@@ -248,9 +257,9 @@ static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
     const bool ftz = in->flags & F_FTZ, sat = in->flags & F_SAT;
     const bool directed = in->rounding != RND_NONE && in->rounding != RND_RN;
-    if (m == FULL_MASK && !ftz && !sat && !directed &&
+    if (many_lanes(m) && !ftz && !sat && !directed &&
         (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MAD)) {
-        f32_whole_warp(in->op, d, a, b, c);
+        f32_whole_warp(in->op, d, a, b, c, m);
         return STEP_NEXT;
     }
     int saved_mode = 0;
@@ -460,8 +469,8 @@ static step alu_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, ui
     const uint64_t mask = width_mask(bits);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
-    if (m == FULL_MASK && int_whole_warp_op(in)) {
-        int_whole_warp(in->op, mask, d, a, b, c);
+    if (many_lanes(m) && int_whole_warp_op(in)) {
+        int_whole_warp(in->op, mask, d, a, b, c, m);
         return STEP_NEXT;
     }
     switch (in->op) {
@@ -644,6 +653,9 @@ static uint32_t compare_floats(int cmp, int type, const uint64_t *a, const uint6
  * whose order is the comparison's: the value cut to the type's width, or for lt/le/gt/ge of a signed type,
  * sign-extended with its sign bit flipped (so unsigned order is signed order); eq and ne compare the bits,
  * lo/ls/hi/hs are unsigned. The comparison is chosen once for the warp, not per lane. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
 static uint32_t compare_integers(int cmp, int type, const uint64_t *a, const uint64_t *b, uint32_t m)
 {
     const int bits = ptx_type_bits((ptx_type)type);
@@ -686,12 +698,24 @@ static double round_integral(double x, int rounding)
 /* cvt between every pair the project uses (PTX ISA, "cvt"; "Scalar Conversions"). */
 /* cvt between integer types without .sat: extended by the source's signedness, then chopped to the
  * destination's width and extended by its signedness to the register's width ("Scalar Conversions":
- * cvt.s16.u32 into a 32-bit register sign-extends; slots are 64 bits). */
-static inline uint64_t convert_integer(const insn *in, uint64_t a)
+ * cvt.s16.u32 into a 32-bit register sign-extends; slots are 64 bits). Both steps are one formula: a value
+ * cut to a width by its mask, then ((v ^ sign) - sign) with sign the width's top bit, sign-extends it (and
+ * with sign 0, for an unsigned type, leaves it): no branch, so a warp's lanes convert in vector instructions. */
+typedef struct {
+    uint64_t from_mask, from_sign, to_mask, to_sign;
+} int_conversion;
+
+static inline int_conversion int_conversion_of(const insn *in)
 {
-    const int dbits = ptx_type_bits((ptx_type)in->type), sbits = ptx_type_bits((ptx_type)in->stype);
-    const int64_t v = is_signed(in->stype) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
-    return is_signed(in->type) ? (uint64_t)sign_extend((uint64_t)v, dbits) : (uint64_t)v & width_mask(dbits);
+    const int sbits = ptx_type_bits((ptx_type)in->stype), dbits = ptx_type_bits((ptx_type)in->type);
+    return (int_conversion){width_mask(sbits), is_signed(in->stype) ? 1ull << (sbits - 1) : 0, width_mask(dbits),
+                            is_signed(in->type) ? 1ull << (dbits - 1) : 0};
+}
+
+static inline uint64_t convert_integer(int_conversion c, uint64_t a)
+{
+    const uint64_t v = ((a & c.from_mask) ^ c.from_sign) - c.from_sign;
+    return ((v & c.to_mask) ^ c.to_sign) - c.to_sign;
 }
 
 static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
@@ -710,7 +734,7 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
     }
     if (!is_float(dt) && !is_float(st)) { /* integer <-> integer: extend by the source, chop to the dest */
         if (!sat)
-            return convert_integer(in, a);
+            return convert_integer(int_conversion_of(in), a);
         /* .sat: clamped to the destination's range, where the chop that follows changes nothing */
         int64_t v = is_signed(st) ? sign_extend(a, sbits) : (int64_t)(a & width_mask(sbits));
         const int64_t lo = is_signed(dt) ? -(int64_t)(1ull << (dbits - 1)) : 0;
@@ -919,11 +943,11 @@ step exec_compare(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const
     if (m == FULL_MASK && !in->combine && in->op == OP_SETP) { /* the common setp, in loops without a bit scan */
         uint64_t *p = D(0);
         for (uint32_t l = 0; l < LANES; l++)
-            p[l] = holds >> l & 1;
+            p[l] = (holds & lane_bit[l]) != 0;
         if (in->n_dst == 2) {
             uint64_t *q = D(1);
             for (uint32_t l = 0; l < LANES; l++)
-                q[l] = ~holds >> l & 1;
+                q[l] = (holds & lane_bit[l]) == 0;
         }
         return STEP_NEXT;
     }
@@ -965,10 +989,18 @@ step exec_select(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const 
 step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
-    if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) /* the common case, inline */
-        FOR_LANES(m, l) D(0)[l] = convert_integer(in, S(0)[l]);
-    else
+    if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) { /* the common case, inline */
+        const int_conversion c = int_conversion_of(in);
+        uint64_t *d = D(0);
+        const uint64_t *a = S(0);
+        if (m == FULL_MASK) /* a loop the compiler vectorizes */
+            for (uint32_t l = 0; l < LANES; l++)
+                d[l] = convert_integer(c, a[l]);
+        else
+            FOR_LANES(m, l) d[l] = convert_integer(c, a[l]);
+    } else {
         FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
+    }
     return STEP_NEXT;
 }
 

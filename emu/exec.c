@@ -293,6 +293,13 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
 /* ---------------------------------------------------------------------------------------------- */
 /* The scheduler: which lanes of a warp run, and the loop that runs them                          */
 
+/* Lanes `lanes` of a diverged warp go to `to`, the others stay where they are. */
+static void move_lanes(warp *w, uint32_t lanes, int32_t to)
+{
+    for (uint32_t l = 0; l < LANES; l++)
+        w->pc[l] = (lanes & lane_bit[l]) ? to : w->pc[l];
+}
+
 /* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run), and
  * into *behind (when not NULL) the lowest pc of the other ready lanes where the group is the lowest-pc one,
  * INT32_MIN where another order chose it. */
@@ -307,15 +314,17 @@ bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc, int3
         uint32_t first = (uint32_t)__builtin_ctz(ready);
         FOR_LANES(ready, l) if (call_stack_before(w, l, first)) first = l;
         best = w->pc[first], second = INT32_MIN;
-    } else {               /* the lowest pc, its lanes, and the next lowest pc, in one pass */
-        FOR_LANES(ready, l) {
-            if (w->pc[l] < best)
-                second = best, best = w->pc[l], g = 0;
-            else if (w->pc[l] > best && w->pc[l] < second)
-                second = w->pc[l];
-            if (w->pc[l] == best)
-                g |= 1u << l;
+    } else {               /* the lowest pc and its lanes in vector loops, then the next lowest pc */
+        int32_t at[LANES]; /* each lane's pc, INT32_MAX for a lane not ready */
+        for (uint32_t l = 0; l < LANES; l++) {
+            const int32_t is_ready = -(int32_t)((ready & lane_bit[l]) != 0);
+            at[l] = (w->pc[l] & is_ready) | (INT32_MAX & ~is_ready);
         }
+        for (uint32_t l = 0; l < LANES; l++)
+            best = at[l] < best ? at[l] : best;
+        for (uint32_t l = 0; l < LANES; l++)
+            g |= at[l] == best ? lane_bit[l] : 0;
+        FOR_LANES(ready & ~g, l) second = w->pc[l] < second ? w->pc[l] : second;
     }
     /* Other orders than lowest pc first: the lanes' turns (take_turns) and EMU_INTERLEAVE's random pick.
      * Both choose among lanes at instructions that need no one else; lanes that must gather (a barrier,
@@ -364,7 +373,11 @@ static void check_converged(warp *w)
     if (!ready || w->waiting)
         return;
     int32_t pc = w->pc[__builtin_ctz(ready)];
-    FOR_LANES(ready, l) if (w->pc[l] != pc) return;
+    uint32_t apart = 0;
+    for (uint32_t l = 0; l < LANES; l++)
+        apart |= w->pc[l] != pc ? lane_bit[l] : 0;
+    if (apart & ready)
+        return;
     w->converged = true;
     w->wpc = pc;
 }
@@ -442,7 +455,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
             const uint64_t *p = w->r[in->guard];
             if (active == FULL_MASK) /* a loop the compiler vectorizes */
                 for (uint32_t l = 0; l < LANES; l++)
-                    on |= (uint32_t)(p[l] & 1) << l;
+                    on |= -(uint32_t)(p[l] & 1) & lane_bit[l];
             else
                 FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
@@ -476,7 +489,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
             if (w->converged)
                 w->wpc++;
             else
-                FOR_LANES(active, l) w->pc[l] = pc + 1; /* all of them were at pc */
+                move_lanes(w, active, pc + 1); /* all of them were at pc */
             break;
         case STEP_BRANCH:
             if (exec != active && exec != 0)
@@ -489,7 +502,8 @@ void run_warp(block *b, warp *w, uint64_t turn)
                         w->pc[l] = w->wpc;
                     w->converged = false;
                 }
-                FOR_LANES(active, l) w->pc[l] = (exec >> l & 1) ? in->target : pc + 1;
+                move_lanes(w, active & exec, in->target);
+                move_lanes(w, active & ~exec, pc + 1);
             }
             break;
         case STEP_EXIT:
@@ -516,7 +530,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
             if (w->converged)
                 w->wpc++;
             else
-                FOR_LANES(active, l) w->pc[l] = pc + 1;
+                move_lanes(w, active, pc + 1);
             goto out;
         case STEP_WAIT:
             goto out;

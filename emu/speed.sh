@@ -75,7 +75,7 @@ host_instructions() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-if [ -n "$count" ]; then
+if [ -n "$count" ] && [ -n "$old" ]; then
     printf '%-4s %-20s %-4s | %-31s | %-31s\n' "" "" "" "racecheck on: new / old = faster" "racecheck off: new / old = faster"
 elif [ -n "$old" ]; then
     printf '%-4s %-20s %-4s | %-31s | %-31s\n' "" "" "" "racecheck on: new / old = ratio" "racecheck off: new / old = ratio"

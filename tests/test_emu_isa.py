@@ -720,6 +720,19 @@ def tests_int(R, rng):
             compare(got, exp, [(A, bits), (B, bits)] + ([(ins[2], 64 if ins[2].dtype == np.uint64 else 32)] if c is not None else []), obits)
         R.case(desc, run)
 
+    def diverged_lanes_keep():
+        # "State Spaces", .reg: each thread's own. Odd lanes compute, even lanes (half of every warp) skip:
+        # theirs must come back as they were
+        a = np.arange(1000, 1096, dtype=np.uint32)
+        got_int, got_f32 = R.elem(S, 'diverged_lanes_keep', [a], ['u32', 'u32'])
+        odd = [i % 2 == 1 for i in range(len(a))]
+        compare(got_int, [((((int(x) + 1000) * 3) ^ 0x55) * 5 + 7) & M32 if o else int(x) for x, o in zip(a, odd)],
+                [(a, 32)])
+        compare(got_f32.view(np.float32).astype(np.float64).astype(np.int64),
+                [2 * int(x) + 2 if o else int(x) for x, o in zip(a, odd)], [(a, 32)])
+    R.case('lanes a branch leaves out keep their registers (integer add, mul.lo, xor, mad.lo; f32 fma, add)',
+           diverged_lanes_keep)
+
     a, b = pairs(edge32, r32, 300)
     b = [y if y else 5 for y in b]
     # "Integer Arithmetic Instructions: div" (d = a / b; b == 0 is unspecified and not tested; for .s32 the quotient
