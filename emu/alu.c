@@ -55,16 +55,17 @@ static emu_rounding rounding_of(int rounding)
 /* ---------------------------------------------------------------------------------------------- */
 /* Instructions                                                                                   */
 
-/* What most of a kernel's index arithmetic is, by all 32 lanes: add, sub, mul.lo and mad.lo without .sat, and,
- * or, xor, truncated to the type's width (mask). As f32_whole_warp below: the operands copied first (a
- * destination may be a source), in lane-parallel loops the compiler makes vector instructions of (an x86-64-v3
- * copy where the CPU has it), only `lanes` written. The same arithmetic as alu_int's and alu_logic's loops. */
+/* What most of a kernel's index arithmetic is: add, sub, mul and mad (.lo, or .wide from the sources' width)
+ * without .sat, and, or, xor, shl and shr, truncated to the result's width. Computed for all 32 lanes in
+ * loops the compiler makes vector instructions of (an x86-64-v3 copy where the CPU has it), written only
+ * for `lanes`: a few lanes' worth of wasted arithmetic costs less than a loop that finds each lane. The
+ * results are gathered before any is written, so a destination may be a source. */
 static bool int_whole_warp_op(const insn *in)
 {
     switch (in->op) {
     case OP_ADD: case OP_SUB: return !(in->flags & F_SAT);
-    case OP_MUL: case OP_MAD: return !(in->flags & (F_WIDE | F_HI));
-    case OP_AND: case OP_OR: case OP_XOR: return true;
+    case OP_MUL: case OP_MAD: return !(in->flags & F_HI);
+    case OP_AND: case OP_OR: case OP_XOR: case OP_SHL: case OP_SHR: return true;
     default: return false;
     }
 }
@@ -72,20 +73,40 @@ static bool int_whole_warp_op(const insn *in)
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-static void int_whole_warp(int op, uint64_t mask, uint64_t *d, const uint64_t *a, const uint64_t *b,
-                           const uint64_t *c, uint32_t lanes)
+static void int_whole_warp(const insn *in, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c,
+                           uint32_t lanes)
 {
-    uint64_t x[LANES], y[LANES], z[LANES], v[LANES];
-    for (int l = 0; l < LANES; l++)
-        x[l] = a[l], y[l] = b[l], z[l] = c ? c[l] : 0;
-    switch (op) {
-    case OP_ADD: for (int l = 0; l < LANES; l++) v[l] = x[l] + y[l]; break;
-    case OP_SUB: for (int l = 0; l < LANES; l++) v[l] = x[l] - y[l]; break;
-    case OP_MUL: for (int l = 0; l < LANES; l++) v[l] = x[l] * y[l]; break;
-    case OP_MAD: for (int l = 0; l < LANES; l++) v[l] = x[l] * y[l] + z[l]; break;
-    case OP_AND: for (int l = 0; l < LANES; l++) v[l] = x[l] & y[l]; break;
-    case OP_OR: for (int l = 0; l < LANES; l++) v[l] = x[l] | y[l]; break;
-    default: for (int l = 0; l < LANES; l++) v[l] = x[l] ^ y[l]; break; /* xor */
+    const int bits = ptx_type_bits((ptx_type)in->type);
+    const bool sgn = is_signed(in->type), wide = in->flags & F_WIDE;
+    const uint64_t narrow = width_mask(bits), mask = wide ? width_mask(2 * bits) : narrow;
+    uint64_t v[LANES];
+    switch (in->op) {
+    case OP_ADD: for (int l = 0; l < LANES; l++) v[l] = a[l] + b[l]; break;
+    case OP_SUB: for (int l = 0; l < LANES; l++) v[l] = a[l] - b[l]; break;
+    case OP_MUL:
+    case OP_MAD: /* PTX ISA, "mul" / "mad": t = a * b in 2n bits; .lo keeps t<n-1..0>, .wide all of t */
+        if (wide && sgn)
+            for (int l = 0; l < LANES; l++) v[l] = (uint64_t)(sign_extend(a[l], bits) * sign_extend(b[l], bits));
+        else if (wide)
+            for (int l = 0; l < LANES; l++) v[l] = (a[l] & narrow) * (b[l] & narrow);
+        else
+            for (int l = 0; l < LANES; l++) v[l] = a[l] * b[l];
+        if (in->op == OP_MAD)
+            for (int l = 0; l < LANES; l++) v[l] += c[l];
+        break;
+    case OP_AND: for (int l = 0; l < LANES; l++) v[l] = a[l] & b[l]; break;
+    case OP_OR: for (int l = 0; l < LANES; l++) v[l] = a[l] | b[l]; break;
+    case OP_XOR: for (int l = 0; l < LANES; l++) v[l] = a[l] ^ b[l]; break;
+    case OP_SHL: /* "Shift amounts greater than the register width N are clamped to N" */
+        for (int l = 0; l < LANES; l++) v[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : a[l] << (uint32_t)b[l];
+        break;
+    default: /* shr: signed forms shift in copies of the sign bit */
+        if (sgn)
+            for (int l = 0; l < LANES; l++)
+                v[l] = (uint64_t)(sign_extend(a[l], bits) >> ((uint32_t)b[l] >= (uint32_t)bits ? (uint32_t)bits - 1 : (uint32_t)b[l]));
+        else
+            for (int l = 0; l < LANES; l++) v[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] & narrow) >> (uint32_t)b[l];
+        break;
     }
     if (lanes == FULL_MASK)
         for (int l = 0; l < LANES; l++)
@@ -102,57 +123,32 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     const bool sgn = is_signed(t);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
-    if (many_lanes(m) && int_whole_warp_op(in)) {
-        int_whole_warp(in->op, mask, d, a, b, c, m);
+    if (int_whole_warp_op(in)) {
+        int_whole_warp(in, d, a, b, c, m);
         return STEP_NEXT;
     }
     switch (in->op) {
-    case OP_ADD:
-        if (in->flags & F_SAT) { /* add.sat.s32: clamp to the s32 range */
-            FOR_LANES(m, l) {
-                int64_t s = (int64_t)(int32_t)a[l] + (int32_t)b[l];
-                d[l] = (uint32_t)(int32_t)(s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s);
-            }
-        } else {
-            FOR_LANES(m, l) d[l] = (a[l] + b[l]) & mask;
-        }
-        return STEP_NEXT;
+    case OP_ADD: /* add.sat.s32 and sub.sat.s32: clamped to the s32 range */
     case OP_SUB:
-        if (in->flags & F_SAT) {
-            FOR_LANES(m, l) {
-                int64_t s = (int64_t)(int32_t)a[l] - (int32_t)b[l];
-                d[l] = (uint32_t)(int32_t)(s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s);
-            }
-        } else {
-            FOR_LANES(m, l) d[l] = (a[l] - b[l]) & mask;
+        FOR_LANES(m, l) {
+            int64_t s = (int64_t)(int32_t)a[l] + (in->op == OP_ADD ? 1 : -1) * (int64_t)(int32_t)b[l];
+            d[l] = (uint32_t)(int32_t)(s > INT32_MAX ? INT32_MAX : s < INT32_MIN ? INT32_MIN : s);
         }
         return STEP_NEXT;
     case OP_MUL:
-    case OP_MAD: {
-        /* PTX ISA, "mul" / "mad": t = a * b in 2n bits; .lo keeps t<n-1..0>, .hi t<2n-1..n>, .wide all of t */
+    case OP_MAD: { /* .hi: t<2n-1..n> of the 2n-bit product t = a * b */
         const bool mad = in->op == OP_MAD;
-        if (in->flags & F_WIDE) {
-            const uint64_t wmask = width_mask(2 * bits);
-            FOR_LANES(m, l) {
+        FOR_LANES(m, l) {
+            uint64_t hi;
+            if (bits == 64) {
+                hi = sgn ? (uint64_t)(((__int128)(int64_t)a[l] * (int64_t)b[l]) >> 64)
+                         : (uint64_t)(((unsigned __int128)a[l] * b[l]) >> 64);
+            } else {
                 uint64_t p = sgn ? (uint64_t)(sign_extend(a[l], bits) * sign_extend(b[l], bits))
                                  : (a[l] & mask) * (b[l] & mask);
-                d[l] = (p + (mad ? c[l] : 0)) & wmask;
+                hi = sgn ? (uint64_t)((int64_t)p >> bits) : p >> bits;
             }
-        } else if (in->flags & F_HI) {
-            FOR_LANES(m, l) {
-                uint64_t hi;
-                if (bits == 64) {
-                    hi = sgn ? (uint64_t)(((__int128)(int64_t)a[l] * (int64_t)b[l]) >> 64)
-                             : (uint64_t)(((unsigned __int128)a[l] * b[l]) >> 64);
-                } else {
-                    uint64_t p = sgn ? (uint64_t)(sign_extend(a[l], bits) * sign_extend(b[l], bits))
-                                     : (a[l] & mask) * (b[l] & mask);
-                    hi = sgn ? (uint64_t)((int64_t)p >> bits) : p >> bits;
-                }
-                d[l] = (hi + (mad ? c[l] : 0)) & mask;
-            }
-        } else {
-            FOR_LANES(m, l) d[l] = (a[l] * b[l] + (mad ? c[l] : 0)) & mask;
+            d[l] = (hi + (mad ? c[l] : 0)) & mask;
         }
         return STEP_NEXT;
     }
@@ -224,24 +220,23 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
 }
 
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
- * no .ftz and no .sat, by all 32 lanes (only `lanes` written). The same IEEE operations as alu_f32's loop, written lane-parallel
- * so the compiler makes vector instructions of them (an x86-64-v3 copy, AVX2 and FMA, where the CPU has
- * them, chosen at load). The operands are read before any lane's result is written: a destination may be
- * a source. */
+ * no .ftz and no .sat. The same IEEE operations as alu_f32's loop, as int_whole_warp above: computed for
+ * all 32 lanes in loops the compiler makes vector instructions of (an x86-64-v3 copy, AVX2 and FMA, where
+ * the CPU has them, chosen at load), written only for `lanes`, a destination possibly a source. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c,
                            uint32_t lanes)
 {
-    float x[LANES], y[LANES], z[LANES], v[LANES];
-    for (int l = 0; l < LANES; l++)
-        x[l] = f32_of(a[l]), y[l] = f32_of(b[l]), z[l] = c ? f32_of(c[l]) : 0.0f;
+    float v[LANES];
     switch (op) {
-    case OP_ADD: for (int l = 0; l < LANES; l++) v[l] = x[l] + y[l]; break;
-    case OP_SUB: for (int l = 0; l < LANES; l++) v[l] = x[l] - y[l]; break;
-    case OP_MUL: for (int l = 0; l < LANES; l++) v[l] = x[l] * y[l]; break;
-    default: for (int l = 0; l < LANES; l++) v[l] = __builtin_fmaf(x[l], y[l], z[l]); break; /* fma, mad */
+    case OP_ADD: for (int l = 0; l < LANES; l++) v[l] = f32_of(a[l]) + f32_of(b[l]); break;
+    case OP_SUB: for (int l = 0; l < LANES; l++) v[l] = f32_of(a[l]) - f32_of(b[l]); break;
+    case OP_MUL: for (int l = 0; l < LANES; l++) v[l] = f32_of(a[l]) * f32_of(b[l]); break;
+    default: /* fma, mad */
+        for (int l = 0; l < LANES; l++) v[l] = __builtin_fmaf(f32_of(a[l]), f32_of(b[l]), f32_of(c[l]));
+        break;
     }
     if (lanes == FULL_MASK)
         for (int l = 0; l < LANES; l++)
@@ -257,7 +252,7 @@ static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
     const bool ftz = in->flags & F_FTZ, sat = in->flags & F_SAT;
     const bool directed = in->rounding != RND_NONE && in->rounding != RND_RN;
-    if (many_lanes(m) && !ftz && !sat && !directed &&
+    if (!ftz && !sat && !directed &&
         (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MAD)) {
         f32_whole_warp(in->op, d, a, b, c, m);
         return STEP_NEXT;
@@ -469,28 +464,13 @@ static step alu_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, ui
     const uint64_t mask = width_mask(bits);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
-    if (many_lanes(m) && int_whole_warp_op(in)) {
-        int_whole_warp(in->op, mask, d, a, b, c, m);
+    if (int_whole_warp_op(in)) {
+        int_whole_warp(in, d, a, b, c, m);
         return STEP_NEXT;
     }
     switch (in->op) {
-    case OP_AND: FOR_LANES(m, l) d[l] = a[l] & b[l] & mask; break;
-    case OP_OR: FOR_LANES(m, l) d[l] = (a[l] | b[l]) & mask; break;
-    case OP_XOR: FOR_LANES(m, l) d[l] = (a[l] ^ b[l]) & mask; break;
     case OP_NOT: FOR_LANES(m, l) d[l] = ~a[l] & mask; break;
     case OP_CNOT: FOR_LANES(m, l) d[l] = (a[l] & mask) == 0; break;
-    case OP_SHL: /* "Shift amounts greater than the register width N are clamped to N" */
-        FOR_LANES(m, l) d[l] = (uint32_t)b[l] >= (uint32_t)bits ? 0 : (a[l] << (uint32_t)b[l]) & mask;
-        break;
-    case OP_SHR:
-        FOR_LANES(m, l) {
-            uint32_t n = (uint32_t)b[l] >= (uint32_t)bits ? (uint32_t)bits : (uint32_t)b[l];
-            if (is_signed(in->type))
-                d[l] = (uint64_t)(sign_extend(a[l], bits) >> (n >= 64 ? 63 : n)) & mask;
-            else
-                d[l] = n >= 64 ? 0 : ((a[l] & mask) >> n);
-        }
-        break;
     case OP_SHF: /* "shf": the 64-bit [b:a] shifted, clamp: n = min(c, 32), wrap: n = c & 31 */
         FOR_LANES(m, l) {
             uint32_t n = (in->flags & F_SHIFT_CLAMP) ? ((uint32_t)c[l] > 32 ? 32 : (uint32_t)c[l]) : (uint32_t)c[l] & 31;
@@ -548,27 +528,22 @@ static step alu_logic(const insn *in, uint64_t (*r)[LANES], const int32_t *o, ui
             d[l] = v;
         }
         break;
-    case OP_BFE: /* "bfe": pos = b & 0xff, len = c & 0xff; signed forms extend the field's top bit */
+    case OP_BFE: /* "bfe": pos = b & 0xff, len = c & 0xff; the field is bits [pos, pos + len) cut at the msb,
+                    moved to bit 0; the bits above it are the sign (the field's top bit, signed forms) or 0 */
         FOR_LANES(m, l) {
-            uint32_t pos = (uint32_t)b[l] & 0xff, len = (uint32_t)c[l] & 0xff, msb = (uint32_t)bits - 1;
-            uint64_t sbit = 0;
-            if (is_signed(in->type) && len)
-                sbit = a[l] >> (pos + len - 1 < msb ? pos + len - 1 : msb) & 1;
-            uint64_t v = 0;
-            for (uint32_t i = 0; i <= msb; i++) {
-                uint64_t bit = (i < len && pos + i <= msb) ? a[l] >> (pos + i) & 1 : sbit;
-                v |= bit << i;
-            }
-            d[l] = v;
+            const uint32_t pos = (uint32_t)b[l] & 0xff, len = (uint32_t)c[l] & 0xff, msb = (uint32_t)bits - 1;
+            const uint32_t n = pos > msb ? 0 : len < bits - pos ? len : bits - pos; /* the field's bits */
+            const uint64_t sbit = is_signed(in->type) && len ? a[l] >> (pos + len - 1 < msb ? pos + len - 1 : msb) & 1 : 0;
+            const uint64_t field = n ? a[l] >> pos & width_mask((int)n) : 0;
+            d[l] = field | (sbit ? mask & ~width_mask((int)n) : 0);
         }
         break;
-    case OP_BFI: /* "bfi": f = b with bits [pos, pos + len) taken from a's low bits */
+    case OP_BFI: /* "bfi": f = b with bits [pos, pos + len), cut at the msb, taken from a's low bits */
         FOR_LANES(m, l) {
-            uint32_t pos = (uint32_t)c[l] & 0xff, len = (uint32_t)S(3)[l] & 0xff, msb = (uint32_t)bits - 1;
-            uint64_t v = b[l] & mask;
-            for (uint32_t i = 0; i < len && pos + i <= msb; i++)
-                v = (v & ~(1ull << (pos + i))) | ((a[l] >> i & 1) << (pos + i));
-            d[l] = v;
+            const uint32_t pos = (uint32_t)c[l] & 0xff, len = (uint32_t)S(3)[l] & 0xff;
+            const uint32_t n = pos >= (uint32_t)bits ? 0 : len < bits - pos ? len : bits - pos; /* the field's bits */
+            const uint64_t field = n ? width_mask((int)n) << pos : 0;
+            d[l] = (b[l] & mask & ~field) | (n ? a[l] << pos & field : 0);
         }
         break;
     case OP_PRMT: {
@@ -864,7 +839,8 @@ step exec_mov(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
         for (int i = 0; i < in->n_dst; i++) {
             const uint64_t *a = S(i);
             uint64_t *d = D(i);
-            FOR_LANES(m, l) d[l] = a[l] & mask;
+            for (int l = 0; l < LANES; l++) /* every lane, in a vector loop: a destination may be the source */
+                d[l] = (m & lane_bit[l]) ? a[l] & mask : d[l];
         }
         return STEP_NEXT;
     }
@@ -976,7 +952,10 @@ step exec_select(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const 
                         uint32_t m)
 {
     if (in->op == OP_SELP) {
-        FOR_LANES(m, l) D(0)[l] = (S(2)[l] & 1) ? S(0)[l] : S(1)[l];
+        const uint64_t *x = S(0), *y = S(1), *p = S(2);
+        uint64_t *d = D(0);
+        for (int l = 0; l < LANES; l++) /* as mov above */
+            d[l] = (m & lane_bit[l]) ? ((p[l] & 1) ? x[l] : y[l]) : d[l];
         return STEP_NEXT;
     }
     FOR_LANES(m, l) {

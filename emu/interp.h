@@ -24,19 +24,13 @@
          lanes_left_ &= lanes_left_ - 1)
 
 /* Each lane's bit: loops over all 32 lanes that test a mask with it are ones the compiler makes vector
- * instructions of, where a bit scan per lane is not (and costs more once a warp has diverged by a few). */
+ * instructions of, where a bit scan per lane is not (and costs more once a warp has diverged by a few).
+ * Such a loop may compute on the registers of lanes outside the mask, as long as it writes only the mask's:
+ * integer and float arithmetic have no traps, and the emulator reads no floating-point exception flags. */
 static const uint32_t lane_bit[LANES] = {
     1u << 0,  1u << 1,  1u << 2,  1u << 3,  1u << 4,  1u << 5,  1u << 6,  1u << 7,  1u << 8,  1u << 9,  1u << 10,
     1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21,
     1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
-
-/* Enough lanes that computing all 32 in vector loops (and writing only these) costs less than a bit scan of
- * them: the inactive lanes' registers are computed on and left as they were (integer and float arithmetic
- * without traps; the emulator reads no floating-point exception flags). */
-static inline bool many_lanes(uint32_t lanes)
-{
-    return lanes == FULL_MASK || __builtin_popcount(lanes) >= LANES / 4;
-}
 
 /* ---------------------------------------------------------------------------------------------- */
 /* State                                                                                          */
