@@ -39,13 +39,13 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * compiler may. */
 __attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
 #endif
-static void mma_m16n8(int K, const float A[16][16], const float Bt[8][16], const float C[16][8], float Dm[16][8])
+static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
     typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
-    row8 Bd[16]; /* B (given as its transpose, Bt) in binary64 once, not once per row of A */
+    row8 Bd[16]; /* B in binary64 once, not once per row of A */
     for (int k = 0; k < K; k++)
         for (int j = 0; j < 8; j++)
-            Bd[k][j] = Bt[j][k];
+            Bd[k][j] = B[k][j];
     for (int i = 0; i < 16; i += 4) { /* four rows of D at a time: four independent sums in flight */
         row8 acc[4];                  /* each element summed in k order */
         for (int row = 0; row < 4; row++)
@@ -72,17 +72,28 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
     return false;
 }
 
-/* mma.m16n8kK's A, B (as its transpose) and C, every lane's registers, into their matrices a block at a
- * time (interp.h: every fragment register is an 8x8 block in lane order; B's is a block of its transpose):
- * A's register j is the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at Bt's columns
- * 8j; C's f16 register j (f32 registers 2j and 2j + 1) the block at rows 8j. */
+/* A block of B from one fragment register: as half_block_in (interp.h), but lane 4g + t holds B's rows
+ * 2t and 2t + 1 of column g, so the block lands transposed: element (2t + i, g) at block[(2t + i) * stride + g]. */
+static void half_block_in_transposed(const uint64_t *reg, int h, float *block, int stride)
+{
+    for (int g = 0; g < 8; g++)
+        for (int t = 0; t < 4; t++) {
+            block[2 * t * stride + g] = half_in(reg[4 * g + t], h);
+            block[(2 * t + 1) * stride + g] = half_in(reg[4 * g + t] >> 16, h);
+        }
+}
+
+/* mma.m16n8kK's A, B and C, every lane's registers, into their matrices a block at a time (interp.h: every
+ * fragment register is an 8x8 block in lane order; B's is a block of its transpose): A's register j is
+ * the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at rows 8j; C's f16 register j
+ * (f32 registers 2j and 2j + 1) the block at rows 8j. */
 static void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES], const int32_t *a_regs,
-                       const int32_t *b_regs, const int32_t *c_regs, float A[16][16], float Bt[8][16], float C[16][8])
+                       const int32_t *b_regs, const int32_t *c_regs, float A[16][16], float B[16][8], float C[16][8])
 {
     for (int j = 0; j < K / 4; j++)
         half_block_in(r[a_regs[j]], h, &A[8 * (j & 1)][8 * (j >> 1)], 16);
     for (int j = 0; j < K / 8; j++)
-        half_block_in(r[b_regs[j]], h, &Bt[0][8 * j], 16);
+        half_block_in_transposed(r[b_regs[j]], h, &B[8 * j][0], 8);
     for (int j = 0; j < 2; j++)
         if (c_f32)
             f32_block_in(r[c_regs[2 * j]], r[c_regs[2 * j + 1]], &C[8 * j][0], 8);
@@ -98,9 +109,9 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     const int h = in->stype == T_BF16 ? T_BF16 : T_F16, K = in->vec; /* m16n8kK */
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
-    float A[16][16], Bt[8][16], C[16][8], Dm[16][8];
-    mma_gather(K, h, c_f32, r, o + a0, o + b0, o + c0, A, Bt, C);
-    mma_m16n8(K, A, Bt, C, Dm);
+    float A[16][16], B[16][8], C[16][8], Dm[16][8];
+    mma_gather(K, h, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
+    mma_m16n8(K, A, B, C, Dm);
     for (int j = 0; j < 2; j++) /* D's blocks as C's: f32 registers 2j and 2j + 1, or f16 register j */
         if (d_f32)
             f32_block_out(&Dm[8 * j][0], 8, r[o[2 * j]], r[o[2 * j + 1]]);
@@ -255,11 +266,11 @@ step exec_wmma_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         }
     float Dm[16][16];
     for (int half = 0; half < 2; half++) { /* two m16n8k16 tiles: columns 0-7 and 8-15 */
-        float Bt[8][16], Ch[16][8], Dh[16][8];
+        float Bh[16][8], Ch[16][8], Dh[16][8];
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
-                Bt[j][i] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
-        mma_m16n8(16, A, Bt, Ch, Dh);
+                Bh[i][j] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
+        mma_m16n8(16, A, Bh, Ch, Dh);
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
                 Dm[i][8 * half + j] = Dh[i][j];
