@@ -224,11 +224,24 @@ static shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t
     return &m.bytes[i];
 }
 
+/* A cell that held what the cell before it held, before this access checked that one, gets the same verdict
+ * (no race) and the same record: a copy of it. The words of a vector access mostly have one history (one
+ * thread's st.shared.v4 or cp.async wrote them together), so each is checked once, not once per word. */
 bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
 {
-    for (uint64_t i = from, end = from + n, next; i < end; i = next)
-        if (!race_cell(a, shadow_unit(m, i, end, &next), at + (i - from)))
+    const shadow_cell *checked = NULL; /* the cell checked last, and what it held before */
+    shadow_cell held;
+    for (uint64_t i = from, end = from + n, next; i < end; i = next) {
+        shadow_cell *s = shadow_unit(m, i, end, &next);
+        if (checked && same_cell(s, &held)) {
+            *s = *checked;
+            continue;
+        }
+        held = *s;
+        if (!race_cell(a, s, at + (i - from)))
             return false;
+        checked = s;
+    }
     return true;
 }
 
