@@ -63,40 +63,62 @@ void land_one_early(block *b, warp *w)
 step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                            uint32_t m)
 {
-    uint64_t sources[LANES], destinations[LANES];
+    uint64_t sources[LANES], destinations[LANES] = {0}; /* (every lane's read only where it is in m) */
+    uint32_t src_bytes[LANES];
+    bool whole = true; /* every lane reads all cp-size bytes */
     FOR_LANES(m, l) {
-        uint32_t dst = (uint32_t)r[o[0]][l] + (uint32_t)in->dst_offset;
-        uint64_t src = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
-        sources[l] = src, destinations[l] = dst;
-        uint32_t src_bytes = in->size;
+        destinations[l] = (uint32_t)r[o[0]][l] + (uint32_t)in->dst_offset;
+        sources[l] = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
+        src_bytes[l] = in->size;
         if (in->n_src > 1) {
-            uint64_t extra = r[o[1]][l];
+            const uint64_t extra = r[o[1]][l];
             if (in->flags & F_IGNORE_SRC)
-                src_bytes = (extra & 1) ? 0 : in->size; /* ignore-src true: all zeros */
+                src_bytes[l] = (extra & 1) ? 0 : in->size; /* ignore-src true: all zeros */
             else
-                src_bytes = (uint32_t)extra;
+                src_bytes[l] = (uint32_t)extra;
         }
-        if (src_bytes > in->size) {
-            fault(b, in, (int)l, w, EMU_ERR_INVALID, "cp.async src-size %u is larger than cp-size %u", src_bytes,
+        if (src_bytes[l] > in->size) {
+            fault(b, in, (int)l, w, EMU_ERR_INVALID, "cp.async src-size %u is larger than cp-size %u", src_bytes[l],
                   in->size);
             return STEP_FAULT;
         }
-        if (!mem_access(b, w, in, l, SPACE_SHARED, dst, in->size, ACCESS_PROBE))
+        whole = whole && src_bytes[l] == in->size;
+    }
+    /* The common case, its bounds and alignment checked for the warp at once: every destination in the block's
+     * shared memory, every source aligned, in one allocation and read whole. Then what is left to find is a
+     * race (reported first) or a source byte never written (warp_access). Else lane by lane, each lane's
+     * faults in the order the ISA's operands give them. */
+    const emu_alloc *alloc;
+    const bool at_once = whole && warp_access_region(b, SPACE_SHARED, destinations, m, in->size, &alloc) == WARP_SHARED &&
+                         warp_access_region(b, SPACE_GLOBAL, sources, m, in->size, &alloc) == WARP_DEVICE;
+    if (at_once) {
+        uint8_t *at[LANES];
+        if (b->racecheck)
+            FOR_LANES(m, l) if (!race_async_issue(b, w, in, l, destinations[l], in->size)) return STEP_FAULT;
+        if (!warp_access(b, w, in, SPACE_GLOBAL, m, sources, in->size, ACCESS_READ, at))
             return STEP_FAULT;
-        if (b->racecheck && !race_async_issue(b, w, in, l, dst, in->size))
-            return STEP_FAULT;
-        if (src % in->size) { /* "Addresses as Operands": aligned to the access size, cp-size */
-            fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "misaligned cp.async source 0x%" PRIx64 " (cp-size %u)", src,
-                  in->size);
-            return STEP_FAULT;
+    }
+    FOR_LANES(m, l) {
+        const uint32_t dst = (uint32_t)destinations[l];
+        const uint64_t src = sources[l];
+        if (!at_once) {
+            if (!mem_access(b, w, in, l, SPACE_SHARED, dst, in->size, ACCESS_PROBE))
+                return STEP_FAULT;
+            if (b->racecheck && !race_async_issue(b, w, in, l, dst, in->size))
+                return STEP_FAULT;
+            if (src % in->size) { /* "Addresses as Operands": aligned to the access size, cp-size */
+                fault(b, in, (int)l, w, EMU_ERR_MISALIGNED, "misaligned cp.async source 0x%" PRIx64 " (cp-size %u)",
+                      src, in->size);
+                return STEP_FAULT;
+            }
+            if (src_bytes[l] && !mem_access(b, w, in, l, SPACE_GLOBAL, src, src_bytes[l], ACCESS_READ))
+                return STEP_FAULT; /* only src-size bytes are read: they must exist and have been written */
         }
-        if (src_bytes && !mem_access(b, w, in, l, SPACE_GLOBAL, src, src_bytes, ACCESS_READ))
-            return STEP_FAULT; /* only src-size bytes are read: they must exist and have been written */
         if (!queue_room((void **)&w->copies, w->n_copies, &w->cap_copies, sizeof *w->copies, 256)) {
             fault(b, in, (int)l, w, EMU_ERR_LAUNCH, "out of host memory for the cp.async copies in flight");
             return STEP_FAULT;
         }
-        w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes,
+        w->copies[w->n_copies++] = (async_copy){l, w->committed[l], dst, src, in->size, (uint8_t)src_bytes[l],
                                                 (int32_t)(in - b->k->code)};
     }
     count_access(b, SPACE_GLOBAL, true, sources, m, in->size);       /* the read (LDGSTS's global side) */

@@ -80,6 +80,22 @@ PTX = """
   ret;
 }
 
+// every thread copies its input word into shared memory with cp.async (one warp's copies, checked together
+// where they all lie in bounds: sync.c), waits for it, and stores it out
+.visible .entry cp_async_copy(.param .u64 in, .param .u64 out)
+{
+  .reg .b32 %r<4>; .reg .b64 %rd<6>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [in]; ld.param.u64 %rd2, [out];
+  mov.u32 %r1, %tid.x; mul.wide.u32 %rd3, %r1, 4;
+  add.s64 %rd4, %rd1, %rd3; add.s64 %rd5, %rd2, %rd3;
+  mov.u32 %r2, tile; shl.b32 %r3, %r1, 2; add.s32 %r2, %r2, %r3;
+  cp.async.ca.shared.global [%r2], [%rd4], 4;
+  cp.async.wait_all;
+  ld.shared.f32 %f1, [%r2];
+  st.global.f32 [%rd5], %f1;
+  ret;
+}
+
 // block 0's threads store to their .local word, then every thread reads its own: block 1's never wrote
 .visible .entry local_before_write(.param .u64 in, .param .u64 out)
 {
@@ -182,6 +198,17 @@ for racecheck in ("1", "0"):
     expect(f"global words only even threads wrote (EMU_RACECHECK={racecheck}): thread 1 caught, byte 4",
            run("global_half_written", f"in:{x}", {"EMU_RACECHECK": racecheck}), 1,
            ["read of global memory", "byte 4 of the 128-byte", "thread (1,0,0)"])
+for racecheck in ("1", "0"):
+    result = run("cp_async_copy", f"in:{x}", {"EMU_RACECHECK": racecheck})
+    y = np.load(os.path.join(work, "y.npy")) if result.returncode == 0 else None
+    ok = y is not None and np.array_equal(y, np.arange(32))
+    print(f"{'PASS' if ok else 'FAIL'} cp.async of words the host wrote (EMU_RACECHECK={racecheck}): "
+          f"exit {result.returncode} {result.stderr.strip()[:160]}")
+    if not ok:
+        failures.append(f"cp.async of written words (racecheck {racecheck})")
+    expect(f"cp.async of words nobody wrote (EMU_RACECHECK={racecheck}): caught",
+           run("cp_async_copy", unwritten, {"EMU_RACECHECK": racecheck}), 1,
+           ["PTX line 73", "read of global memory", "nothing has written", "byte 0 of the 128-byte", "thread (0,0,0)"])
 expect("shared word no thread wrote: caught", run("shared_half_written", f"in:{x}"), 1,
        ["read of shared memory", "no thread of this block has written", "thread (0,0,0)"])
 expect("local word this thread never wrote (block 1): caught", run("local_before_write", f"in:{x}", grid=2), 1,
