@@ -286,8 +286,15 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
 {
     accessor reader = accessor_of(b, w, in, "shared", false, false);
     accessor_lane(&reader, lane);
+    const shadow_cell *checked = NULL; /* as race_bytes: a cell with the history of the one before gets its record */
+    shadow_cell held;
     for (uint64_t at = addr, next; at < addr + size; at = next) {
         shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
+        if (checked && same_cell(s, &held)) {
+            *s = *checked;
+            continue;
+        }
+        held = *s;
         if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
             b->fence_clock[s->writer] < s->write_clock)
             return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
@@ -296,16 +303,25 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uin
             return false;
         if (s->async_reads < UINT16_MAX)
             s->async_reads++;
+        checked = s;
     }
     return true;
 }
 
 void race_async_read_end(block *b, uint64_t addr, uint64_t size)
 {
+    const shadow_cell *ended = NULL; /* the same shortcut */
+    shadow_cell held;
     for (uint64_t at = addr, next; at < addr + size; at = next) {
         shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
+        if (ended && same_cell(s, &held)) {
+            *s = *ended;
+            continue;
+        }
+        held = *s;
         if (s->async_reads > 0)
             s->async_reads--;
+        ended = s;
     }
 }
 
