@@ -523,11 +523,22 @@ step exec_setmaxnreg(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], co
  * Descriptor Format"; "Shared Memory Matrix Layout", its canonical K-major and MN-major layouts): r is
  * the M (A) or N (B) index, k the K index, 2-byte elements. The swizzle XORs the 16-byte chunk index
  * with address bits 7 and up, as TMA writes it. */
-static uint64_t descriptor_address(uint64_t desc, bool mn_major, int r, int k)
+typedef struct {
+    uint64_t start, lbo, sbo; /* the start address, leading and stride byte offsets */
+    uint64_t sw;              /* the swizzle's span in bytes (128, 64 or 32), 0 for none */
+} matrix_descriptor;
+
+static matrix_descriptor descriptor_fields(uint64_t desc)
 {
-    const uint64_t start = (desc & 0x3fff) << 4, lbo = (desc >> 16 & 0x3fff) << 4, sbo = (desc >> 32 & 0x3fff) << 4;
     const unsigned mode = (unsigned)(desc >> 62);
-    const uint64_t sw = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0;
+    return (matrix_descriptor){.start = (desc & 0x3fff) << 4, .lbo = (desc >> 16 & 0x3fff) << 4,
+                               .sbo = (desc >> 32 & 0x3fff) << 4,
+                               .sw = mode == 1 ? 128 : mode == 2 ? 64 : mode == 3 ? 32 : 0};
+}
+
+static inline uint64_t descriptor_address(matrix_descriptor d, bool mn_major, int r, int k)
+{
+    const uint64_t start = d.start, lbo = d.lbo, sbo = d.sbo, sw = d.sw;
     uint64_t lin;
     if (!sw)
         lin = mn_major ? start + (uint64_t)(r >> 3) * sbo + (uint64_t)(r & 7) * 2 + (uint64_t)(k >> 3) * lbo +
@@ -582,15 +593,16 @@ static inline bool operand_chunk(block *b, warp *w, const insn *in, uint64_t at,
 typedef struct { uint64_t at; int r, k; } operand_chunk_at;
 static int operand_chunks(uint64_t desc, bool mn_major, int first_row, int rows, operand_chunk_at *chunks)
 {
+    const matrix_descriptor d = descriptor_fields(desc);
     int n = 0;
     if (mn_major) { /* a chunk is 8 rows at one k */
         for (int k = 0; k < 16; k++)
             for (int r = 0; r < rows; r += 8)
-                chunks[n++] = (operand_chunk_at){descriptor_address(desc, true, first_row + r, k), r, k};
+                chunks[n++] = (operand_chunk_at){descriptor_address(d, true, first_row + r, k), r, k};
     } else { /* a chunk is 8 k of one row */
         for (int r = 0; r < rows; r++)
             for (int k = 0; k < 16; k += 8)
-                chunks[n++] = (operand_chunk_at){descriptor_address(desc, false, first_row + r, k), r, k};
+                chunks[n++] = (operand_chunk_at){descriptor_address(d, false, first_row + r, k), r, k};
     }
     return n;
 }
