@@ -176,7 +176,7 @@ static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait
 
 /* a's access of the memory cell s stands for, at `at`, against its shadow and recorded there; false after
  * reporting a race. */
-static bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
+static inline bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
 {
     if (s->flags & SHADOW_IN_FLIGHT)
         return race_report(a, at, "asynchronous copy", s->writer, s->write_at, "the copy is in flight, not yet waited for");
@@ -237,7 +237,8 @@ bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint
             *s = *checked;
             continue;
         }
-        held = *s;
+        if (next < end) /* a cell follows that may be compared with this one */
+            held = *s;
         if (!race_cell(a, s, at + (i - from)))
             return false;
         checked = s;
