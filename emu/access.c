@@ -289,15 +289,19 @@ bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, c
     const emu_alloc *alloc = NULL;
     const warp_region region = warp_access_region(b, space, address, lanes, size, &alloc);
     const uint64_t shared_base = space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
+    const bool plain = !(in->flags & (F_STRONG | F_ACQUIRE | F_RELEASE));
     /* a plain access of shared memory: racecheck for the whole warp at once (racecheck.c), not per lane */
-    const bool warp_racecheck = region == WARP_SHARED && b->racecheck && kind != ACCESS_PROBE &&
-                                !(in->flags & (F_STRONG | F_ACQUIRE | F_RELEASE));
+    const bool warp_racecheck = region == WARP_SHARED && b->racecheck && kind != ACCESS_PROBE && plain;
     if (warp_racecheck && !race_warp_access(b, w, in, lanes, address, shared_base, size, kind != ACCESS_READ))
         return false;
     b->race_checked_elsewhere = warp_racecheck;
-    const bool lane_checks = kind != ACCESS_PROBE && (region == WARP_SHARED   ? b->racecheck && !warp_racecheck
-                                                      : region == WARP_DEVICE ? b->global_shadow != NULL
-                                                                              : false);
+    /* a plain read of device memory the launch has not written has no global race check to make (it returns
+     * at once: racecheck_global.c, "What it does not see"), so the warp's read is checked as one */
+    const bool lane_checks = kind != ACCESS_PROBE &&
+                             (region == WARP_SHARED   ? b->racecheck && !warp_racecheck
+                              : region == WARP_DEVICE ? b->global_shadow != NULL &&
+                                                            !(kind == ACCESS_READ && plain && !race_global_keeps(b, alloc))
+                                                      : false);
     if (!lane_checks && region != WARP_LANES && (region != WARP_PARAM || kind == ACCESS_READ)) {
         b->race_checked_elsewhere = false;
         return region_access(b, w, in, region, alloc, lanes, address, shared_base, size, kind, at);

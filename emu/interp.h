@@ -340,6 +340,8 @@ bool race_global_attach(block *b, launch_race *lr); /* a grid worker's block: fa
 void race_global_begin_block(block *b);
 bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
                         uint64_t size, bool write, bool strong);
+/* whether the launch has written the allocation so far: a plain read of one it has not has nothing to check */
+bool race_global_keeps(block *b, const emu_alloc *a);
 void race_global_synchronized(block *b);   /* a fence, or a release or acquire in global memory */
 void race_global_end_block(block *b);      /* the block's bytes against the other blocks' */
 void race_global_free(block *b);

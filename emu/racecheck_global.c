@@ -229,6 +229,11 @@ bool race_global_access(block *b, warp *w, const insn *in, uint32_t lane, const 
     return true;
 }
 
+bool race_global_keeps(block *b, const emu_alloc *a)
+{
+    return written_index(b->launch_race, a->base) >= 0;
+}
+
 void race_global_synchronized(block *b)
 {
     if (b->launch_race)
