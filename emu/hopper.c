@@ -421,7 +421,7 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
                 const uint8_t *src = mem_access(b, w, in, st->lane, SPACE_SHARED, st->src, st->bytes, ACCESS_READ);
                 b->race_checked_elsewhere = false;
                 if (src && b->racecheck)
-                    race_async_read_end(b, st->src, st->bytes);
+                    race_async_read_end(b, &(uint64_t){st->src}, 1, st->bytes);
                 uint8_t *dst = src ? mem_access(b, w, in, st->lane, SPACE_GLOBAL, st->dst, st->bytes, ACCESS_WRITE) : NULL;
                 if (!dst)
                     return STEP_FAULT;
@@ -445,7 +445,7 @@ step exec_bulk(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const in
         if (in->flags & F_TO_GLOBAL) {
             if (!mem_access(b, w, in, l, SPACE_SHARED, shared_offset_of(src), bytes, ACCESS_PROBE) ||
                 !mem_access(b, w, in, l, SPACE_GLOBAL, dst, bytes, ACCESS_PROBE) ||
-                (b->racecheck && !race_async_read_begin(b, w, in, l, shared_offset_of(src), bytes)))
+                (b->racecheck && !race_async_read_begin(b, w, in, l, &(uint64_t){shared_offset_of(src)}, 1, bytes)))
                 return STEP_FAULT; /* the copy reads its source through the async proxy until its wait */
             if (!queue_room((void **)&w->stores, w->n_stores, &w->cap_stores, sizeof *w->stores, 16)) {
                 fault(b, in, (int)l, w, EMU_ERR_LAUNCH, "out of host memory for the bulk stores in flight");
@@ -633,16 +633,16 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
     if (!(in->flags & F_A_REGS)) /* this warp's 16 rows of A, and all of B */
         n = operand_chunks(op->a_desc, in->mode & 1, 16 * rank, 16, chunks);
     n += operand_chunks(op->b_desc, in->mode & 2, 0, in->size * 8, chunks + n);
-    for (int c = 0; c < n; c++) {
-        const uint64_t at = chunks[c].at;
-        if (at + 16 > b->smem_size) /* out of bounds: the read itself reports it */
-            continue;
-        if (!issued)
-            race_async_read_end(b, at, 16);
-        else if (!race_async_read_begin(b, w, in, 0, at, 16))
-            return false;
+    uint64_t inside[2 * 16 + 2 * 256];
+    int n_inside = 0;
+    for (int c = 0; c < n; c++)
+        if (chunks[c].at + 16 <= b->smem_size) /* out of bounds: the read itself reports it */
+            inside[n_inside++] = chunks[c].at;
+    if (!issued) {
+        race_async_read_end(b, inside, n_inside, 16);
+        return true;
     }
-    return true;
+    return race_async_read_begin(b, w, in, 0, inside, n_inside, 16);
 }
 
 /* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as

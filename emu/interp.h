@@ -305,9 +305,11 @@ bool race_warp_access(block *b, warp *w, const insn *in, uint32_t lanes, const u
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
 /* a cp.async lands at its thread's wait: that thread's write, now */
 void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at);
-/* an asynchronous read (wgmma's operands, a bulk copy to global memory) from its issue to its wait */
-bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
-void race_async_read_end(block *b, uint64_t addr, uint64_t size);
+/* an asynchronous read (wgmma's operands, a bulk copy to global memory) from its issue to its wait: of the
+ * n spans of `size` bytes at the shared offsets spans[0..n) */
+bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, const uint64_t *spans, int n,
+                           uint64_t size);
+void race_async_read_end(block *b, const uint64_t *spans, int n, uint64_t size);
 void race_lanes_meet(block *b, const warp *w, uint32_t lanes); /* bar.warp.sync; a barrier's waiters */
 void race_release(block *b, const warp *w, uint32_t *into);    /* arrive: publish this warp's clock, tick */
 void race_acquire(block *b, const warp *w, const uint32_t *from, uint32_t lanes); /* lanes: who acquire */

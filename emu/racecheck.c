@@ -201,17 +201,14 @@ static inline bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
 
 static inline bool same_cell(const shadow_cell *x, const shadow_cell *y) { return !memcmp(x, y, sizeof *x); }
 
-/* The cell for bytes [i, *next) of an access of bytes [i, end): the word's own cell when the access takes
- * the whole word and its bytes share one shadow (a split word whose bytes are the same again is joined
- * first), else byte i's own cell, its word split first. */
-static shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t *next)
+/* shadow_unit's other cases: a part of a word, or a word split into its bytes (joined again when they are the
+ * same, and the access takes the whole word). */
+static __attribute__((noinline)) shadow_cell *split_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t *next)
 {
     shadow_cell *word = &m.words[i / 4], *bytes = &m.bytes[i & ~(uint64_t)3];
     const bool whole = (i & 3) == 0 && end - i >= 4;
-    if (whole && (word->flags & SHADOW_SPLIT) && same_cell(&bytes[0], &bytes[1]) && same_cell(&bytes[0], &bytes[2]) &&
-        same_cell(&bytes[0], &bytes[3]))
-        *word = bytes[0];
-    if (whole && !(word->flags & SHADOW_SPLIT)) {
+    if (whole && same_cell(&bytes[0], &bytes[1]) && same_cell(&bytes[0], &bytes[2]) && same_cell(&bytes[0], &bytes[3])) {
+        *word = bytes[0]; /* joined: a byte's cell never has SHADOW_SPLIT */
         *next = i + 4;
         return word;
     }
@@ -222,6 +219,19 @@ static shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t
     }
     *next = i + 1;
     return &m.bytes[i];
+}
+
+/* The cell for bytes [i, *next) of an access of bytes [i, end): the word's own cell when the access takes
+ * the whole word and its bytes share one shadow (a split word whose bytes are the same again is joined
+ * first), else byte i's own cell, its word split first. */
+static inline shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, uint64_t *next)
+{
+    shadow_cell *word = &m.words[i / 4];
+    if ((i & 3) == 0 && end - i >= 4 && !(word->flags & SHADOW_SPLIT)) { /* the common case: a whole word */
+        *next = i + 4;
+        return word;
+    }
+    return split_unit(m, i, end, next);
 }
 
 /* A cell that held what the cell before it held, before this access checked that one, gets the same verdict
@@ -283,47 +293,45 @@ void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint
             (shadow_cell){now, 0, issued_at, 0, (uint16_t)(w->index * LANES + lane), NO_THREAD, 0, 0};
 }
 
-bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
+bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, const uint64_t *spans, int n,
+                           uint64_t size)
 {
     accessor reader = accessor_of(b, w, in, "shared", false, false);
     accessor_lane(&reader, lane);
-    const shadow_cell *checked = NULL; /* as race_bytes: a cell with the history of the one before gets its record */
-    shadow_cell held;
-    for (uint64_t at = addr, next; at < addr + size; at = next) {
-        shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
-        if (checked && same_cell(s, &held)) {
-            *s = *checked;
-            continue;
+    const shadow_map m = shared_shadow(b);
+    for (int span = 0; span < n; span++) {
+        const shadow_cell *checked = NULL; /* as race_bytes: a cell with the history of the one before gets its record */
+        shadow_cell held;
+        for (uint64_t at = spans[span], end = at + size, next; at < end; at = next) {
+            shadow_cell *s = shadow_unit(m, at, end, &next);
+            if (checked && same_cell(s, &held)) {
+                *s = *checked;
+                continue;
+            }
+            held = *s;
+            if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
+                b->fence_clock[s->writer] < s->write_clock)
+                return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
+                              s->writer, s->write_at, "the writer ran no fence.proxy.async after it");
+            if (!race_cell(&reader, s, at))
+                return false;
+            if (s->async_reads < UINT16_MAX)
+                s->async_reads++;
+            checked = s;
         }
-        held = *s;
-        if (s->writer != NO_THREAD && !(s->flags & (SHADOW_IN_FLIGHT | SHADOW_ASYNC_PROXY)) &&
-            b->fence_clock[s->writer] < s->write_clock)
-            return report(b, w, in, lane, "shared", at, "asynchronous read (async proxy)", "write (generic proxy)",
-                          s->writer, s->write_at, "the writer ran no fence.proxy.async after it");
-        if (!race_cell(&reader, s, at))
-            return false;
-        if (s->async_reads < UINT16_MAX)
-            s->async_reads++;
-        checked = s;
     }
     return true;
 }
 
-void race_async_read_end(block *b, uint64_t addr, uint64_t size)
+void race_async_read_end(block *b, const uint64_t *spans, int n, uint64_t size)
 {
-    const shadow_cell *ended = NULL; /* the same shortcut */
-    shadow_cell held;
-    for (uint64_t at = addr, next; at < addr + size; at = next) {
-        shadow_cell *s = shadow_unit(shared_shadow(b), at, addr + size, &next);
-        if (ended && same_cell(s, &held)) {
-            *s = *ended;
-            continue;
+    const shadow_map m = shared_shadow(b);
+    for (int span = 0; span < n; span++)
+        for (uint64_t at = spans[span], end = at + size, next; at < end; at = next) {
+            shadow_cell *s = shadow_unit(m, at, end, &next);
+            if (s->async_reads > 0)
+                s->async_reads--;
         }
-        held = *s;
-        if (s->async_reads > 0)
-            s->async_reads--;
-        ended = s;
-    }
 }
 
 /* ---- synchronization ------------------------------------------------------------------------- */
