@@ -70,11 +70,6 @@ static inline unsigned clock_width(const block *b) { return b->n_warps + COPY_AG
 
 static inline uint32_t *clock_of(block *b, unsigned warp_index) { return b->vc + (size_t)warp_index * clock_width(b); }
 
-/* Lane u of warp w: seen[t], the tick of w before which lane t's accesses are ordered before u's. */
-static inline uint32_t *seen_by(block *b, unsigned warp_index, uint32_t lane)
-{
-    return b->lane_seen + ((size_t)warp_index * LANES + lane) * LANES;
-}
 
 static void join(uint32_t *into, const uint32_t *from, unsigned n)
 {
@@ -120,13 +115,6 @@ accessor accessor_of(block *b, warp *w, const insn *in, const char *space, bool 
     const uint32_t *vc = clock_of(b, w->index);
     return (accessor){.b = b, .w = w, .in = in, .space = space, .vc = vc, .now = vc[w->index], .write = write,
                       .strong = strong};
-}
-
-void accessor_lane(accessor *a, uint32_t lane)
-{
-    a->lane = lane;
-    a->me = a->w->index * LANES + lane;
-    a->seen = seen_by(a->b, a->w->index, lane);
 }
 
 /* Whether an access by `thread` at `clock` is ordered before a's. */
@@ -239,6 +227,8 @@ static inline shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, u
  * thread's st.shared.v4 or cp.async wrote them together), so each is checked once, not once per word. */
 bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
 {
+    if (n == 4 && (from & 3) == 0 && !(m.words[from / 4].flags & SHADOW_SPLIT)) /* one whole word: the most common */
+        return race_cell(a, &m.words[from / 4], at);
     const shadow_cell *checked = NULL; /* the cell checked last, and what it held before */
     shadow_cell held;
     for (uint64_t i = from, end = from + n, next; i < end; i = next) {

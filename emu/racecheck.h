@@ -44,13 +44,26 @@ typedef struct {
     uint32_t now;         /* its own tick: the access's clock */
     bool write, strong;
     uint32_t lane;        /* the lane making it; its thread number in the block; what it has seen of its warp's
-                             other lanes (racecheck.c, seen_by) */
+                             other lanes (seen_by) */
     unsigned me;
     const uint32_t *seen;
 } accessor;
 
+/* Lane u of warp w: seen[t], the tick of w before which lane t's accesses are ordered before u's. */
+static inline uint32_t *seen_by(block *b, unsigned warp_index, uint32_t lane)
+{
+    return b->lane_seen + ((size_t)warp_index * LANES + lane) * LANES;
+}
+
 accessor accessor_of(block *b, warp *w, const insn *in, const char *space, bool write, bool strong);
-void accessor_lane(accessor *a, uint32_t lane);
+
+/* The access a's warp makes, by its lane `lane` (inline: a warp's access calls it for every lane) */
+static inline void accessor_lane(accessor *a, uint32_t lane)
+{
+    a->lane = lane;
+    a->me = a->w->index * LANES + lane;
+    a->seen = seen_by(a->b, a->w->index, lane);
+}
 
 /* The access of bytes [from, from + n) of map m, at address `at` (for the report), by a's lane, checked
  * against their shadows and recorded in them; false after reporting a race. */
