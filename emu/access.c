@@ -202,26 +202,22 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
     return (uint8_t *)(uintptr_t)addr;
 }
 
-/* The lowest and highest of the lanes' addresses, and all their bits or-ed (whether every one is aligned). For
- * a whole warp, loops the compiler makes vector instructions of (an x86-64-v3 copy where the CPU has it). */
+/* The lowest and highest of the lanes' addresses, and all their bits or-ed (whether every one is aligned), in
+ * loops the compiler makes vector instructions of (an x86-64-v3 copy where the CPU has it): a lane outside
+ * `lanes` counts as the highest address for the lowest and as 0 for the rest. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
 static void lanes_span(const uint64_t *address, uint32_t lanes, uint64_t *lowest, uint64_t *highest, uint64_t *bits)
 {
     uint64_t lo = UINT64_MAX, hi = 0, any_bits = 0;
-    if (lanes == FULL_MASK)
-        for (uint32_t l = 0; l < LANES; l++) {
-            lo = address[l] < lo ? address[l] : lo;
-            hi = address[l] > hi ? address[l] : hi;
-            any_bits |= address[l];
-        }
-    else
-        FOR_LANES(lanes, l) {
-            lo = address[l] < lo ? address[l] : lo;
-            hi = address[l] > hi ? address[l] : hi;
-            any_bits |= address[l];
-        }
+    for (uint32_t l = 0; l < LANES; l++) {
+        const uint64_t in = -(uint64_t)((lanes >> l) & 1); /* all ones for a lane in `lanes` */
+        const uint64_t a = address[l] & in;
+        lo = (a | ~in) < lo ? a | ~in : lo;
+        hi = a > hi ? a : hi;
+        any_bits |= a;
+    }
     *lowest = lo, *highest = hi, *bits = any_bits;
 }
 
@@ -277,15 +273,14 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
     const uint64_t first = address[__builtin_ctz(lanes)];
     uint64_t end = first; /* where the run of bytes in lane order has reached */
     bool one_run = true;
-    if (lanes == FULL_MASK) { /* loops the compiler vectorizes */
-        for (uint32_t l = 0; l < LANES; l++) {
-            at[l] = (uint8_t *)(uintptr_t)address[l];
+    for (uint32_t l = 0; l < LANES; l++) /* a loop the compiler vectorizes: at[] outside `lanes` is not used */
+        at[l] = (uint8_t *)(uintptr_t)address[l];
+    if (lanes == FULL_MASK) {
+        for (uint32_t l = 0; l < LANES; l++)
             one_run &= address[l] == first + l * size;
-        }
         end = first + LANES * size;
     } else {
         FOR_LANES(lanes, l) {
-            at[l] = (uint8_t *)(uintptr_t)address[l];
             one_run = one_run && address[l] == end;
             end += size;
         }

@@ -57,12 +57,9 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
 {
     const int bytes = ptx_type_bits((ptx_type)in->type) / 8;
     const uint64_t *base = in->addr_base >= 0 ? r[in->addr_base] : NULL;
-    uint64_t address[LANES];
-    if (base && m == FULL_MASK) /* a converged warp: a loop the compiler vectorizes */
-        for (uint32_t l = 0; l < LANES; l++)
-            address[l] = base[l] + (uint64_t)in->addr_offset;
-    else
-        FOR_LANES(m, l) address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
+    uint64_t address[LANES]; /* every lane's (warp_access reads them all), in a loop the compiler vectorizes */
+    for (uint32_t l = 0; l < LANES; l++)
+        address[l] = (base ? base[l] : 0) + (uint64_t)in->addr_offset;
     const int space = m ? resolved_space(in->space, address[__builtin_ctz(m)]) : in->space;
     if (in->op == OP_LD || in->op == OP_ST) {
         const uint64_t total = (uint64_t)bytes * in->vec;

@@ -265,7 +265,8 @@ uint8_t *shared_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_
                        access_kind kind);
 uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const emu_alloc *a, uint64_t addr,
                        uint64_t size, access_kind kind);
-/* Where a warp's access of `size` bytes per lane at address[lane] (lanes) goes when bounds and alignment hold
+/* Where a warp's access of `size` bytes per lane at address[lane] (lanes; address[] is read for all 32 lanes,
+ * those outside `lanes` holding any value, so it must be set for all) goes when bounds and alignment hold
  * for every lane, checked once for the warp: WARP_SHARED (all in the block's shared memory; a generic
  * address less EMU_SHARED_WINDOW is the offset), WARP_DEVICE (all in one allocation, *alloc) or WARP_PARAM
  * (.param addresses, all in the kernel's parameters); else WARP_LANES: mem_access checks each lane, and says

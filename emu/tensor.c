@@ -134,7 +134,7 @@ step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         return STEP_FAULT;
     const uint32_t givers = (uint32_t)((1ull << (8 * in->vec)) - 1); /* the lanes that give row addresses */
     const int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
-    uint64_t address[LANES], offset[LANES]; /* each row's address, and its offset in shared memory */
+    uint64_t address[LANES] = {0}, offset[LANES]; /* each row's address (warp_access reads all 32), its offset in shared memory */
     for (uint32_t lane = 0; lane < 8u * in->vec; lane++) {
         address[lane] = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
         offset[lane] = space == SPACE_GENERIC ? address[lane] - EMU_SHARED_WINDOW : address[lane];

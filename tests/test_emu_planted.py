@@ -365,6 +365,12 @@ def main():
         r.expect_error(f"bb.bytes_and_word {space} word_then_byte", f"bytes_{space}_word_then_byte", (1,), (64,),
                        [x], [("u32", 3)], "racecheck", line=bug_line["word_then_byte"])
 
+    # cc: one lane of a warp reads past the end of the block's shared memory, the others inside it
+    x = rng.standard_normal(64).astype(np.float32)
+    r.expect_correct("cc.shared_edge ok", "shared_edge_ok", (1,), (64,), [x], [("f32", 64)], np.roll(x, -1))
+    r.expect_error("cc.shared_edge past_end", "shared_edge_past_end", (1,), (64,), [x], [("f32", 64)],
+                   "out-of-bounds shared", line=bug_line["shared_past_end"], where=("0,0,0", "37,0,0"))
+
     return r.summary("emu_planted")
 
 

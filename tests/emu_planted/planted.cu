@@ -796,3 +796,20 @@ extern "C" __global__ void bytes_global_word_then_byte(const unsigned* in, unsig
 {
     bytes_and_word<true, false, true>(in, out);
 }
+
+// cc. Each thread reads its neighbour's element of a shared tile; past_end's thread 37 (lane 5 of warp 1,
+//     the rest of its warp inside the tile) reads one element past the tile's end: the warp's access is
+//     out of bounds by one lane alone.
+template <bool ok>
+__device__ void shared_edge(const float* in, float* out)
+{
+    __shared__ float tile[64];
+    unsigned t = threadIdx.x;
+    tile[t] = in[t];
+    __syncthreads();
+    unsigned from = ok || t != 37 ? (t + 1) % 64 : 64;
+    out[t] = tile[from]; // BUG: shared_past_end -- thread 37 reads tile[64]
+}
+
+extern "C" __global__ void shared_edge_ok(const float* in, float* out) { shared_edge<true>(in, out); }
+extern "C" __global__ void shared_edge_past_end(const float* in, float* out) { shared_edge<false>(in, out); }
