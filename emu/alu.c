@@ -702,7 +702,11 @@ static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
         uint16_t (*to16)(double, emu_rounding) = dt == T_F16X2 ? emu_to_f16 : emu_to_bf16;
         const int h = dt == T_F16X2 ? T_F16 : T_BF16;
         emu_rounding mode = rounding_of(in->rounding);
-        uint16_t high = to16(f32_of(a), mode), low = to16(f32_of(b_for_pair), mode);
+        uint16_t high, low;
+        if (dt == T_F16X2 && mode == EMU_ROUND_NEAREST) /* the common case, on the bits (half.c) */
+            high = emu_f32_to_f16(f32_of(a)), low = emu_f32_to_f16(f32_of(b_for_pair));
+        else
+            high = to16(f32_of(a), mode), low = to16(f32_of(b_for_pair), mode);
         if (in->flags & F_RELU)
             high = relu16(high, h), low = relu16(low, h);
         return (uint64_t)high << 16 | low;
@@ -977,6 +981,14 @@ step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
                 d[l] = convert_integer(c, a[l]);
         else
             FOR_LANES(m, l) d[l] = convert_integer(c, a[l]);
+    } else if (in->type == T_F32 && in->stype == T_F16 && in->rounding == RND_NONE && !(in->flags & (F_SAT | F_FTZ))) {
+        FOR_LANES(m, l) { /* exact: the value from the table, a NaN as convert() makes it */
+            const float v = emu_f16_values[(uint16_t)S(0)[l]];
+            D(0)[l] = v == v ? bits_f32(v) : convert(in, S(0)[l], 0);
+        }
+    } else if (in->type == T_F16 && in->stype == T_F32 && in->rounding == RND_RN &&
+               !(in->flags & (F_SAT | F_FTZ | F_RELU))) {
+        FOR_LANES(m, l) D(0)[l] = emu_f32_to_f16(f32_of(S(0)[l])); /* as convert(), without the double */
     } else {
         FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
     }

@@ -78,7 +78,30 @@ static uint16_t round_to(double x, emu_rounding mode, format16 fmt)
 
 uint16_t emu_to_f16(double x, emu_rounding mode) { return round_to(x, mode, binary16); }
 uint16_t emu_to_bf16(double x, emu_rounding mode) { return round_to(x, mode, bfloat16); }
-uint16_t emu_f32_to_f16(float f) { return round_to(f, EMU_ROUND_NEAREST, binary16); }
+/* binary32 to binary16, nearest-even, on the bits: what round_to gives for every binary32 value (checked for all
+ * 2^32 of them), without its arithmetic; the interpreter rounds every f16 result this way. */
+uint16_t emu_f32_to_f16(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    const uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
+    const uint32_t magnitude = u & 0x7fffffff;
+    if (magnitude > 0x7f800000) /* NaN */
+        return round_to(f, EMU_ROUND_NEAREST, binary16);
+    if (magnitude >= 0x477ff000) /* 65520 (halfway from the largest binary16, 65504, to 2^16) and up: Inf */
+        return sign | 0x7c00;
+    if (magnitude >= 0x38800000) { /* 2^-14 and up: a normal binary16, the exponent rebiased (127 - 15 = 112) */
+        const uint32_t h = (magnitude >> 13) - (112u << 10), rest = magnitude & 0x1fff; /* 13 bits dropped */
+        return sign | (uint16_t)(h + (rest > 0x1000 || (rest == 0x1000 && (h & 1))));
+    }
+    const uint32_t exponent = magnitude >> 23;
+    if (exponent < 102) /* below 2^-25, half the smallest subnormal: to zero */
+        return sign;
+    /* a subnormal: the count of 2^-24 steps, the significand (with its leading bit) shifted down */
+    const uint32_t shift = 126 - exponent, significand = (magnitude & 0x7fffff) | 0x800000;
+    const uint32_t steps = significand >> shift, rest = significand & ((1u << shift) - 1), half = 1u << (shift - 1);
+    return sign | (uint16_t)(steps + (rest > half || (rest == half && (steps & 1))));
+}
 uint16_t emu_f32_to_bf16(float f) { return round_to(f, EMU_ROUND_NEAREST, bfloat16); }
 
 float emu_bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }
