@@ -33,21 +33,15 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
  * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
  * the exact answer, not a model of one GPU's arithmetic. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* the hottest loop of a tensor-core kernel's emulation: an x86-64-v3 copy (AVX2, FMA) where the CPU has
- * them, chosen at load. Fusing a product into its sum changes nothing (the product is exact), so the
- * compiler may. */
-__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#endif
-static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
+
+/* D = A * B + C, four rows of D at a time (four independent sums in flight), each element summed in k
+ * order; K a constant where it is called, so the compiler unrolls the sums and keeps them in registers. */
+static inline __attribute__((always_inline)) void mma_rows(int K, const float A[16][16], const row8 Bd[16],
+                                                           const float C[16][8], float Dm[16][8])
 {
-    typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
-    row8 Bd[16]; /* B in binary64 once, not once per row of A */
-    for (int k = 0; k < K; k++)
-        for (int j = 0; j < 8; j++)
-            Bd[k][j] = B[k][j];
-    for (int i = 0; i < 16; i += 4) { /* four rows of D at a time: four independent sums in flight */
-        row8 acc[4];                  /* each element summed in k order */
+    for (int i = 0; i < 16; i += 4) {
+        row8 acc[4];
         for (int row = 0; row < 4; row++)
             for (int j = 0; j < 8; j++)
                 acc[row][j] = C[i + row][j];
@@ -58,6 +52,24 @@ static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const 
             for (int j = 0; j < 8; j++)
                 Dm[i + row][j] = (float)acc[row][j];
     }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* the hottest loop of a tensor-core kernel's emulation: an x86-64-v3 copy (AVX2, FMA) where the CPU has
+ * them, chosen at load. Fusing a product into its sum changes nothing (the product is exact), so the
+ * compiler may. */
+__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
+#endif
+static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+{
+    row8 Bd[16]; /* B in binary64 once, not once per row of A */
+    for (int k = 0; k < K; k++)
+        for (int j = 0; j < 8; j++)
+            Bd[k][j] = B[k][j];
+    if (K == 16)
+        mma_rows(16, A, Bd, C, Dm);
+    else
+        mma_rows(8, A, Bd, C, Dm);
 }
 
 /* mma, ldmatrix and wmma are .sync.aligned, the whole warp's: "UB if any thread in the warp has exited" or
