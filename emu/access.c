@@ -101,7 +101,7 @@ uint8_t *mem_access(block *b, warp *w, const insn *in, uint32_t lane, int space,
 }
 
 /* Shared memory's initcheck flags (1: written) for an access of n bytes: those of a 4-, 8- or 16-byte access
- * (the sizes most have) set and compared at once, without a call. */
+ * (the sizes most have) set at once, without a call. */
 static inline void mark_written(uint8_t *flags, uint64_t n)
 {
     switch (n) {
@@ -112,13 +112,27 @@ static inline void mark_written(uint8_t *flags, uint64_t n)
     }
 }
 
+/* Not zero when one of the n (4, 8 or 16) flags is not 1: the flags read as words, without a loop. */
+static inline uint64_t flags_unwritten(const uint8_t *flags, uint64_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t first = 0, second = ones;
+    if (n == 4) {
+        uint32_t word;
+        memcpy(&word, flags, 4);
+        first = word | (ones << 32);
+    } else {
+        memcpy(&first, flags, 8);
+        if (n == 16)
+            memcpy(&second, flags + 8, 8);
+    }
+    return (first ^ ones) | (second ^ ones);
+}
+
 /* The first of the n bytes whose flag is still 0, or NULL when all are written. */
 static inline const uint8_t *first_unwritten(const uint8_t *flags, uint64_t n)
 {
-    static const uint8_t all_written[16] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
-    const bool written = n == 4 ? !memcmp(flags, all_written, 4)
-                         : n == 8 ? !memcmp(flags, all_written, 8)
-                         : n == 16 && !memcmp(flags, all_written, 16);
+    const bool written = (n == 4 || n == 8 || n == 16) && !flags_unwritten(flags, n);
     return written ? NULL : memchr(flags, 0, n);
 }
 
@@ -263,11 +277,20 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
         return true;
     }
     if (region == WARP_SHARED) {
-        FOR_LANES(lanes, l) {
+        for (uint32_t l = 0; l < LANES; l++) /* a loop the compiler vectorizes: at[] outside `lanes` is not used */
             at[l] = b->smem + (address[l] - shared_base);
-            if (initcheck && !shared_initcheck(b, w, in, l, address[l] - shared_base, size, kind))
-                return false;
+        if (!initcheck)
+            return true;
+        if (kind == ACCESS_READ && (size == 4 || size == 8 || size == 16)) { /* the most common: a lane's flags
+                                                                                 read as one or two words */
+            uint64_t unwritten = 0;
+            FOR_LANES(lanes, l) unwritten |= flags_unwritten(b->smem_written + (address[l] - shared_base), size);
+            if (!unwritten)
+                return true;
         }
+        FOR_LANES(lanes, l) /* lane by lane: the first lane that reads unwritten bytes is the one reported */
+            if (!shared_initcheck(b, w, in, l, address[l] - shared_base, size, kind))
+                return false;
         return true;
     }
     const uint64_t first = address[__builtin_ctz(lanes)];
