@@ -67,7 +67,12 @@ static step exec_memory(block *b, warp *w, const insn *in, uint64_t (*r)[LANES],
         uint8_t *at[LANES];
         if (!warp_access(b, w, in, in->space, m, address, total, load ? ACCESS_READ : ACCESS_WRITE, at))
             return STEP_FAULT;
-        if (load && bytes == 4 && !sign) /* the most common load (f32, b32, u32, and their vectors) */
+        if (load && bytes == 4 && !sign && m == FULL_MASK) /* the most common load (f32, b32, u32, and their
+                                                              vectors), of a whole warp: no search for each lane */
+            for (int i = 0; i < in->vec; i++)
+                for (uint32_t l = 0; l < LANES; l++)
+                    r[o[i]][l] = (uint32_t)load_bits(at[l] + 4 * i, 4);
+        else if (load && bytes == 4 && !sign)
             for (int i = 0; i < in->vec; i++)
                 FOR_LANES(m, l) r[o[i]][l] = (uint32_t)load_bits(at[l] + 4 * i, 4);
         else if (load)
