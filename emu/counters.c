@@ -209,7 +209,7 @@ void count_access(block *b, int space, bool load, const uint64_t *address, uint3
             c->shared_store_wavefronts += shared_wavefronts(address, lanes, size, false, &c->shared_store_ideal);
         }
     } else if (space == SPACE_GLOBAL) {
-        uint64_t bytes = (uint64_t)__builtin_popcount(lanes) * size;
+        uint64_t bytes = (uint64_t)lane_count(lanes) * size;
         if (load) {
             c->global_load_requests++;
             c->global_load_sectors += count_sectors(address, lanes, size);

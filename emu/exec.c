@@ -472,7 +472,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
                   ptx_op_name((ptx_op)in->op), with, w->live & ~with);
             break;
         }
-        count += active == FULL_MASK ? LANES : (uint64_t)__builtin_popcount(active); /* a library call on x86-64 */
+        count += active == FULL_MASK ? LANES : lane_count(active);
         b->c.warp_instructions++;
         const uint64_t clock = b->clock ? *b->clock : b->c.warp_instructions;
         for (int c = 0; c < b->n_clock_slots; c++)

@@ -32,6 +32,15 @@ static const uint32_t lane_bit[LANES] = {
     1u << 11, 1u << 12, 1u << 13, 1u << 14, 1u << 15, 1u << 16, 1u << 17, 1u << 18, 1u << 19, 1u << 20, 1u << 21,
     1u << 22, 1u << 23, 1u << 24, 1u << 25, 1u << 26, 1u << 27, 1u << 28, 1u << 29, 1u << 30, 1u << 31};
 
+/* How many lanes a mask holds, in a few instructions: the portable build (x86-64 without popcnt) makes
+ * __builtin_popcount a library call, and run_warp counts every instruction's lanes. */
+static inline uint32_t lane_count(uint32_t mask)
+{
+    mask -= (mask >> 1) & 0x55555555u;
+    mask = (mask & 0x33333333u) + ((mask >> 2) & 0x33333333u);
+    return (((mask + (mask >> 4)) & 0x0f0f0f0fu) * 0x01010101u) >> 24;
+}
+
 /* ---------------------------------------------------------------------------------------------- */
 /* State                                                                                          */
 
