@@ -624,20 +624,20 @@ static uint32_t compare_floats(int cmp, int type, const uint64_t *a, const uint6
     return holds;
 }
 
-/* setp/set on integers, for the lanes of m: the lanes where it holds. Each operand becomes an unsigned key
- * whose order is the comparison's: the value cut to the type's width, or for lt/le/gt/ge of a signed type,
- * sign-extended with its sign bit flipped (so unsigned order is signed order); eq and ne compare the bits,
- * lo/ls/hi/hs are unsigned. The comparison is chosen once for the warp, not per lane. */
+/* setp/set on integers: into holds[l], 1 where it holds and 0 where not, for every lane (an inactive lane's
+ * register is any value, and comparing it is harmless; its verdict is not used). Each operand becomes an
+ * unsigned key whose order is the comparison's: the value cut to the type's width, or for lt/le/gt/ge of a
+ * signed type, sign-extended with its sign bit flipped (so unsigned order is signed order); eq and ne compare
+ * the bits, lo/ls/hi/hs are unsigned. The comparison is chosen once for the warp, not per lane, and each is a
+ * loop the compiler vectorizes. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 __attribute__((target_clones("arch=x86-64-v3", "default")))
 #endif
-static uint32_t compare_integers(int cmp, int type, const uint64_t *a, const uint64_t *b, uint32_t m)
+static void compare_integers(int cmp, int type, const uint64_t *a, const uint64_t *b, uint64_t holds[LANES])
 {
     const int bits = ptx_type_bits((ptx_type)type);
     const uint64_t mask = width_mask(bits);
     const bool signed_order = is_signed(type) && cmp >= CMP_LT && cmp <= CMP_GE;
-    /* every lane compared, active or not (an inactive lane's register is any value, and comparing it is
-     * harmless), in loops without a bit scan the compiler can vectorize; the inactive lanes masked off after */
     uint64_t x[LANES], y[LANES];
     if (signed_order)
         for (uint32_t l = 0; l < LANES; l++)
@@ -645,17 +645,15 @@ static uint32_t compare_integers(int cmp, int type, const uint64_t *a, const uin
     else
         for (uint32_t l = 0; l < LANES; l++)
             x[l] = a[l] & mask, y[l] = b[l] & mask;
-    uint32_t holds = 0;
     switch (cmp) {
-    case CMP_EQ: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] == y[l]) << l; break;
-    case CMP_NE: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] != y[l]) << l; break;
-    case CMP_LT: case CMP_LO: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] < y[l]) << l; break;
-    case CMP_LE: case CMP_LS: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] <= y[l]) << l; break;
-    case CMP_GT: case CMP_HI: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] > y[l]) << l; break;
-    case CMP_GE: case CMP_HS: for (uint32_t l = 0; l < LANES; l++) holds |= (uint32_t)(x[l] >= y[l]) << l; break;
-    default: break;
+    case CMP_EQ: for (uint32_t l = 0; l < LANES; l++) holds[l] = x[l] == y[l]; break;
+    case CMP_NE: for (uint32_t l = 0; l < LANES; l++) holds[l] = x[l] != y[l]; break;
+    case CMP_LT: case CMP_LO: for (uint32_t l = 0; l < LANES; l++) holds[l] = x[l] < y[l]; break;
+    case CMP_LE: case CMP_LS: for (uint32_t l = 0; l < LANES; l++) holds[l] = x[l] <= y[l]; break;
+    case CMP_GT: case CMP_HI: for (uint32_t l = 0; l < LANES; l++) holds[l] = x[l] > y[l]; break;
+    case CMP_GE: case CMP_HS: for (uint32_t l = 0; l < LANES; l++) holds[l] = x[l] >= y[l]; break;
+    default: for (uint32_t l = 0; l < LANES; l++) holds[l] = 0; break;
     }
-    return holds & m;
 }
 
 /* An integral value by cvt's integer rounding: .rni nearest-even (the FPU's default mode), .rzi toward
@@ -918,21 +916,27 @@ step exec_compare(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const
 {
     const int cmp_type = in->op == OP_SETP ? in->type : in->stype;
     const uint64_t *lhs = r[o[in->n_dst]], *rhs = r[o[in->n_dst + 1]];
-    const uint32_t holds = is_float(cmp_type) ? compare_floats(in->mode, cmp_type, lhs, rhs, in->flags & F_FTZ, m)
-                                              : compare_integers(in->mode, cmp_type, lhs, rhs, m);
+    uint64_t holds[LANES]; /* each lane's verdict, 1 or 0 (an inactive lane's not used) */
+    if (is_float(cmp_type)) {
+        const uint32_t mask = compare_floats(in->mode, cmp_type, lhs, rhs, in->flags & F_FTZ, m);
+        for (uint32_t l = 0; l < LANES; l++)
+            holds[l] = (mask & lane_bit[l]) != 0;
+    } else {
+        compare_integers(in->mode, cmp_type, lhs, rhs, holds);
+    }
     if (m == FULL_MASK && !in->combine && in->op == OP_SETP) { /* the common setp, in loops without a bit scan */
         uint64_t *p = D(0);
         for (uint32_t l = 0; l < LANES; l++)
-            p[l] = (holds & lane_bit[l]) != 0;
+            p[l] = holds[l];
         if (in->n_dst == 2) {
             uint64_t *q = D(1);
             for (uint32_t l = 0; l < LANES; l++)
-                q[l] = (holds & lane_bit[l]) == 0;
+                q[l] = holds[l] ^ 1;
         }
         return STEP_NEXT;
     }
     FOR_LANES(m, l) {
-        bool t = holds >> l & 1, u = !t;
+        bool t = holds[l], u = !t;
         if (in->combine) {
             bool c = r[o[in->n_dst + 2]][l] & 1;
             if (in->flags & F_NEG_PRED)
