@@ -691,6 +691,21 @@ static inline uint64_t convert_integer(int_conversion c, uint64_t a)
     return ((v & c.to_mask) ^ c.to_sign) - c.to_sign;
 }
 
+/* An integer cvt without .sat for a warp: every lane converted in a loop the compiler makes vector instructions
+ * of (an x86-64-v3 copy where the CPU has it), written only for `lanes`. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+__attribute__((target_clones("arch=x86-64-v3", "default")))
+#endif
+static void convert_integers(int_conversion c, uint64_t *d, const uint64_t *a, uint32_t lanes)
+{
+    if (lanes == FULL_MASK)
+        for (uint32_t l = 0; l < LANES; l++)
+            d[l] = convert_integer(c, a[l]);
+    else
+        for (uint32_t l = 0; l < LANES; l++)
+            d[l] = (lanes & lane_bit[l]) ? convert_integer(c, a[l]) : d[l];
+}
+
 static uint64_t convert(const insn *in, uint64_t a, uint64_t b_for_pair)
 {
     const int dt = in->type, st = in->stype;
@@ -976,15 +991,8 @@ step exec_select(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const 
 step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
-    if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) { /* the common case, inline */
-        const int_conversion c = int_conversion_of(in);
-        uint64_t *d = D(0);
-        const uint64_t *a = S(0);
-        if (m == FULL_MASK) /* a loop the compiler vectorizes */
-            for (uint32_t l = 0; l < LANES; l++)
-                d[l] = convert_integer(c, a[l]);
-        else
-            FOR_LANES(m, l) d[l] = convert_integer(c, a[l]);
+    if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) { /* the common case */
+        convert_integers(int_conversion_of(in), D(0), S(0), m);
     } else if (in->type == T_F32 && in->stype == T_F16 && in->rounding == RND_NONE && !(in->flags & (F_SAT | F_FTZ))) {
         FOR_LANES(m, l) { /* exact: the value from the table, a NaN as convert() makes it */
             const float v = emu_f16_values[(uint16_t)S(0)[l]];
