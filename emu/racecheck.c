@@ -113,8 +113,8 @@ void race_begin_block(block *b)
 accessor accessor_of(block *b, warp *w, const insn *in, const char *space, bool write, bool strong)
 {
     const uint32_t *vc = clock_of(b, w->index);
-    return (accessor){.b = b, .w = w, .in = in, .space = space, .vc = vc, .now = vc[w->index], .write = write,
-                      .strong = strong};
+    return (accessor){.b = b, .w = w, .in = in, .space = space, .here = (int32_t)(in - b->k->code), .vc = vc,
+                      .now = vc[w->index], .write = write, .strong = strong};
 }
 
 /* Whether an access by `thread` at `clock` is ordered before a's. */
@@ -173,15 +173,14 @@ static inline bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
         return race_report(a, at, "write", s->writer, s->write_at, unordered);
     if (a->write && s->async_reads) /* the reader is one of the reads in flight */
         return race_report(a, at, "asynchronous read still in flight", s->reader, s->read_at, "its wait has not come yet");
-    const int32_t here = (int32_t)(a->in - a->b->k->code);
     if (a->write) {
         if (s->reader != NO_THREAD && !(a->strong && (s->flags & SHADOW_STRONG_READ)) &&
             !ordered(a, s->reader, s->read_clock))
             return race_report(a, at, "read", s->reader, s->read_at, unordered);
-        *s = (shadow_cell){a->now, 0, here, 0, (uint16_t)a->me, NO_THREAD, a->strong ? SHADOW_STRONG_WRITE : 0, 0};
+        *s = (shadow_cell){a->now, 0, a->here, 0, (uint16_t)a->me, NO_THREAD, a->strong ? SHADOW_STRONG_WRITE : 0, 0};
     } else if (s->reader == NO_THREAD || ordered(a, s->reader, s->read_clock)) {
         /* an unordered earlier read is kept: it is the one a later write may race with */
-        s->reader = (uint16_t)a->me, s->read_clock = a->now, s->read_at = here;
+        s->reader = (uint16_t)a->me, s->read_clock = a->now, s->read_at = a->here;
         s->flags = (uint16_t)((s->flags & ~SHADOW_STRONG_READ) | (a->strong ? SHADOW_STRONG_READ : 0));
     }
     return true;
@@ -225,10 +224,8 @@ static inline shadow_cell *shadow_unit(shadow_map m, uint64_t i, uint64_t end, u
 /* A cell that held what the cell before it held, before this access checked that one, gets the same verdict
  * (no race) and the same record: a copy of it. The words of a vector access mostly have one history (one
  * thread's st.shared.v4 or cp.async wrote them together), so each is checked once, not once per word. */
-bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
+static bool race_cells(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
 {
-    if (n == 4 && (from & 3) == 0 && !(m.words[from / 4].flags & SHADOW_SPLIT)) /* one whole word: the most common */
-        return race_cell(a, &m.words[from / 4], at);
     const shadow_cell *checked = NULL; /* the cell checked last, and what it held before */
     shadow_cell held;
     for (uint64_t i = from, end = from + n, next; i < end; i = next) {
@@ -246,21 +243,37 @@ bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint
     return true;
 }
 
+/* race_bytes, inline where a warp's access calls it for every lane: one whole word (the most common access)
+ * checked without race_cells's loop. */
+static inline bool race_span(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
+{
+    shadow_cell *word = &m.words[from / 4];
+    if (n == 4 && (from & 3) == 0 && !(word->flags & SHADOW_SPLIT))
+        return race_cell(a, word, at);
+    return race_cells(a, m, from, n, at);
+}
+
+bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
+{
+    return race_span(a, m, from, n, at);
+}
+
 bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size, bool write,
                  bool strong)
 {
     accessor a = accessor_of(b, w, in, "shared", write, strong);
     accessor_lane(&a, lane);
-    return race_bytes(&a, shared_shadow(b), addr, size, addr);
+    return race_span(&a, shared_shadow(b), addr, size, addr);
 }
 
 bool race_warp_access(block *b, warp *w, const insn *in, uint32_t lanes, const uint64_t *address, uint64_t base,
                       uint64_t size, bool write)
 {
     accessor a = accessor_of(b, w, in, "shared", write, false);
+    const shadow_map m = shared_shadow(b);
     FOR_LANES(lanes, l) {
         accessor_lane(&a, l);
-        if (!race_bytes(&a, shared_shadow(b), address[l] - base, size, address[l] - base))
+        if (!race_span(&a, m, address[l] - base, size, address[l] - base))
             return false;
     }
     return true;

@@ -40,6 +40,7 @@ typedef struct {
     warp *w;
     const insn *in;
     const char *space;    /* "shared" or "global", for the report */
+    int32_t here;         /* the instruction, an index into the kernel's code */
     const uint32_t *vc;   /* the warp's vector clock */
     uint32_t now;         /* its own tick: the access's clock */
     bool write, strong;
