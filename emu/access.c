@@ -341,11 +341,10 @@ bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, c
     b->race_checked_elsewhere = warp_racecheck;
     /* a plain read of device memory the launch has not written has no global race check to make (it returns
      * at once: racecheck_global.c, "What it does not see"), so the warp's read is checked as one */
+    const bool device_lane_checks = region == WARP_DEVICE && b->global_shadow != NULL &&
+                                    !(kind == ACCESS_READ && plain && !race_global_keeps(b, alloc));
     const bool lane_checks = kind != ACCESS_PROBE &&
-                             (region == WARP_SHARED   ? b->racecheck && !warp_racecheck
-                              : region == WARP_DEVICE ? b->global_shadow != NULL &&
-                                                            !(kind == ACCESS_READ && plain && !race_global_keeps(b, alloc))
-                                                      : false);
+                             (region == WARP_SHARED ? b->racecheck && !warp_racecheck : device_lane_checks);
     if (!lane_checks && region != WARP_LANES && (region != WARP_PARAM || kind == ACCESS_READ)) {
         b->race_checked_elsewhere = false;
         return region_access(b, w, in, region, alloc, lanes, address, shared_base, size, kind, at);

@@ -194,7 +194,8 @@ static __attribute__((noinline)) shadow_cell *split_unit(shadow_map m, uint64_t 
 {
     shadow_cell *word = &m.words[i / 4], *bytes = &m.bytes[i & ~(uint64_t)3];
     const bool whole = (i & 3) == 0 && end - i >= 4;
-    if (whole && same_cell(&bytes[0], &bytes[1]) && same_cell(&bytes[0], &bytes[2]) && same_cell(&bytes[0], &bytes[3])) {
+    if (whole && same_cell(&bytes[0], &bytes[1]) && same_cell(&bytes[0], &bytes[2]) &&
+        same_cell(&bytes[0], &bytes[3])) {
         *word = bytes[0]; /* joined: a byte's cell never has SHADOW_SPLIT */
         *next = i + 4;
         return word;
@@ -303,7 +304,8 @@ bool race_async_read_begin(block *b, warp *w, const insn *in, uint32_t lane, con
     accessor_lane(&reader, lane);
     const shadow_map m = shared_shadow(b);
     for (int span = 0; span < n; span++) {
-        const shadow_cell *checked = NULL; /* as race_bytes: a cell with the history of the one before gets its record */
+        const shadow_cell *checked = NULL; /* as race_cells: a cell with the history of the one before gets its
+                                              record */
         shadow_cell held;
         for (uint64_t at = spans[span], end = at + size, next; at < end; at = next) {
             shadow_cell *s = shadow_unit(m, at, end, &next);

@@ -63,7 +63,7 @@ void land_one_early(block *b, warp *w)
 step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                            uint32_t m)
 {
-    uint64_t sources[LANES] = {0}, destinations[LANES] = {0}; /* set for the lanes in m (warp_access_region reads all) */
+    uint64_t sources[LANES] = {0}, destinations[LANES] = {0}; /* set for m's lanes (warp_access_region reads all) */
     uint32_t src_bytes[LANES];
     bool whole = true; /* every lane reads all cp-size bytes */
     FOR_LANES(m, l) {

@@ -99,8 +99,10 @@ static void half_block_in_transposed(const uint64_t *reg, int h, float *block, i
  * fragment register is an 8x8 block in lane order; B's is a block of its transpose): A's register j is
  * the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at rows 8j; C's f16 register j
  * (f32 registers 2j and 2j + 1) the block at rows 8j. */
-static void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES], const int32_t *a_regs,
-                       const int32_t *b_regs, const int32_t *c_regs, float A[16][16], float B[16][8], float C[16][8])
+static inline __attribute__((always_inline)) void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES],
+                                                             const int32_t *a_regs, const int32_t *b_regs,
+                                                             const int32_t *c_regs, float A[16][16], float B[16][8],
+                                                             float C[16][8])
 {
     for (int j = 0; j < K / 4; j++)
         half_block_in(r[a_regs[j]], h, &A[8 * (j & 1)][8 * (j >> 1)], 16);
@@ -122,7 +124,10 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
     float A[16][16], B[16][8], C[16][8], Dm[16][8];
-    mma_gather(K, h, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
+    if (h == T_F16) /* h a constant in each copy: half_in's choice of format made once, not per element */
+        mma_gather(K, T_F16, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
+    else
+        mma_gather(K, T_BF16, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
     mma_m16n8(K, A, B, C, Dm);
     for (int j = 0; j < 2; j++) /* D's blocks as C's: f32 registers 2j and 2j + 1, or f16 register j */
         if (d_f32)
@@ -146,7 +151,8 @@ step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         return STEP_FAULT;
     const uint32_t givers = (uint32_t)((1ull << (8 * in->vec)) - 1); /* the lanes that give row addresses */
     const int space = in->space == SPACE_GENERIC ? SPACE_GENERIC : SPACE_SHARED;
-    uint64_t address[LANES] = {0}, offset[LANES]; /* each row's address (warp_access reads all 32), its offset in shared memory */
+    /* each row's address (warp_access reads all 32 lanes'), and its offset in shared memory */
+    uint64_t address[LANES] = {0}, offset[LANES];
     for (uint32_t lane = 0; lane < 8u * in->vec; lane++) {
         address[lane] = (in->addr_base >= 0 ? r[in->addr_base][lane] : 0) + (uint64_t)in->addr_offset;
         offset[lane] = space == SPACE_GENERIC ? address[lane] - EMU_SHARED_WINDOW : address[lane];
