@@ -575,7 +575,7 @@ static bool operand_element(block *b, warp *w, const insn *in, uint64_t at, int 
 static inline bool operand_chunk(block *b, warp *w, const insn *in, uint64_t at, int h, float sign, float *out,
                                  int stride)
 {
-    if (at % 16 == 0 && at + 16 <= b->smem_size && (!b->initcheck || memchr(b->smem_written + at, 0, 16) == NULL)) {
+    if (at % 16 == 0 && at + 16 <= b->smem_size && (!b->initcheck || !flags_unwritten(b->smem_written + at, 16))) {
         for (int j = 0; j < 8; j++)
             out[j * stride] = sign * half_in(load_bits(b->smem + at + 2 * j, 2), h);
         return true;
@@ -703,8 +703,8 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     /* this warp's 16 rows of D: the accumulators gathered, A*B added in k order (exact products, one
      * rounding at the end, as for mma), and scattered back */
     uint64_t (*r)[LANES] = w->r;
-    if (!op->accumulate)
-        memset(D, 0, sizeof D);
+    for (int row = 0; !op->accumulate && row < 16; row++) /* the n columns used */
+        memset(D[row], 0, (size_t)n * sizeof D[row][0]);
     /* registers 4c + 2j and 4c + 2j + 1 of every lane: the 8x8 block at rows 8j, columns 8c (interp.h) */
     for (int c = 0; op->accumulate && c < n / 8; c++)
         for (int j = 0; j < 2; j++)

@@ -509,6 +509,24 @@ static inline uint64_t load_bits(const uint8_t *p, int bytes)
     }
 }
 
+/* initcheck's flags for shared memory (block.smem_written): not zero when one of the n (4, 8 or 16) flags
+ * is not 1, the flags read as words, without a loop. */
+static inline uint64_t flags_unwritten(const uint8_t *flags, uint64_t n)
+{
+    const uint64_t ones = 0x0101010101010101ull;
+    uint64_t first = 0, second = ones;
+    if (n == 4) {
+        uint32_t word;
+        memcpy(&word, flags, 4);
+        first = word | (ones << 32);
+    } else {
+        memcpy(&first, flags, 8);
+        if (n == 16)
+            memcpy(&second, flags + 8, 8);
+    }
+    return (first ^ ones) | (second ^ ones);
+}
+
 /* emu_f16_table(), set when a launch starts (defined in half.c) */
 extern const float *emu_f16_values;
 

@@ -298,6 +298,7 @@ def wgmma_cases(R):
     wgmma_ss(R, 'wgmma_n128_b_nmajor_none', 'ss_f16_n128_tb', 128, 32, 'f16', K0, ('mn', 0, ''), seed=17)
     wgmma_ss(R, 'wgmma_n128_b_nmajor_sw64', 'ss_f16_n128_tb', 128, 32, 'f16', K0, ('mn', 64, ''), seed=18)
     wgmma_ss(R, 'wgmma_n128_b_nmajor_sw32', 'ss_f16_n128_tb', 128, 32, 'f16', K0, ('mn', 32, ''), seed=19)
+    wgmma_unwritten_operand(R)
     wgmma_ss(R, 'wgmma_n64_a_mmajor_none', 'ss_f16_n64_ta', 64, 32, 'f16', ('mn', 0, ''), K0, seed=20)
     wgmma_ss(R, 'wgmma_n64_a_mmajor_sw128', 'ss_f16_n64_ta', 64, 32, 'f16', ('mn', 128, ''), ('k', 64, ''),
              seed=21)
@@ -326,6 +327,34 @@ PHASE_FLAGS = [  # (name, expected waitComplete) in the order mbar_phase stores 
     ('complete_tx before expect_tx, 1 arrival: parity 1', 0), ('tx back to 0 + arrivals: parity 1', 1),
     ('phase 4: parity 0', 0), ('expected count 3 kept: 2 arrivals', 0), ('3rd arrival: parity 0', 1),
 ]
+
+
+def wgmma_unwritten_operand(R):
+    """initcheck of wgmma's shared-memory operands: the last 16 bytes of B's tile are never copied to shared
+    memory, so the wgmma reads a chunk no thread wrote: one error line saying so."""
+    def fn():
+        rng = np.random.default_rng(20)
+        K0 = ('k', 0, '')
+        A, B = rand_vals(rng, (64, 16)), rand_vals(rng, (16, 8))
+        at, bt = Tile(*K0[:2], 64, 16, K0[2]), Tile(*K0[:2], 8, 16, K0[2])
+        img, (rel_a, rel_b) = image([(at, to_bits(A, 'f16')), (bt, to_bits(B.T, 'f16'))])
+        copied = (rel_b + bt.size - 16) // 4  # words copied: all but B's last chunk
+        d_arg, _ = R.out('f32', 128 * 8 // 2)
+        args = [R.inp(img.view('<u4')), 'u32:%d' % copied, R.inp(np.zeros(128 * 4, np.float32)), d_arg,
+                'u64:%d' % at.template(), 'u32:%d' % rel_a, 'u32:%d' % at.step,
+                'u64:%d' % bt.template(), 'u32:%d' % rel_b, 'u32:%d' % bt.step, 'u32:1', 'u32:1']
+        p = R.launch('wgmma_ss.ptx', 'ss_f16_n8', 1, 128, args, smem=img.size + 1024)
+        lines = (p.stdout + p.stderr).strip().splitlines()
+        with open(os.path.join(HOP_DIR, 'wgmma_ss.ptx')) as f:  # the kernel's wgmma: its PTX line
+            ptx = f.read().splitlines()
+        start = next(i for i, t in enumerate(ptx) if '.entry ss_f16_n8(' in t)
+        at = 'PTX line %d,' % next(i + 1 for i in range(start, len(ptx)) if 'wgmma.mma_async' in ptx[i])
+        words = 'that no thread of this block has written'
+        if p.returncode != 1 or len(lines) != 1 or words not in lines[0] or at not in lines[0]:
+            raise Fail('exit %d, want 1 and one line at %s saying "%s": %s' % (p.returncode, at, words,
+                                                                             ' | '.join(lines)))
+        return lines[0][lines[0].find('): ') + 3:][:140]
+    R.case('wgmma_unwritten_operand', fn)
 
 
 def mbarrier_cases(R):
