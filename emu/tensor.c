@@ -169,13 +169,17 @@ step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
     FOR_LANES(givers, lane) memcpy(rows[lane / 8][lane % 8], at[lane], 16);
     /* one wavefront per 8x8 matrix when its 8 rows fall in distinct banks: a phase per matrix */
     count_access(b, SPACE_SHARED, true, offset, givers, 16);
-    const bool trans = in->flags & F_TRANS;
-    for (int lane = 0; lane < LANES; lane++) {
-        int g = lane >> 2, t = lane & 3;
-        for (int k = 0; k < in->vec; k++) {
-            uint16_t lo = trans ? rows[k][2 * t][g] : rows[k][g][2 * t];
-            uint16_t hi = trans ? rows[k][2 * t + 1][g] : rows[k][g][2 * t + 1];
-            r[o[k]][lane] = (uint64_t)hi << 16 | lo;
+    for (int k = 0; k < in->vec; k++) {
+        if (in->flags & F_TRANS) {
+            for (int lane = 0; lane < LANES; lane++) {
+                const int g = lane >> 2, t = lane & 3;
+                r[o[k]][lane] = (uint64_t)rows[k][2 * t + 1][g] << 16 | rows[k][2 * t][g];
+            }
+        } else { /* lane 4g + t's elements 2t and 2t + 1 of row g: the matrix's 32-bit word number `lane` */
+            uint32_t words[LANES];
+            memcpy(words, rows[k], sizeof words);
+            for (int lane = 0; lane < LANES; lane++)
+                r[o[k]][lane] = words[lane];
         }
     }
     return STEP_NEXT;
