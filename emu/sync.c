@@ -65,7 +65,9 @@ step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
 {
     uint64_t sources[LANES] = {0}, destinations[LANES] = {0}; /* set for m's lanes (warp_access_region reads all) */
     uint32_t src_bytes[LANES];
-    bool whole = true; /* every lane reads all cp-size bytes */
+    uint32_t readers = 0;      /* the lanes that read all cp-size bytes */
+    bool whole_or_none = true; /* every lane reads all of them or none (a zero fill) */
+    uint64_t source_bits = 0;  /* the sources or-ed: whether every one is aligned */
     FOR_LANES(m, l) {
         destinations[l] = (uint32_t)r[o[0]][l] + (uint32_t)in->dst_offset;
         sources[l] = (in->addr_base >= 0 ? r[in->addr_base][l] : 0) + (uint64_t)in->addr_offset;
@@ -82,20 +84,25 @@ step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
                   in->size);
             return STEP_FAULT;
         }
-        whole = whole && src_bytes[l] == in->size;
+        readers |= src_bytes[l] == in->size ? 1u << l : 0;
+        whole_or_none = whole_or_none && (src_bytes[l] == in->size || src_bytes[l] == 0);
+        source_bits |= sources[l];
     }
     /* The common case, its bounds and alignment checked for the warp at once: every destination in the block's
-     * shared memory, every source aligned, in one allocation and read whole. Then what is left to find is a
-     * race (reported first) or a source byte never written (warp_access). Else lane by lane, each lane's
-     * faults in the order the ISA's operands give them. */
+     * shared memory, every source aligned, and the sources of the lanes that read (the others fill zeros and
+     * read nothing) in one allocation, read whole. Then what is left to find is a race (reported first) or a
+     * source byte never written (warp_access). Else lane by lane, each lane's faults in the order the ISA's
+     * operands give them. */
     const emu_alloc *alloc;
-    const bool at_once = whole && warp_access_region(b, SPACE_SHARED, destinations, m, in->size, &alloc) == WARP_SHARED &&
-                         warp_access_region(b, SPACE_GLOBAL, sources, m, in->size, &alloc) == WARP_DEVICE;
+    const bool at_once = whole_or_none && source_bits % in->size == 0 &&
+                         warp_access_region(b, SPACE_SHARED, destinations, m, in->size, &alloc) == WARP_SHARED &&
+                         (!readers || warp_access_region(b, SPACE_GLOBAL, sources, readers, in->size, &alloc) ==
+                                          WARP_DEVICE);
     if (at_once) {
         uint8_t *at[LANES];
         if (b->racecheck)
             FOR_LANES(m, l) if (!race_async_issue(b, w, in, l, destinations[l], in->size)) return STEP_FAULT;
-        if (!warp_access(b, w, in, SPACE_GLOBAL, m, sources, in->size, ACCESS_READ, at))
+        if (readers && !warp_access(b, w, in, SPACE_GLOBAL, readers, sources, in->size, ACCESS_READ, at))
             return STEP_FAULT;
     }
     FOR_LANES(m, l) {

@@ -410,7 +410,15 @@ def tests_cp_async(R, rng):
         if errs:
             raise Fail('%d words wrong; %s' % (len(errs), '; '.join(errs[:4])))
 
+    def misaligned_zero_fill():
+        src = np.zeros(32 * 4 + 4, np.uint32)
+        ao, _ = R.out('u32', 4)
+        p = R.launch('cp_async.ptx', 'cpa_misaligned_zero_fill', 1, 32, [R.inp(src), ao])
+        one_error_line(p, 'misaligned cp.async source', 'thread (3,0,0)')
+
     R.case('cp.async.ca/.cg cp-size 4/8/16, src-size 5/0/3/1 (zero fill), wait_all', sizes)
+    R.case('cp.async src-size 0: the source still aligned to cp-size ("Addresses as Operands"), one lane off',
+           misaligned_zero_fill)
     R.case('cp.async.commit_group (incl. empty group) / wait_group 2,1,0 / wait_all, then bar.sync', groups)
 
 
