@@ -24,10 +24,15 @@ bool one_in(block *b, unsigned n)
 static void land_copy(block *b, warp *w, const async_copy *c)
 {
     uint8_t *dst = b->smem + c->dst;
-    if (c->src_bytes)
-        memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
-    memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
-    memset(b->smem_written + c->dst, 1, c->size);
+    if (c->src_bytes == 16 && c->size == 16) { /* the most common: copied and marked without a call */
+        memcpy(dst, (const void *)(uintptr_t)c->src, 16);
+        memset(b->smem_written + c->dst, 1, 16);
+    } else {
+        if (c->src_bytes)
+            memcpy(dst, (const void *)(uintptr_t)c->src, c->src_bytes);
+        memset(dst + c->src_bytes, 0, (size_t)(c->size - c->src_bytes)); /* zero fill past src-size */
+        memset(b->smem_written + c->dst, 1, c->size);
+    }
     if (b->racecheck) /* the issuing thread's write, now: other threads need a barrier after this wait */
         race_async_land(b, w, c->lane, c->dst, c->size, c->issued_at);
 }
