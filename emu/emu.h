@@ -141,6 +141,7 @@ uint16_t emu_to_bf16(double x, emu_rounding mode);
 uint16_t emu_f32_to_f16(float f);   /* nearest-even */
 uint16_t emu_f32_to_bf16(float f);
 float emu_f16_to_f32(uint16_t h);
+void emu_f16_to_f32_n(const uint16_t *h, float *out, int n); /* n of them, out[i] from h[i] */
 float emu_bf16_to_f32(uint16_t h);
 const float *emu_f16_table(void);   /* emu_f16_to_f32 of every bit pattern, indexed by it */
 

@@ -29,6 +29,32 @@ float emu_f16_to_f32(uint16_t h)
     return float_of(sign | ((uint32_t)(exp - 15 + 127) << 23) | (man << 13));
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+/* Eight at a time by the CPU's own conversion (F16C's VCVTPH2PS: exact for every binary16, subnormals
+ * included; a signalling NaN comes back quiet). */
+__attribute__((target("avx,f16c"))) static int f16_to_f32_by_eights(const uint16_t *h, float *out, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+    return i;
+}
+#endif
+
+/* n of them: out[i] = emu_f16_to_f32(h[i]), but a signalling NaN may come back quiet (a tensor-core
+ * instruction's operands, 64 at a time, go on to binary64, which quiets it anyway). */
+void emu_f16_to_f32_n(const uint16_t *h, float *out, int n)
+{
+    int i = 0;
+#if defined(__x86_64__) && defined(__GNUC__)
+    if (__builtin_cpu_supports("f16c"))
+        i = f16_to_f32_by_eights(h, out, n);
+#endif
+    for (; i < n; i++)
+        out[i] = emu_f16_to_f32(h[i]);
+}
+
 /* A 16-bit float format: binary16 has 10 fraction and 5 exponent bits, bfloat16 7 and 8. */
 typedef struct { int fraction_bits, exponent_bits; } format16;
 static const format16 binary16 = {10, 5}, bfloat16 = {7, 8};

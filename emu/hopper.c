@@ -703,12 +703,13 @@ static bool wgmma_run(block *b, warp *w, const wgmma_op *op)
     /* this warp's 16 rows of D: the accumulators gathered, A*B added in k order (exact products, one
      * rounding at the end, as for mma), and scattered back */
     uint64_t (*r)[LANES] = w->r;
-    for (int row = 0; !op->accumulate && row < 16; row++) /* the n columns used */
-        memset(D[row], 0, (size_t)n * sizeof D[row][0]);
-    /* registers 4c + 2j and 4c + 2j + 1 of every lane: the 8x8 block at rows 8j, columns 8c (interp.h) */
-    for (int c = 0; op->accumulate && c < n / 8; c++)
-        for (int j = 0; j < 2; j++)
-            f32_block_in(r[o[4 * c + 2 * j]], r[o[4 * c + 2 * j + 1]], &D[8 * j][8 * c], 256);
+    if (!op->accumulate) /* D's n columns used start at zero */
+        for (int row = 0; row < 16; row++)
+            memset(D[row], 0, (size_t)n * sizeof D[row][0]);
+    else /* registers 4c + 2j and 4c + 2j + 1 of every lane: the 8x8 block at rows 8j, columns 8c (interp.h) */
+        for (int c = 0; c < n / 8; c++)
+            for (int j = 0; j < 2; j++)
+                f32_block_in(r[o[4 * c + 2 * j]], r[o[4 * c + 2 * j + 1]], &D[8 * j][8 * c], 256);
     wgmma_sum(A, B, D, n);
     for (int c = 0; c < n / 8; c++)
         for (int j = 0; j < 2; j++)

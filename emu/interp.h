@@ -543,15 +543,6 @@ static inline float half_in(uint64_t v, int type)
  * and 2t + 1. A .f16x2/.bf16x2 register holds both (the lower column in bits 15:0); f32 fragments take a
  * register each, the block a pair (even: column 2t, odd: 2t + 1). `block` is the block's first element,
  * its rows `stride` elements apart. */
-static inline void half_block_in(const uint64_t *reg, int h, float *block, int stride)
-{
-    for (int g = 0; g < 8; g++)
-        for (int t = 0; t < 4; t++) {
-            block[g * stride + 2 * t] = half_in(reg[4 * g + t], h);
-            block[g * stride + 2 * t + 1] = half_in(reg[4 * g + t] >> 16, h);
-        }
-}
-
 static inline void f32_block_in(const uint64_t *even, const uint64_t *odd, float *block, int stride)
 {
     for (int g = 0; g < 8; g++)

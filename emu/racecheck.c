@@ -70,7 +70,6 @@ static inline unsigned clock_width(const block *b) { return b->n_warps + COPY_AG
 
 static inline uint32_t *clock_of(block *b, unsigned warp_index) { return b->vc + (size_t)warp_index * clock_width(b); }
 
-
 static void join(uint32_t *into, const uint32_t *from, unsigned n)
 {
     for (unsigned i = 0; i < n; i++)

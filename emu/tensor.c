@@ -29,10 +29,6 @@ static inline int frag_b_col(int lane, int i) { (void)i; return lane >> 2; }
 static inline int frag_c_row(int lane, int i) { return (lane >> 2) + 8 * (i >= 2); }
 static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1); }
 
-/* D = A * B + C for one m16n8kK tile (K = 16 or 8). Each product of two 16-bit floats is exact in binary64, and so,
- * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
- * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
- * the exact answer, not a model of one GPU's arithmetic. */
 typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
 
 /* D = A * B + C, four rows of D at a time (four independent sums in flight), each element summed in k
@@ -54,6 +50,10 @@ static inline __attribute__((always_inline)) void mma_rows(int K, const float A[
     }
 }
 
+/* D = A * B + C for one m16n8kK tile (K = 16 or 8). Each product of two 16-bit floats is exact in binary64, and so,
+ * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
+ * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
+ * the exact answer, not a model of one GPU's arithmetic. */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 /* the hottest loop of a tensor-core kernel's emulation: an x86-64-v3 copy (AVX2, FMA) where the CPU has
  * them, chosen at load. Fusing a product into its sum changes nothing (the product is exact), so the
@@ -84,15 +84,20 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
     return false;
 }
 
-/* A block of B from one fragment register: as half_block_in (interp.h), but lane 4g + t holds B's rows
- * 2t and 2t + 1 of column g, so the block lands transposed: element (2t + i, g) at block[(2t + i) * stride + g]. */
-static void half_block_in_transposed(const uint64_t *reg, int h, float *block, int stride)
+/* A .f16x2/.bf16x2 fragment register read across the warp, as its 64 elements in lane order (lane L's bits
+ * 15:0 at 2L, bits 31:16 at 2L + 1): its 8x8 block in row order, row g from lanes 4g to 4g + 3 (interp.h). */
+static inline __attribute__((always_inline)) void fragment_elements(const uint64_t *reg, int h, float out[64])
 {
-    for (int g = 0; g < 8; g++)
-        for (int t = 0; t < 4; t++) {
-            block[2 * t * stride + g] = half_in(reg[4 * g + t], h);
-            block[(2 * t + 1) * stride + g] = half_in(reg[4 * g + t] >> 16, h);
-        }
+    uint32_t words[LANES]; /* each lane's low 32 bits, which hold its two elements */
+    for (int lane = 0; lane < LANES; lane++)
+        words[lane] = (uint32_t)reg[lane];
+    uint16_t halves[2 * LANES]; /* the host is little-endian, as the GPU: bits 15:0 first */
+    memcpy(halves, words, sizeof halves);
+    if (h == T_F16)
+        emu_f16_to_f32_n(halves, out, 2 * LANES);
+    else
+        for (int i = 0; i < 2 * LANES; i++)
+            out[i] = f32_of((uint64_t)halves[i] << 16); /* bf16: the top half of a binary32 */
 }
 
 /* mma.m16n8kK's A, B and C, every lane's registers, into their matrices a block at a time (interp.h: every
@@ -104,15 +109,25 @@ static inline __attribute__((always_inline)) void mma_gather(int K, int h, bool 
                                                              const int32_t *c_regs, float A[16][16], float B[16][8],
                                                              float C[16][8])
 {
-    for (int j = 0; j < K / 4; j++)
-        half_block_in(r[a_regs[j]], h, &A[8 * (j & 1)][8 * (j >> 1)], 16);
-    for (int j = 0; j < K / 8; j++)
-        half_block_in_transposed(r[b_regs[j]], h, &B[8 * j][0], 8);
+    float block[64];
+    for (int j = 0; j < K / 4; j++) {
+        fragment_elements(r[a_regs[j]], h, block);
+        for (int g = 0; g < 8; g++)
+            memcpy(&A[8 * (j & 1) + g][8 * (j >> 1)], &block[8 * g], 8 * sizeof(float));
+    }
+    for (int j = 0; j < K / 8; j++) { /* lane 4g + t holds B's rows 2t and 2t + 1 of column g */
+        fragment_elements(r[b_regs[j]], h, block);
+        for (int g = 0; g < 8; g++)
+            for (int row = 0; row < 8; row++)
+                B[8 * j + row][g] = block[8 * g + row];
+    }
     for (int j = 0; j < 2; j++)
-        if (c_f32)
+        if (c_f32) {
             f32_block_in(r[c_regs[2 * j]], r[c_regs[2 * j + 1]], &C[8 * j][0], 8);
-        else
-            half_block_in(r[c_regs[j]], T_F16, &C[8 * j][0], 8);
+        } else {
+            fragment_elements(r[c_regs[j]], T_F16, block);
+            memcpy(&C[8 * j][0], block, sizeof block);
+        }
 }
 
 step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,

@@ -3,7 +3,10 @@
  * even), which it must equal for every binary32 but NaN. All 2^32 inputs take minutes; this test takes, for
  * every sign and exponent, every top-10-bit fraction with the low 13 bits at the edges of a rounding step
  * (0, 1, just below half, half, just above, all ones), every subnormal result's steps with their rest at
- * those edges too, and 2^22 random patterns. A NaN must stay a NaN.
+ * those edges too, and 2^22 random patterns. A NaN must stay a NaN. And the other way, emu_f16_to_f32_n (the
+ * CPU's conversion, eight at a time, where it has one: what every mma.sync operand goes through) against
+ * emu_f16_to_f32 for all 65,536 binary16 patterns, at every alignment and length of a run, the same bits
+ * but for a signalling NaN's quiet bit.
  *
  *   tests/test_half          (the cpu suite runs it; exit 0 when every case agrees)
  */
@@ -27,6 +30,32 @@ static void check(uint32_t bits)
             printf("FAIL  0x%08x: emu_f32_to_f16 gives 0x%04x, the exact rounding 0x%04x\n", bits, fast,
                    emu_to_f16((double)f, EMU_ROUND_NEAREST));
     }
+}
+
+/* emu_f16_to_f32_n against emu_f16_to_f32: every pattern, starting at each of 8 offsets (so the runs of
+ * eight and the remainder both see every pattern), with runs of 1 to 17 elements. */
+static unsigned long long check_to_f32_n(void)
+{
+    static uint16_t patterns[65536 + 24];
+    static float converted[65536 + 24];
+    unsigned long long differ = 0;
+    for (uint32_t i = 0; i < 65536 + 24; i++)
+        patterns[i] = (uint16_t)i;
+    for (uint32_t offset = 0; offset < 8; offset++)
+        for (uint32_t start = offset, length = 1; start < 65536 + offset; start += length, length = length % 17 + 1) {
+            emu_f16_to_f32_n(patterns + start, converted + start, (int)length);
+            for (uint32_t i = start; i < start + length; i++) {
+                uint32_t got, want;
+                const float reference = emu_f16_to_f32(patterns[i]);
+                memcpy(&got, &converted[i], 4);
+                memcpy(&want, &reference, 4);
+                const uint32_t quiet = isnan(reference) ? 0x00400000u : 0; /* a signalling NaN may come back quiet */
+                if ((got | quiet) != (want | quiet) && differ++ < 10)
+                    printf("FAIL  binary16 0x%04x: emu_f16_to_f32_n gives 0x%08x, emu_f16_to_f32 0x%08x\n",
+                           patterns[i], got, want);
+            }
+        }
+    return differ;
 }
 
 int main(void)
@@ -54,5 +83,8 @@ int main(void)
     }
     printf("%s  emu_f32_to_f16: %llu binary32 patterns, %llu differ from the exact rounding\n", wrong ? "FAIL" : "PASS",
            checked, wrong);
-    return wrong != 0;
+    const unsigned long long differ = check_to_f32_n();
+    printf("%s  emu_f16_to_f32_n: every binary16 pattern at 8 offsets, %llu differ from emu_f16_to_f32\n",
+           differ ? "FAIL" : "PASS", differ);
+    return wrong != 0 || differ != 0;
 }
