@@ -95,6 +95,13 @@ const uint8_t instruction_classes[OP_COUNT] = {
 #undef INSTRUCTION
 };
 
+/* Each instruction's class, found once when its kernel is loaded: run_warp counts every instruction by it. */
+void ptx_set_counter_classes(ptx_kernel *k)
+{
+    for (int pc = 0; pc < k->n_code; pc++)
+        k->code[pc].counter_class = (uint8_t)class_of(&k->code[pc]);
+}
+
 /* Sorts a warp's few addresses (at most 4 * LANES) in place. Insertion sort: a warp's lanes mostly come in
  * increasing order, which it passes through once, where qsort's calls through a pointer cost more than the
  * whole sort. */

@@ -424,15 +424,16 @@ static inline bool is_wgmma(const insn *in)
 void run_warp(block *b, warp *w, uint64_t turn)
 {
     const ptx_kernel *k = b->k;
+    const emu_options *options = emu_get_options(); /* read once: they do not change during a launch */
     /* A warp runs until it waits, or for a million instructions: a warp spinning on a flag in memory
      * that another warp will set then lets that warp run, instead of spinning forever. */
     uint64_t budget = turn ? turn : 1u << 20;
-    if (!turn && emu_get_options()->interleave) { /* a random number of instructions, then another warp's turn */
+    if (!turn && options->interleave) { /* a random number of instructions, then another warp's turn */
         b->rng = b->rng * 6364136223846793005ull + 1442695040888963407ull;
         budget = 1 + (b->rng >> 33) % 64;
     }
     uint64_t count = 0;
-    const uint64_t livelock_after = emu_get_options()->livelock_after;
+    const uint64_t livelock_after = options->livelock_after;
     /* A diverged warp's lowest-pc group that ran a straight-line instruction is the lowest group again, and
      * alone, while its next pc stays below `behind`, every other ready lane's pc, and those lanes stay as
      * they were (`ready`): it runs on without a search through every lane's pc (warp_next_group). */
@@ -470,7 +471,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
                 FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
-        if ((in->flags & F_ALIGNED) && emu_get_options()->strict_convergence && !synchronises_lanes(in) &&
+        if ((in->flags & F_ALIGNED) && options->strict_convergence && !synchronises_lanes(in) &&
             w->together[__builtin_ctz(active)] != w->live) {
             uint32_t with = w->together[__builtin_ctz(active)];
             fault(b, in, (int)__builtin_ctz(active), w, EMU_ERR_INVALID,
@@ -485,9 +486,9 @@ void run_warp(block *b, warp *w, uint64_t turn)
         const uint64_t clock = b->clock ? *b->clock : b->c.warp_instructions;
         for (int c = 0; c < b->n_clock_slots; c++)
             FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = clock;
-        b->c.by_class[class_of(in)]++;
+        b->c.by_class[in->counter_class]++;
         w->last_pc = pc;
-        if (w->n_copies && emu_get_options()->interleave && one_in(b, 32))
+        if (w->n_copies && options->interleave && one_in(b, 32))
             land_one_early(b, w);
         if (w->n_wgmma && !is_wgmma(in) && !wgmma_registers_free(b, w, in))
             break;

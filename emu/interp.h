@@ -415,7 +415,7 @@ bool one_in(block *b, unsigned n);
 void land_one_early(block *b, warp *w);
 
 /* The counters' class of an instruction: its row's in instructions.def (instruction_classes, counters.c), or
- * by its type or state space. Inline: run_warp counts every instruction by it. */
+ * by its type or state space. Each instruction keeps its own (counter_class, set when its kernel is loaded). */
 enum { BY_TYPE = CLASS_COUNT, BY_SPACE };
 extern const uint8_t instruction_classes[OP_COUNT];
 static inline emu_class class_of(const insn *in)

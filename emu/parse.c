@@ -3764,6 +3764,8 @@ static bool parse_entry(lexer *lx, ptx_module *mod, mbuild *mb)
         }
     }
     ok = ok && parse_body(&b) && link_functions(&b) && (ptx_find_poisoned_registers(&k) || out_of_memory(lx));
+    if (ok)
+        ptx_set_counter_classes(&k);
     kbuild_free(&b);
     ok = ok && PUSH(lx, mod->kernels, mod->n_kernels, mb->kernels_cap, k);
     if (!ok)

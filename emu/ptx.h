@@ -133,6 +133,7 @@ typedef struct {
                               the FMA pipe, not the integer ALU (model.c) */
     uint8_t sass_fixed;    /* none of those machine instructions sets a dependence counter: their results are
                               waited for by the stall counts alone (model.c) */
+    uint8_t counter_class; /* the counters' class (emu_class: class_of, interp.h), set when its kernel is loaded */
     uint16_t sass_stalls;  /* the cycles the stall counts of those machine instructions hold a warp for, in all
                               the copies of its block (model.c; read with sass) */
     uint32_t flags;        /* F_* */
@@ -287,6 +288,8 @@ void ptx_free(ptx_module *module);
 const ptx_kernel *ptx_find_kernel(const ptx_module *module, const char *name);
 /* Finds the kernel's poison_slot list (poison.c); false when the host has no memory for it. */
 bool ptx_find_poisoned_registers(ptx_kernel *k);
+/* Sets every instruction's counter_class (counters.c). */
+void ptx_set_counter_classes(ptx_kernel *k);
 
 const char *ptx_type_name(ptx_type type);
 

@@ -95,6 +95,13 @@ for stride, sectors in ((1, 4), (2, 8), (8, 32), (0, 1)):
     out = counts("global_f32", stride)
     expect(f"global f32 loads, stride {stride}: sectors per request",
            number(out, r"global loads\s+\d+ requests, \d+ sectors: ([\d.]+)"), sectors)
+# the instruction mix: global_f32's nine instructions, each counted in its class (two ld.param; mov, two
+# mul and add.s64 are integer; ld.global and st.global; ret)
+by_class = re.search(r"by class\s+(.*)", counts("global_f32", 1))
+mix = {name.strip(): float(share) for name, share in re.findall(r"([a-z/ ]+?) ([\d.]+)%", by_class.group(1) if by_class else "")}
+for name, share in (("integer", 44.4), ("control", 11.1), ("global memory", 22.2), ("param/local", 22.2)):
+    expect(f"global_f32's instructions by class: {name} %", mix.get(name), share)
+expect("global_f32's instructions by class: how many classes", float(len(mix)), 4.0)
 # shared f32: stride 1 -> 1 wavefront; stride 2 -> 2-way conflict; stride 32 -> all in bank 0: 32;
 # stride 0 -> every thread the same word: a broadcast, 1
 for stride, wavefronts in ((1, 1), (2, 2), (32, 32), (0, 1), (33, 1)):
