@@ -218,13 +218,15 @@ static void lanes_span(const uint64_t *address, uint32_t lanes, uint64_t *lowest
     *lowest = lo, *highest = hi, *bits = any_bits;
 }
 
-warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
-                               const emu_alloc **alloc)
+/* warp_access_region, with the lowest and highest address found on the way (for WARP_DEVICE: region_access) */
+static warp_region region_of(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
+                             const emu_alloc **alloc, uint64_t *lowest, uint64_t *highest)
 {
     if (!lanes || (space != SPACE_GLOBAL && space != SPACE_SHARED && space != SPACE_GENERIC && space != SPACE_PARAM))
         return WARP_LANES;
     uint64_t lo, hi, any_bits;
     lanes_span(address, lanes, &lo, &hi, &any_bits);
+    *lowest = lo, *highest = hi;
     if (hi + size < hi || (size <= 16 && (size & (size - 1)) == 0 && any_bits % size != 0))
         return WARP_LANES; /* wraps, or a lane is misaligned (the windows are aligned far beyond 16 bytes) */
     if (space == SPACE_PARAM) /* the kernel's parameters, one copy every thread reads */
@@ -245,12 +247,20 @@ warp_region warp_access_region(const block *b, int space, const uint64_t *addres
     return *alloc ? WARP_DEVICE : WARP_LANES;
 }
 
-/* warp_access where bounds and alignment hold for the whole warp (region) and no lane needs a racecheck of its
- * own: what shared_access and device_access do lane by lane, without a call per lane, and a device access whose
- * lanes cover one run of bytes in lane order (a coalesced one) initchecked as that run. */
+warp_region warp_access_region(const block *b, int space, const uint64_t *address, uint32_t lanes, uint64_t size,
+                               const emu_alloc **alloc)
+{
+    uint64_t lowest, highest;
+    return region_of(b, space, address, lanes, size, alloc, &lowest, &highest);
+}
+
+/* warp_access where bounds and alignment hold for the whole warp (region; lo and hi the lowest and highest
+ * address) and no lane needs a racecheck of its own: what shared_access and device_access do lane by lane,
+ * without a call per lane, and a device write whose lanes cover one run of bytes in lane order (a coalesced
+ * one) marked written as that run. */
 static bool region_access(block *b, warp *w, const insn *in, warp_region region, const emu_alloc *alloc,
-                          uint32_t lanes, const uint64_t *address, uint64_t shared_base, uint64_t size,
-                          access_kind kind, uint8_t *at[LANES])
+                          uint32_t lanes, const uint64_t *address, uint64_t lo, uint64_t hi, uint64_t shared_base,
+                          uint64_t size, access_kind kind, uint8_t *at[LANES])
 {
     const bool initcheck = b->initcheck && kind != ACCESS_PROBE;
     if (kind == ACCESS_WRITE || kind == ACCESS_ATOMIC)
@@ -276,33 +286,36 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
                 return false;
         return true;
     }
-    const uint64_t first = address[__builtin_ctz(lanes)];
-    uint64_t end = first; /* where the run of bytes in lane order has reached */
-    bool one_run = true;
     for (uint32_t l = 0; l < LANES; l++) /* a loop the compiler vectorizes: at[] outside `lanes` is not used */
         at[l] = (uint8_t *)(uintptr_t)address[l];
-    if (lanes == FULL_MASK) {
-        for (uint32_t l = 0; l < LANES; l++)
-            one_run &= address[l] == first + l * size;
-        end = first + LANES * size;
-    } else {
-        FOR_LANES(lanes, l) {
-            one_run = one_run && address[l] == end;
-            end += size;
-        }
-    }
     if (!initcheck)
         return true;
-    uint64_t lo, hi, any_bits;
-    lanes_span(address, lanes, &lo, &hi, &any_bits);
-    uint64_t unwritten;
-    if (one_run && kind != ACCESS_READ) {
-        emu_mark_written(alloc, first, end - first);
-        return true;
+    if (kind != ACCESS_READ) {
+        const uint64_t first = address[__builtin_ctz(lanes)];
+        uint64_t end = first; /* where the run of bytes in lane order has reached */
+        bool one_run = true;
+        if (lanes == FULL_MASK) {
+            for (uint32_t l = 0; l < LANES; l++)
+                one_run &= address[l] == first + l * size;
+            end = first + LANES * size;
+        } else {
+            FOR_LANES(lanes, l) {
+                one_run = one_run && address[l] == end;
+                end += size;
+            }
+        }
+        if (one_run) {
+            emu_mark_written(alloc, first, end - first);
+            return true;
+        }
     }
     /* a read whose bytes lie within twice a warp's worth (one run, one address for all, a tile's rows): every
      * byte from the lowest to the highest checked at once, lane by lane only if one is unwritten */
+    uint64_t unwritten;
     if (kind == ACCESS_READ && hi + size - lo <= 2 * LANES * size && emu_all_written(alloc, lo, hi + size - lo, &unwritten))
+        return true;
+    /* else an aligned read of up to 8 bytes a lane, its bits in one byte of the bitmap: the lanes' bits read at once */
+    if (kind == ACCESS_READ && size <= 8 && emu_lanes_written(alloc, address, lanes, size))
         return true;
     FOR_LANES(lanes, l) /* lane by lane: the first lane that reads unwritten bytes is the one reported */
         if (!device_initcheck(b, w, in, l, alloc, address[l], size, kind))
@@ -314,7 +327,8 @@ bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, c
                  access_kind kind, uint8_t *at[LANES])
 {
     const emu_alloc *alloc = NULL;
-    const warp_region region = warp_access_region(b, space, address, lanes, size, &alloc);
+    uint64_t lo = 0, hi = 0;
+    const warp_region region = region_of(b, space, address, lanes, size, &alloc, &lo, &hi);
     const uint64_t shared_base = space == SPACE_GENERIC ? EMU_SHARED_WINDOW : 0;
     const bool plain = !(in->flags & (F_STRONG | F_ACQUIRE | F_RELEASE));
     /* a plain access of shared memory: racecheck for the whole warp at once (racecheck.c), not per lane */
@@ -330,7 +344,7 @@ bool warp_access(block *b, warp *w, const insn *in, int space, uint32_t lanes, c
                              (region == WARP_SHARED ? b->racecheck && !warp_racecheck : device_lane_checks);
     if (!lane_checks && region != WARP_LANES && (region != WARP_PARAM || kind == ACCESS_READ)) {
         b->race_checked_elsewhere = false;
-        return region_access(b, w, in, region, alloc, lanes, address, shared_base, size, kind, at);
+        return region_access(b, w, in, region, alloc, lanes, address, lo, hi, shared_base, size, kind, at);
     }
     bool ok = true;
     FOR_LANES(lanes, l) {

@@ -63,6 +63,9 @@ void emu_alloc_add(uint64_t base, uint64_t size, const char *what, bool initiali
 /* initcheck: mark bytes written; whether all are (else the first that is not). */
 void emu_mark_written(const emu_alloc *a, uint64_t addr, uint64_t size);
 bool emu_all_written(const emu_alloc *a, uint64_t addr, uint64_t size, uint64_t *first_unwritten);
+/* Whether every byte of a warp's aligned accesses of `size` (1, 2, 4 or 8) bytes at address[lane] (lanes) has
+ * been written: each lane's bytes within one of the bitmap's bytes. */
+bool emu_lanes_written(const emu_alloc *a, const uint64_t *address, uint32_t lanes, uint64_t size);
 bool emu_alloc_remove(uint64_t base);
 /* The allocation holding [addr, addr + size), or NULL. */
 const emu_alloc *emu_alloc_find(uint64_t addr, uint64_t size);

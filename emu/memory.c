@@ -114,13 +114,25 @@ void emu_mark_written(const emu_alloc *a, uint64_t addr, uint64_t size)
     }
 }
 
+bool emu_lanes_written(const emu_alloc *a, const uint64_t *address, uint32_t lanes, uint64_t size)
+{
+    const uint8_t bits = (uint8_t)((1u << size) - 1);
+    uint8_t missing = 0;
+    for (uint32_t rest = lanes; rest; rest &= rest - 1) {
+        const uint64_t i = address[__builtin_ctz(rest)] - a->base;
+        missing |= (uint8_t)(bits & ~(__atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED) >> (i % 8)));
+    }
+    return !missing;
+}
+
+/* The bitmap bytes an access covers whole (all eight bits) are compared with 0xff as they are, without a mask. */
 bool emu_all_written(const emu_alloc *a, uint64_t addr, uint64_t size, uint64_t *first_unwritten)
 {
     for (uint64_t i = addr - a->base, end = i + size; i < end;) {
         const uint64_t stop = bits_end(i, end);
-        const uint8_t missing = bits_mask(i, stop) & (uint8_t)~__atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED);
-        if (missing) {
-            *first_unwritten = a->base + i / 8 * 8 + (uint64_t)__builtin_ctz(missing);
+        const uint8_t bits = __atomic_load_n(&a->written[i / 8], __ATOMIC_RELAXED);
+        if (stop - i == 8 ? bits != 0xff : (bits_mask(i, stop) & (uint8_t)~bits) != 0) {
+            *first_unwritten = a->base + i / 8 * 8 + (uint64_t)__builtin_ctz(bits_mask(i, stop) & (uint8_t)~bits);
             return false;
         }
         i = stop;
