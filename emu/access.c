@@ -200,11 +200,9 @@ uint8_t *device_access(block *b, warp *w, const insn *in, uint32_t lane, const e
 }
 
 /* The lowest and highest of the lanes' addresses, and all their bits or-ed (whether every one is aligned), in
- * loops the compiler makes vector instructions of (an x86-64-v3 copy where the CPU has it): a lane outside
+ * loops the compiler makes vector instructions of (VECTOR_COPIES, interp.h): a lane outside
  * `lanes` counts as the highest address for the lowest and as 0 for the rest. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+VECTOR_COPIES
 static void lanes_span(const uint64_t *address, uint32_t lanes, uint64_t *lowest, uint64_t *highest, uint64_t *bits)
 {
     uint64_t lo = UINT64_MAX, hi = 0, any_bits = 0;
@@ -276,6 +274,10 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
             return true;
         if (kind == ACCESS_READ && (size == 4 || size == 8 || size == 16)) { /* the most common: a lane's flags
                                                                                  read as one or two words */
+            /* the lanes' bytes within twice a warp's worth (one run, a tile's rows): every flag from the
+             * lowest to the highest read as words, lane by lane only if one is not set */
+            if (hi + size - lo <= 2 * LANES * size && !run_unwritten(b->smem_written + (lo - shared_base), hi + size - lo))
+                return true;
             uint64_t unwritten = 0;
             FOR_LANES(lanes, l) unwritten |= flags_unwritten(b->smem_written + (address[l] - shared_base), size);
             if (!unwritten)

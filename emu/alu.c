@@ -57,7 +57,7 @@ static emu_rounding rounding_of(int rounding)
 
 /* What most of a kernel's index arithmetic is: add, sub, mul and mad (.lo, or .wide from the sources' width)
  * without .sat, and, or, xor, shl and shr, truncated to the result's width. Computed for all 32 lanes in
- * loops the compiler makes vector instructions of (an x86-64-v3 copy where the CPU has it), written only
+ * loops the compiler makes vector instructions of (VECTOR_COPIES, interp.h), written only
  * for `lanes`: a few lanes' worth of wasted arithmetic costs less than a loop that finds each lane. The
  * results are gathered before any is written, so a destination may be a source. */
 static bool int_whole_warp_op(const insn *in)
@@ -70,9 +70,7 @@ static bool int_whole_warp_op(const insn *in)
     }
 }
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+VECTOR_COPIES
 static void int_whole_warp(const insn *in, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c,
                            uint32_t lanes)
 {
@@ -221,11 +219,9 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
 
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
  * no .ftz and no .sat. The same IEEE operations as alu_f32's loop, as int_whole_warp above: computed for
- * all 32 lanes in loops the compiler makes vector instructions of (an x86-64-v3 copy, AVX2 and FMA, where
- * the CPU has them, chosen at load), written only for `lanes`, a destination possibly a source. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+ * all 32 lanes in loops the compiler makes vector instructions of (VECTOR_COPIES, interp.h), written only
+ * for `lanes`, a destination possibly a source. */
+VECTOR_COPIES
 static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_t *b, const uint64_t *c,
                            uint32_t lanes)
 {
@@ -630,9 +626,7 @@ static uint32_t compare_floats(int cmp, int type, const uint64_t *a, const uint6
  * signed type, sign-extended with its sign bit flipped (so unsigned order is signed order); eq and ne compare
  * the bits, lo/ls/hi/hs are unsigned. The comparison is chosen once for the warp, not per lane, and each is a
  * loop the compiler vectorizes. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+VECTOR_COPIES
 static void compare_integers(int cmp, int type, const uint64_t *a, const uint64_t *b, uint64_t holds[LANES])
 {
     const int bits = ptx_type_bits((ptx_type)type);
@@ -692,10 +686,8 @@ static inline uint64_t convert_integer(int_conversion c, uint64_t a)
 }
 
 /* An integer cvt without .sat for a warp: every lane converted in a loop the compiler makes vector instructions
- * of (an x86-64-v3 copy where the CPU has it), written only for `lanes`. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
+ * of (VECTOR_COPIES, interp.h), written only for `lanes`. */
+VECTOR_COPIES
 static void convert_integers(int_conversion c, uint64_t *d, const uint64_t *a, uint32_t lanes)
 {
     if (lanes == FULL_MASK)

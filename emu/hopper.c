@@ -646,12 +646,9 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
 }
 
 /* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as
- * mma_16816 in tensor.c). The hottest loop of a wgmma kernel's emulation: an x86-64-v3 copy (AVX2, FMA)
- * where the CPU has them, chosen at load; fusing a product into its sum changes nothing (the product is
- * exact), so the compiler may. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#endif
+ * mma_m16n8 in tensor.c). The hottest loop of a wgmma kernel's emulation, in vector copies (SUM_COPIES,
+ * interp.h); fusing a product into its sum changes nothing (the product is exact), so the compiler may. */
+SUM_COPIES FUSED_PRODUCTS
 static void wgmma_sum(const float A[16][16], const float B[16][256], float D[16][256], int n)
 {
     typedef double cols8 __attribute__((vector_size(8 * sizeof(double)))); /* 8 columns of a row */

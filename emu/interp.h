@@ -18,6 +18,21 @@
 #define NO_BARRIER -1
 #define RACE_COPY_AGENTS 32 /* racecheck: mbarriers per block whose bulk copies get a clock of their own */
 
+/* A hot loop's vector copies: the compiler makes one for x86-64-v4 (AVX-512), one for x86-64-v3 (AVX2, FMA)
+ * and one for any x86-64 CPU, and the loader picks the best this CPU runs (GCC's target_clones); elsewhere
+ * one copy. The tensor cores' sums (rows of binary64) ran slower with AVX-512 than with AVX2 on the machine
+ * this was measured on, so they have no x86-64-v4 copy (SUM_COPIES). FUSED_PRODUCTS lets the compiler fuse a
+ * multiply into an add (where the product is exact, which changes nothing). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define VECTOR_COPIES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define SUM_COPIES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#define FUSED_PRODUCTS __attribute__((optimize("fp-contract=fast")))
+#else
+#define VECTOR_COPIES
+#define SUM_COPIES
+#define FUSED_PRODUCTS
+#endif
+
 /* Iterates over the set bits of a lane mask. */
 #define FOR_LANES(mask, l) \
     for (uint32_t lanes_left_ = (mask), l; lanes_left_ && ((l = (uint32_t)__builtin_ctz(lanes_left_)), 1); \
@@ -525,6 +540,17 @@ static inline uint64_t flags_unwritten(const uint8_t *flags, uint64_t n)
             memcpy(&second, flags + 8, 8);
     }
     return (first ^ ones) | (second ^ ones);
+}
+
+/* The same for a run of n flags, n a multiple of 4: eight at a time. */
+static inline uint64_t run_unwritten(const uint8_t *flags, uint64_t n)
+{
+    uint64_t unwritten = 0, i = 0;
+    for (; i + 8 <= n; i += 8)
+        unwritten |= flags_unwritten(flags + i, 8);
+    if (i < n)
+        unwritten |= flags_unwritten(flags + i, 4);
+    return unwritten;
 }
 
 /* emu_f16_table(), set when a launch starts (defined in half.c) */

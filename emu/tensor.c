@@ -54,12 +54,9 @@ static inline __attribute__((always_inline)) void mma_rows(int K, const float A[
  * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
  * the exact answer, not a model of one GPU's arithmetic. */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-/* the hottest loop of a tensor-core kernel's emulation: an x86-64-v3 copy (AVX2, FMA) where the CPU has
- * them, chosen at load. Fusing a product into its sum changes nothing (the product is exact), so the
- * compiler may. */
-__attribute__((target_clones("arch=x86-64-v3", "default"), optimize("fp-contract=fast")))
-#endif
+/* the hottest loop of a tensor-core kernel's emulation, in vector copies (interp.h). Fusing a product into its
+ * sum changes nothing (the product is exact), so the compiler may. */
+SUM_COPIES FUSED_PRODUCTS
 static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
     row8 Bd[16]; /* B in binary64 once, not once per row of A */
