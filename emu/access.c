@@ -316,8 +316,9 @@ static bool region_access(block *b, warp *w, const insn *in, warp_region region,
     uint64_t unwritten;
     if (kind == ACCESS_READ && hi + size - lo <= 2 * LANES * size && emu_all_written(alloc, lo, hi + size - lo, &unwritten))
         return true;
-    /* else an aligned read of up to 8 bytes a lane, its bits in one byte of the bitmap: the lanes' bits read at once */
-    if (kind == ACCESS_READ && size <= 8 && emu_lanes_written(alloc, address, lanes, size))
+    /* else a read of 1, 2, 4 or 8 bytes a lane (aligned: region_of), its bits in one byte of the bitmap: the lanes'
+     * bits read at once */
+    if (kind == ACCESS_READ && size <= 8 && (size & (size - 1)) == 0 && emu_lanes_written(alloc, address, lanes, size))
         return true;
     FOR_LANES(lanes, l) /* lane by lane: the first lane that reads unwritten bytes is the one reported */
         if (!device_initcheck(b, w, in, l, alloc, address[l], size, kind))

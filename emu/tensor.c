@@ -53,9 +53,9 @@ static inline __attribute__((always_inline)) void mma_rows(int K, const float A[
 /* D = A * B + C for one m16n8kK tile (K = 16 or 8). Each product of two 16-bit floats is exact in binary64, and so,
  * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
  * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
- * the exact answer, not a model of one GPU's arithmetic. */
-/* the hottest loop of a tensor-core kernel's emulation, in vector copies (interp.h). Fusing a product into its
- * sum changes nothing (the product is exact), so the compiler may. */
+ * the exact answer, not a model of one GPU's arithmetic. The hottest loop of a tensor-core kernel's
+ * emulation, in vector copies (interp.h); fusing a product into its sum changes nothing (the product is
+ * exact), so the compiler may. */
 SUM_COPIES FUSED_PRODUCTS
 static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
@@ -136,7 +136,7 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
     const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
     float A[16][16], B[16][8], C[16][8], Dm[16][8];
-    if (h == T_F16) /* h a constant in each copy: half_in's choice of format made once, not per element */
+    if (h == T_F16) /* h a constant in each copy: the format chosen once, not per fragment */
         mma_gather(K, T_F16, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
     else
         mma_gather(K, T_BF16, c_f32, r, o + a0, o + b0, o + c0, A, B, C);

@@ -157,6 +157,21 @@ DONE:
   mul.wide.u32 %rd2, %r3, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f2;
   ret;
 }
+
+// every thread but the last stores its shared word, then the whole warp reads the last one's: one word for
+// all (a broadcast), which nobody wrote
+.visible .entry shared_broadcast_unwritten(.param .u64 in, .param .u64 out)
+{
+  .reg .pred %p<2>; .reg .b32 %r<6>; .reg .b64 %rd<4>; .reg .f32 %f<2>;
+  ld.param.u64 %rd1, [out];
+  mov.u32 %r1, %tid.x; setp.eq.s32 %p1, %r1, 31;
+  mov.u32 %r3, tile; shl.b32 %r4, %r1, 2; add.s32 %r5, %r3, %r4;
+  @!%p1 st.shared.f32 [%r5], 0f3F800000;
+  bar.sync 0;
+  ld.shared.f32 %f1, [tile+124];
+  mul.wide.u32 %rd2, %r1, 4; add.s64 %rd3, %rd1, %rd2; st.global.f32 [%rd3], %f1;
+  ret;
+}
 """
 path = os.path.join(work, "initcheck.ptx")
 with open(path, "w") as f:
@@ -211,6 +226,10 @@ for racecheck in ("1", "0"):
            ["PTX line 73", "read of global memory", "nothing has written", "byte 0 of the 128-byte", "thread (0,0,0)"])
 expect("shared word no thread wrote: caught", run("shared_half_written", f"in:{x}"), 1,
        ["read of shared memory", "no thread of this block has written", "thread (0,0,0)"])
+for racecheck in ("1", "0"):  # with racecheck off, the warp's flags are read as one run (access.c)
+    expect(f"shared word no thread wrote, read by the whole warp (EMU_RACECHECK={racecheck}): caught",
+           run("shared_broadcast_unwritten", f"in:{x}", {"EMU_RACECHECK": racecheck}), 1,
+           ["read of shared memory", "no thread of this block has written", "thread (0,0,0)"])
 expect("local word this thread never wrote (block 1): caught", run("local_before_write", f"in:{x}", grid=2), 1,
        ["read of local memory", "this thread has not written", "block (1,0,0)"])
 result = run("local_before_write", f"in:{x}", {"EMU_INITCHECK": "0", "EMU_THREADS": "1"}, grid=2)
