@@ -29,7 +29,7 @@ float emu_f16_to_f32(uint16_t h)
     return float_of(sign | ((uint32_t)(exp - 15 + 127) << 23) | (man << 13));
 }
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
 /* Eight at a time by the CPU's own conversion (F16C's VCVTPH2PS: exact for every binary16, subnormals
  * included; a signalling NaN comes back quiet). */
@@ -47,7 +47,7 @@ __attribute__((target("avx,f16c"))) static int f16_to_f32_by_eights(const uint16
 void emu_f16_to_f32_n(const uint16_t *h, float *out, int n)
 {
     int i = 0;
-#if defined(__x86_64__) && defined(__GNUC__)
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
     if (__builtin_cpu_supports("f16c"))
         i = f16_to_f32_by_eights(h, out, n);
 #endif

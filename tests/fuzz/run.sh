@@ -94,7 +94,8 @@ for pid in "${pids[@]}"; do wait "$pid" || failed=1; done
 ((failed)) && { echo "run.sh: the build failed"; exit 1; }
 for h in "${libfuzzer[@]}"; do
     case $h in
-    fuzz_ptx) extra=("$out/obj/parse.o" "$out/obj/poison.o") ;; # the parser, and its analysis of registers
+    fuzz_ptx) extra=("$out/obj/parse.o" "$out/obj/poison.o" "$out/obj/counters.o") ;; # the parser, its analysis of
+        # registers, and its instructions' counter classes
     fuzz_ptx_run) extra=("${objects[@]}") ;;
     fuzz_npy) extra=("$out/obj/npy.o") ;;
     fuzz_ptxrun_cli) extra=("$out/obj/ptxrun.o" "$out/obj/npy.o" "${objects[@]}") ;;
