@@ -13,7 +13,9 @@ A run launches each of its kernels once or more (a warm-up, the timed run); a ro
 kernel (the last launch of each), summed: the time (gpu__time_duration), the warp instructions executed
 (smsp__inst_executed: machine code, SASS), the thread blocks launched, and for every warp state Nsight
 Compute names, the warp-cycles spent in it per issued instruction
-(smsp__average_warps_issue_stalled_<state>_per_issue_active.ratio), launches weighted by their instructions.
+(smsp__average_warps_issue_stalled_<state>_per_issue_active.ratio), launches weighted by their instructions,
+and the L2's traffic: the sectors it served the SMs' loads and the bytes it read from DRAM (ncu flushes the
+caches before each launch, so these say what one launch's blocks share in the L2, not what it inherits).
 These are the units of the timing model's warp states (bench/modeled_csv.py, per_issued), which
 bench/model_validation.py compares with them. Everything in the CSV is measured, by Nsight Compute.
 
@@ -45,9 +47,12 @@ from hash_sources import code_digest  # noqa: E402
 FOLDER = os.path.join(ROOT, "bench", "results", "ncu")
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$")
 SECTIONS = ["WarpStateStats", "Occupancy", "LaunchStats"]
-METRICS = ["gpu__time_duration.sum", "smsp__inst_executed.sum"]
-COLUMNS = ["chapter", "kernel", "layer", "n", "kernels", "time_us", "blocks", "inst_executed", "registers", "gpu",
-           "ncu", "source_sha256", "date"]
+# the L2's traffic: the sectors the SMs' L1s read from it, and the bytes it read from DRAM (with the caches
+# flushed before each launch, as ncu does by default: what one launch's own blocks share in the L2)
+TRAFFIC = {"l2_sectors_read": "lts__t_sectors_srcunit_tex_op_read.sum", "dram_bytes_read": "dram__bytes_read.sum"}
+METRICS = ["gpu__time_duration.sum", "smsp__inst_executed.sum"] + list(TRAFFIC.values())
+COLUMNS = ["chapter", "kernel", "layer", "n", "kernels", "time_us", "blocks", "inst_executed", "registers",
+           *TRAFFIC, "gpu", "ncu", "source_sha256", "date"]
 
 
 def gpu_key(name):
@@ -84,6 +89,9 @@ def condense(kernel_id, layer, found):
            "time_us": f"{sum(number(k['gpu__time_duration.sum']) for k in kept) / 1000:.3f}",
            "blocks": sum(grid), "inst_executed": int(sum(inst)),
            "registers": "+".join(k["launch__registers_per_thread"] for k in kept)}
+    for column, metric in TRAFFIC.items():  # absent from profiles taken before these were asked for
+        if all(k.get(metric, "") not in ("", "n/a") for k in kept):
+            row[column] = f"{sum(number(k[metric]) for k in kept):.0f}"
     states = sorted({m.group(1) for k in kept for m in map(STALL.match, k) if m})
     total = sum(inst) or 1.0
     for state in states:
@@ -211,7 +219,8 @@ def main():
     out = args.out or os.path.join(FOLDER, gpu_key(gpu) + ".csv")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w", newline="") as f:
-        writer = csv.DictWriter(f, COLUMNS[:9] + states + COLUMNS[9:], lineterminator="\n")
+        measured = COLUMNS.index("gpu")  # the states go after the measured columns
+        writer = csv.DictWriter(f, COLUMNS[:measured] + states + COLUMNS[measured:], lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
     print(f"ncu_profile: {len(rows)} rows written to {os.path.relpath(out, ROOT)}")

@@ -7,10 +7,14 @@ resnet50/res4_3x3 --reps 1 --warmup 0` on an H100: two kernels (wgrad_split, wgr
 twice, the first time as the warm-up. One number is changed from the measurement, so that the wrong launch
 cannot pass: the first wgrad_split's time, made 99,999 ns. A row is the last launch of each kernel, summed;
 the warp states weighted by each launch's instructions. The values below were worked out by hand from the
-file. A run that launched nothing (05l, which needs an epilogue) gives no row.
+file. A run that launched nothing (05l, which needs an epilogue) gives no row. The fixture was taken before the
+L2's traffic was asked for, so its row leaves those columns empty; the same file with the two metrics added
+(planted values: launch i reads 1000 * (i + 1) sectors and 10 * (i + 1) bytes from DRAM) gives the sums of
+the last launch of each kernel.
 """
 import csv
 import gzip
+import io
 import os
 import shutil
 import subprocess
@@ -28,14 +32,31 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(raw, "05l_resnet50_res4_3x3.csv"), "w") as f:  # what ncu writes when nothing launched
         f.write("==PROF== Connected to process 1\n05l ... | unsupported: kernel 05l runs only with an epilogue\n"
                 "==ERROR== The application returned an error code (2).\n")
-    out = os.path.join(tmp, "h100.csv")
-    run = subprocess.run([sys.executable, os.path.join(root, "bench", "ncu_profile.py"), "--from-raw", raw,
-                          "--conv", conv, "--gpu-name", "NVIDIA H100 80GB HBM3", "--ncu-version", "2025.3.1.0",
-                          "--date", "2026-11-26", "--out", out], capture_output=True, text=True)
-    if run.returncode != 0:
-        sys.exit(f"FAIL ncu_profile.py --from-raw: {run.stderr.strip()}")
-    with open(out, newline="") as f:
-        rows = list(csv.DictReader(f))
+
+    def condensed(folder, name):
+        out = os.path.join(tmp, name)
+        run = subprocess.run([sys.executable, os.path.join(root, "bench", "ncu_profile.py"), "--from-raw", folder,
+                              "--conv", conv, "--gpu-name", "NVIDIA H100 80GB HBM3", "--ncu-version", "2025.3.1.0",
+                              "--date", "2026-11-26", "--out", out], capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit(f"FAIL ncu_profile.py --from-raw: {run.stderr.strip()}")
+        with open(out, newline="") as f:
+            return list(csv.DictReader(f))
+    rows = condensed(raw, "h100.csv")
+    # the same launches with the L2's traffic metrics added: header, units, then the four launches
+    with open(os.path.join(raw, "07b_resnet50_res4_3x3.csv"), encoding="utf-8") as f:
+        text = f.read()
+    head, table = text[:text.find('"ID"')], list(csv.reader(io.StringIO(text[text.find('"ID"'):])))
+    table[0] += ["lts__t_sectors_srcunit_tex_op_read.sum", "dram__bytes_read.sum"]
+    table[1] += ["sector", "byte"]
+    for i, launch in enumerate(table[2:]):
+        launch += [str(1000 * (i + 1)), str(10 * (i + 1))]
+    traffic = os.path.join(tmp, "traffic")
+    os.makedirs(traffic)
+    with open(os.path.join(traffic, "07b_resnet50_res4_3x3.csv"), "w", encoding="utf-8", newline="") as f:
+        f.write(head)
+        csv.writer(f, quoting=csv.QUOTE_ALL, lineterminator="\n").writerows(table)
+    traffic_rows = condensed(traffic, "traffic.csv")
     with gzip.open(os.path.join(tmp, "h100_sass.csv.gz"), "rt", newline="") as f:
         sass = list(csv.DictReader(f))
 if [r["kernel"] for r in rows] != ["07b"]:
@@ -55,6 +76,13 @@ else:
     for column, value in expected.items():
         if row.get(column) != value:
             failures.append(f"{column} = {row.get(column)!r}, expected {value!r}")
+    if row.get("l2_sectors_read") != "" or row.get("dram_bytes_read") != "":
+        failures.append(f"a profile without the L2's traffic gave l2_sectors_read {row.get('l2_sectors_read')!r}, "
+                        f"dram_bytes_read {row.get('dram_bytes_read')!r}: expected both empty")
+# launches 3 and 4 (0-based 2 and 3) are the last of each kernel: 3000 + 4000 sectors, 30 + 40 bytes
+traffic = [(r["l2_sectors_read"], r["dram_bytes_read"]) for r in traffic_rows]
+if traffic != [("7000", "70")]:
+    failures.append(f"the L2's traffic {traffic}, expected [('7000', '70')]: the last launch of each kernel, summed")
 # The per-instruction page (tests/fixtures/ncu_raw_05d.sass.csv: 05d's first six machine instructions, as
 # measured): offsets from the kernel's first instruction, the executed counts, the samples.
 want = [(0, "LDC R1, c[0x0][0x28]", "1568", "25"), (16, "LDC R21, c[0x0][0x244]", "1568", "1"),
