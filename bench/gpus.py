@@ -13,6 +13,8 @@ A file holds "gpu" and "note" (text), figures and "published_measurements":
         "read in a third-party transcription ..."  read in someone else's copy of its figures, not in the source (T)
         "not re-read: recalled from ..."           written from memory of the source, not re-read (R)
     Every figure that is not an assumption says how it was read.
+    A source names its address (http...), or, for a figure this project measured on the GPU itself, the file of
+    bench/results/ that holds the measurement.
     "published_measurements": {"value": N, "unit": ..., "source": ..., "list": [
         {"what", "value", "unit", "paper", "where", "address", "measured_on", "also_model_input": key or null}]}
 
@@ -72,6 +74,15 @@ def is_number(x):
     return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
+def repository_file(source):
+    """The first word of a source that is a file of this repository under bench/results/ (a measurement this
+    project made, e.g. bench/results/validation/latency_h100.csv), or None."""
+    for word in source.replace(";", " ").replace(",", " ").split():
+        if word.startswith("bench/results/") and os.path.isfile(os.path.join(ROOT, word)):
+            return word
+    return None
+
+
 def check_entry(path, key, entry):
     if not isinstance(entry, dict):
         raise GpuFileError(f"{path}: {key}: not an entry of value, unit and source")
@@ -89,8 +100,8 @@ def check_entry(path, key, entry):
     for field in ("unit", "source"):
         if not isinstance(entry.get(field), str) or not entry[field].strip():
             raise GpuFileError(f"{path}: {key}: no {field}")
-    if "http" not in entry["source"]:
-        raise GpuFileError(f"{path}: {key}: the source names no address (http...)")
+    if "http" not in entry["source"] and not repository_file(entry["source"]):
+        raise GpuFileError(f"{path}: {key}: the source names no address (http...) and no file of this repository")
     if "assumption" in entry and entry["assumption"] is not True:
         raise GpuFileError(f"{path}: {key}: 'assumption' is true or absent")
     if entry.get("assumption") and not (isinstance(entry.get("why"), str) and entry["why"].strip()):
@@ -188,7 +199,10 @@ def short_source(source):
         text = text[:text.rindex(",", 0, 150)] + ", ..."
     if text.count("(") > text.count(")"):
         text = text[:text.rindex("(")].rstrip(" ,") + " ..."
-    return f"{text} ([address]({address}))" if address else text
+    if address:
+        return f"{text} ([address]({address}))"
+    measured_here = repository_file(source)
+    return f"{text} ([{measured_here}](../{measured_here}))" if measured_here else text
 
 
 def gpu_section(path, data):

@@ -11,8 +11,9 @@ bench/validation/throughput.cu (bench/results/validation/). Written into emu/REA
     python3 bench/model_microbench.py --write [--ptxrun build/emu/ptxrun]
     python3 bench/model_microbench.py --check [--ptxrun build/emu/ptxrun]
 
-Only rows whose published number is not one of the model's own inputs: the mma.sync and wgmma latencies
-the model takes from the same paper would agree by construction and are left out. An H800 PCIe is not an
+Only rows whose measured number is not one of the model's own inputs: the mma.sync and wgmma latencies
+the model takes from the same paper, and the L2 and DRAM latencies it takes from this project's chases on an
+H100, would agree by construction and are left out. An H800 PCIe is not an
 H100 SXM5 (fewer SMs, a lower clock, HBM2e, the same SM design), so throughputs are compared per SM, for the
 whole GPU, or as fractions of each GPU's own peak, and latencies in clocks. The kernels are modeled from their
 PTX as written (EMU_NVDISASM empty): they compare the model's figures with the paper's, and ptxas would fold
@@ -209,6 +210,14 @@ def figure(key):
     return entry["value"] if isinstance(entry, dict) else entry
 
 
+def taken_from_here(key):
+    """Whether the H100 file takes the figure from this project's latency measurements (its source names
+    bench/results/validation/latency_h100.csv): a row against that measurement would agree by construction."""
+    with open(os.path.join(HERE, "h100.json")) as f:
+        entry = json.load(f)[key]
+    return isinstance(entry, dict) and "bench/results/validation/latency_h100.csv" in entry["source"]
+
+
 def published(what, who="Luo"):
     with open(os.path.join(HERE, "h100.json")) as f:
         for m in json.load(f)["published_measurements"]["list"]:
@@ -224,14 +233,20 @@ def by(m):
     return f"{who}, {m['measured_on'].split(' (')[0]}"
 
 
-def measured_here(what, gpu="h100"):
+WRITTEN_CHASE = "latency of a table a kernel just wrote, pointer chase"
+
+
+def measured_here(what, gpu="h100", required=True):
     """This project's chase on an H100 (bench/validation/latency.cu, bench/gpu_session.sh validation): the load's
     latency, the clocks a link took and the GPU. A link is the load and the address arithmetic before the next
     load as ptxas compiled it: for the global chases a 64-bit add, two dependent IADD3s on sm_90, which are taken
-    off at the model's integer latency; for shared memory ptxas folds the add into the LDS's address, nothing."""
+    off at the model's integer latency; for shared memory ptxas folds the add into the LDS's address, nothing.
+    None, where `required` is False and the CSV has no such row."""
     with open(os.path.join(HERE, "results", "validation", f"latency_{gpu}.csv")) as f:
         row = next((r for r in csv.DictReader(f) if r["quantity"] == what), None)
     if row is None:
+        if not required:  # a chase added to latency.cu since the last session on a GPU
+            return None
         sys.exit(f"model_microbench: bench/results/validation/latency_{gpu}.csv has no '{what}'")
     link = float(row["clocks_per_link"])
     return link - (0 if what.startswith("shared") else 2 * figure("lat_int_cycles")), link, row["gpu"]
@@ -341,18 +356,32 @@ def rows(ptxrun):
         l1_bytes = 32 << 10  # fits any carveout's L1
         big = 4 << 20        # far more than the L1, far less than the L2
         lines = []
+        dram_chase = latency(run, "global", big, 1)
         for what, modeled, input_key in (
                 ("L1 hit latency, pointer chase", latency(run, "global", l1_bytes, 2), "lat_l1_hit_cycles"),
                 ("L2 hit latency, pointer chase", latency(run, "global", big, 2), "lat_l2_hit_cycles"),
-                ("global memory latency, pointer chase", latency(run, "global", big, 1), "lat_dram_cycles"),
+                ("global memory latency, pointer chase", dram_chase, "lat_dram_cycles"),
                 ("shared memory load latency", latency(run, "shared", 4096, 1), "lat_smem_load_cycles")):
             for who in ("Luo", "markdewing") if "pointer chase" in what else ("Luo",):
                 m = published(GH200_NAMES.get(what, what) if who != "Luo" else what, who)
                 lines.append((what, f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
                               modeled / m["value"], f"`{input_key}` = {figure(input_key)}"))
             here, link, gpu = measured_here(what)
+            if taken_from_here(input_key):  # the model's input is this very measurement: no check
+                if round(here) != figure(input_key):
+                    sys.exit(f"model_microbench: bench/h100.json's {input_key} = {figure(input_key)} is not this "
+                             f"project's measurement it names, {here:.1f} rounded")
+                continue
             lines.append((what, f"{modeled:.1f} clocks", f"{here:.1f} clocks ({link:.2f} a link)",
                           f"this project, {gpu}", modeled / here, f"`{input_key}` = {figure(input_key)}"))
+        # a table one kernel wrote, the next kernel's first walk through it: the model gives every launch an L2
+        # that holds nothing its SM has asked for (ASSUME_FIRST_REQUEST), so a DRAM access, whoever wrote it
+        written = measured_here(WRITTEN_CHASE, required=False)
+        if written:
+            here, link, gpu = written
+            lines.append((WRITTEN_CHASE, f"{dram_chase:.1f} clocks", f"{here:.1f} clocks ({link:.2f} a link)",
+                          f"this project, {gpu}", dram_chase / here,
+                          f"`lat_dram_cycles` = {figure('lat_dram_cycles')} (ASSUME_FIRST_REQUEST)"))
         # throughputs: one SM's bytes per clock; the L2's and DRAM's as the whole GPU's (this SM's share times
         # the SMs) and as a share of the peak, since the H800 PCIe has fewer SMs and HBM2e
         sms, clock = figure("sms"), figure("boost_clock_ghz")
@@ -502,7 +531,11 @@ def table(ptxrun):
            "(`bench/validation/latency.cu`), clocks per link less the address arithmetic ptxas put between two "
            "loads, at the model's integer latency (two dependent IADD3s for the global chases, none for shared "
            "memory); the rest by `bench/validation/throughput.cu` (its header says how each is measured; the "
-           "tensor cores' share of the peak at the SM clock each run measured).", "",
+           "tensor cores' share of the peak at the SM clock each run measured)." +
+           ("" if measured_here(WRITTEN_CHASE, required=False) else
+            " Not yet measured on a GPU: the chase through a table a kernel has just written (added to "
+            "`bench/validation/latency.cu` since its last run), which the model takes from DRAM "
+            "(ASSUME_FIRST_REQUEST)."), "",
            "| quantity | modeled on NVIDIA H100 SXM5 80GB (a model, not a measurement) | measured | "
            "measured by, on | modeled / measured | the model's input for it |", "| --- | ---: | ---: | --- | ---: | --- |"]
     out += [f"| {q} | {mod} | {pub} | {who} | {ratio:.2f} | {inp} |" for q, mod, pub, who, ratio, inp in lines]

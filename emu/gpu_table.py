@@ -77,10 +77,8 @@ def value(gpu, keys, path, optional=False):
     sys.exit(f"gpu_table.py: {path} has no {' or '.join(keys)}, a figure the timing model needs")
 
 
-def main():
-    if len(sys.argv) < 3:
-        sys.exit(__doc__.strip().splitlines()[2].strip())
-    out, paths = sys.argv[1], sys.argv[2:]
+def table(paths):
+    """The header's text for the GPU files at `paths` (common/harness/hash_sources.py digests it too)."""
     rows = []
     for path in paths:
         with open(path) as f:
@@ -104,6 +102,14 @@ def main():
             "static const model_gpu model_gpus[] = {\n" + "\n".join(rows) + "\n};\n"
             "static const struct { const char *key; size_t offset; } model_figures[] = {\n" + "\n".join(keys) +
             "\n};\n")
+    return text
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit(__doc__.strip().splitlines()[2].strip())
+    out, paths = sys.argv[1], sys.argv[2:]
+    text = table(paths)
     with open(out, "w") as f:
         f.write(text)
 

@@ -423,8 +423,9 @@ def main():
             for stride in (4, 32, 128):
                 make = lambda n, stride=stride: strided_global(n, stride)  # noqa: E731
                 make.__name__ = f"strided{stride}"
-                # 4 warps, one request each a step: the SM's L1 takes them one after another
-                cost[stride] = per_step(gpu, make, 16, 48, block=128,
+                # 4 warps, one request each a step: the SM's L1 takes them one after another; from 48 steps on,
+                # 8-line requests outlast the first load's wait for DRAM, so the difference is the L1's rate alone
+                cost[stride] = per_step(gpu, make, 48, 96, block=128,
                                         args_of=lambda: [R.inp(table), R.out("u32", 128)[0]]) / 4
             # 32 lines: one a cycle (ASSUME_L1_LINE_PER_CYCLE); 8 lines of 4 sectors: 8 either way; 1 line: 1 or
             # less than the warps' own issue

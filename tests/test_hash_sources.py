@@ -5,9 +5,11 @@ usage: test_hash_sources.py SOURCE_ROOT
 
 On a copy of the real tree: a change to a header that a chapter includes from elsewhere (chapter 05's
 steps.cuh and igemm_pipeline.cuh, which chapter 08 builds on; common/kernel/conv.h) changes that chapter's
-digest, a change to a file no kernel of the chapter includes does not, and a chapter's own files count.
+digest, a change to a file no kernel of the chapter includes does not, and a chapter's own files count; the
+emulator's digest covers the GPU figures its timing model is built from, and not their source texts.
 Each check names the file it touched.
 """
+import json
 import os
 import shutil
 import sys
@@ -63,6 +65,24 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(tree, "emu", "racecheck.c"), "a") as f:
         f.write("\n/* touched */\n")
     check(code_digest(os.path.join(tree, "emu"), tree) != before, "a change to emu/racecheck.c changes emu/'s digest")
+    def edited_h100(edit):
+        """Whether editing the copy's bench/h100.json with `edit` (a function of its dict) changes emu/'s digest."""
+        path = os.path.join(tree, "bench", "h100.json")
+        before = code_digest(os.path.join(tree, "emu"), tree)
+        with open(path) as f:
+            figures = json.load(f)
+        edit(figures)
+        with open(path, "w") as f:
+            json.dump(figures, f)
+        return code_digest(os.path.join(tree, "emu"), tree) != before
+
+    chapter_02 = digest("02_naive_cuda")
+    check(edited_h100(lambda g: g["lat_l2_hit_cycles"].update(value=g["lat_l2_hit_cycles"]["value"] + 1)),
+          "a change to a figure of bench/h100.json (lat_l2_hit_cycles, which the timing model is built from) "
+          "changes emu/'s digest")
+    check(not edited_h100(lambda g: g["lat_l2_hit_cycles"].update(source=g["lat_l2_hit_cycles"]["source"] + ".")),
+          "a change to a figure's source text in bench/h100.json leaves emu/'s digest alone")
+    check(digest("02_naive_cuda") == chapter_02, "a change to bench/h100.json leaves 02's digest alone")
 
 print(f"{'all' if not failures else len(failures)} {'checks passed' if not failures else 'checks FAILED'}")
 sys.exit(1 if failures else 0)

@@ -8,7 +8,7 @@ runs on a GPU) build with the toolkit, and behave as they must where they run:
 3. without a GPU, each stops at its first CUDA call with one line naming the program, the call and CUDA's
    error, and exit 1 (never a crash, never a partial CSV);
 4. where a GPU answers, sgemm_time on 256^3 prints its header and one row per kernel and cuBLAS, every kernel
-   checked against cuBLAS ("pass"), latency its four chases, throughput and shared_wavefronts every row, each a
+   checked against cuBLAS ("pass"), latency its five chases, throughput and shared_wavefronts every row, each a
    CSV line.
 
 Run as: test_validation_programs.py NVCC SOURCE_ROOT OUT_DIR
@@ -74,8 +74,8 @@ for name, program in programs.items():
               f"({[(r['name'], r['status']) for r in rows]})",
               len(rows) == 7 and all(r["status"] == "pass" for r in rows[:6]) and rows[6]["status"] == "reference")
     elif name == "latency":
-        claim(f"latency on a GPU: its four chases, each clocks per link > 0 ({rows})",
-              len(rows) == 4 and all(float(r["clocks_per_link"]) > 0 for r in rows))
+        claim(f"latency on a GPU: its five chases, each clocks per link > 0 ({rows})",
+              len(rows) == 5 and all(float(r["clocks_per_link"]) > 0 for r in rows))
     elif name == "throughput":
         claim(f"throughput on a GPU: every row a positive value ({len(rows)} rows)",
               len(rows) > 30 and all(float(r["value"]) > 0 for r in rows))

@@ -7,6 +7,9 @@
  *   a 32 KiB table, the second of 2 walks timed (the first brings it into the L1): an L1 hit;
  *   a 4 MiB table, the second of 2 walks timed (more than the L1 holds, far less than the L2): an L2 hit;
  *   a 4 MiB table, its first walk timed after a 512 MiB write has pushed it out of the L2: a DRAM access;
+ *   a 4 MiB table pushed out of the L2 the same way, then copied by a kernel into a new allocation, the
+ *     copy's first walk timed: whether what one kernel writes is in the L2 for the next (the timing model
+ *     starts every launch with nothing in the L2 for its SM: ASSUME_FIRST_REQUEST in emu/model.c);
  *   one 8-byte word of shared memory, 1,024 links: a shared-memory load.
  * One CSV row per chase on stdout, which bench/model_microbench.py reads (bench/results/validation/).
  *
@@ -56,6 +59,14 @@ __global__ void shared_chase(unsigned long long *end, long long *clocks)
     *clocks = stop - start;
 }
 
+/* Copies `words` 8-byte words, every thread of the grid a share: the table a chase then walks, written by a
+ * kernel of its own. */
+__global__ void copy_words(const unsigned long long *from, unsigned long long *to, size_t words)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < words; i += (size_t)gridDim.x * blockDim.x)
+        to[i] = from[i];
+}
+
 /* A chain of links STRIDE bytes apart through `bytes`, its last link back to the first. */
 static char *chain(size_t bytes, unsigned *links)
 {
@@ -88,10 +99,11 @@ int main(void)
     const time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
 
-    struct { const char *what; size_t bytes; unsigned passes; bool flush_l2; } chases[] = {
-        {"L1 hit latency, pointer chase", 32u << 10, 2, false},
-        {"L2 hit latency, pointer chase", 4u << 20, 2, false},
-        {"global memory latency, pointer chase", 4u << 20, 1, true},
+    struct { const char *what; size_t bytes; unsigned passes; bool flush_l2, copied; } chases[] = {
+        {"L1 hit latency, pointer chase", 32u << 10, 2, false, false},
+        {"L2 hit latency, pointer chase", 4u << 20, 2, false, false},
+        {"global memory latency, pointer chase", 4u << 20, 1, true, false},
+        {"latency of a table a kernel just wrote, pointer chase", 4u << 20, 1, true, true},
     };
     printf("quantity,table_bytes,links_timed,clocks_per_link,gpu,date\n");
     for (const auto &c : chases) {
@@ -99,6 +111,15 @@ int main(void)
         char *table = chain(c.bytes, &links);
         if (c.flush_l2)
             CUDA_CHECK(cudaMemset(flush, 1, flush_bytes));
+        if (c.copied) { /* the links are offsets from the table's base, so the copy is a chain too */
+            char *copy;
+            CUDA_CHECK(cudaMalloc(&copy, c.bytes));
+            copy_words<<<2 * prop.multiProcessorCount, 256>>>((const unsigned long long *)table,
+                                                               (unsigned long long *)copy, c.bytes / 8);
+            CUDA_CHECK_LAUNCH();
+            CUDA_CHECK(cudaFree(table));
+            table = copy;
+        }
         global_chase<<<1, 1>>>(table, links, c.passes, end, clocks);
         CUDA_CHECK_LAUNCH();
         CUDA_CHECK(cudaMemcpy(&host_clocks, clocks, sizeof host_clocks, cudaMemcpyDeviceToHost));

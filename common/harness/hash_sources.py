@@ -7,15 +7,20 @@ steps that chapter 08 builds on), each as its path in the tree, a NUL and its by
 So a kernel split over several files, or built on a header elsewhere, gets a new digest when any part
 of what it is compiled from changes. Headers from outside the tree (the CUDA toolkit's) are not
 followed: the results name the toolkit's version in a column of their own. The results CSVs record
-the digest, so anyone can tell whether a row still describes the code in the tree.
+the digest, so anyone can tell whether a row still describes the code in the tree. The emulator's digest
+(emu/) also covers the table of GPU figures its timing model is built from (generated_code).
 
 Includes are found the way the compiler resolves a quoted #include: next to the including file first,
 then in the project's include folders (INCLUDE_DIRS, the -I folders of the build's meson.build files).
 """
+import glob
 import hashlib
+import importlib.util
 import os
 import re
 import sys
+
+sys.dont_write_bytecode = True  # emu/gpu_table.py is loaded from the source tree
 
 SOURCE_SUFFIXES = (".c", ".cu", ".h", ".cuh")
 INCLUDE_DIRS = (os.path.join("common", "kernel"), os.path.join("common", "harness"), "emu", "tests",
@@ -52,8 +57,22 @@ def included_closure(paths, root):
     return seen
 
 
+def generated_code(folder, root):
+    """What a folder's build generates from files no #include names, as bytes: for emu/, the table of GPU
+    figures its timing model is built from (emu/gpu_table.py turns the GPU files, bench/*.json, into
+    gpu_table.h). So a changed figure changes the emulator's digest, and with it every modeled result's,
+    while an edit to a figure's source or why does not. Nothing for any other folder."""
+    if os.path.relpath(os.path.realpath(folder), root) != "emu":
+        return b""
+    spec = importlib.util.spec_from_file_location("gpu_table", os.path.join(root, "emu", "gpu_table.py"))
+    gpu_table = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gpu_table)
+    return gpu_table.table(sorted(glob.glob(os.path.join(root, "bench", "*.json")))).encode()
+
+
 def code_digest(folder, root):
-    """The sha256 of a folder's sources and of every project file they include."""
+    """The sha256 of a folder's sources, of every project file they include, and of the code its build
+    generates from other files (generated_code)."""
     root = os.path.realpath(root)
     sources = [os.path.join(folder, n) for n in os.listdir(folder) if n.endswith(SOURCE_SUFFIXES)]
     digest = hashlib.sha256()
@@ -61,6 +80,7 @@ def code_digest(folder, root):
         digest.update(os.path.relpath(path, root).encode() + b"\0")
         with open(path, "rb") as f:
             digest.update(f.read())
+    digest.update(generated_code(folder, root))
     return digest.hexdigest()
 
 
