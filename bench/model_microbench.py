@@ -12,8 +12,8 @@ bench/validation/throughput.cu (bench/results/validation/). Written into emu/REA
     python3 bench/model_microbench.py --check [--ptxrun build/emu/ptxrun]
 
 Only rows whose measured number is not one of the model's own inputs: the mma.sync and wgmma latencies
-the model takes from the same paper, and the L2 and DRAM latencies it takes from this project's chases on an
-H100, would agree by construction and are left out. An H800 PCIe is not an
+the model takes from the same paper, and what it takes from this project's measurements on an H100 (the L2's
+and DRAM's latencies, the L2's throughput, mma.sync's rate), would agree by construction and are left out. An H800 PCIe is not an
 H100 SXM5 (fewer SMs, a lower clock, HBM2e, the same SM design), so throughputs are compared per SM, for the
 whole GPU, or as fractions of each GPU's own peak, and latencies in clocks. The kernels are modeled from their
 PTX as written (EMU_NVDISASM empty): they compare the model's figures with the paper's, and ptxas would fold
@@ -210,12 +210,20 @@ def figure(key):
     return entry["value"] if isinstance(entry, dict) else entry
 
 
-def taken_from_here(key):
-    """Whether the H100 file takes the figure from this project's latency measurements (its source names
-    bench/results/validation/latency_h100.csv): a row against that measurement would agree by construction."""
+def taken_from_here(key, what):
+    """Whether the H100 file takes the figure from this project's measurement `what` on an H100 (its source names
+    a CSV of bench/results/validation/ and that row): a row against that measurement would agree by construction."""
     with open(os.path.join(HERE, "h100.json")) as f:
-        entry = json.load(f)[key]
-    return isinstance(entry, dict) and "bench/results/validation/latency_h100.csv" in entry["source"]
+        source = json.load(f)[key]["source"]
+    return "bench/results/validation/" in source and f"row '{what}'" in source
+
+
+def same_as_here(key, derived):
+    """Stops, in one line, where the H100 file's figure taken from this project's measurement is not the figure
+    the measurement gives now (`derived`, rounded as the file rounds it)."""
+    if round(derived) != figure(key):
+        sys.exit(f"model_microbench: bench/h100.json's {key} = {figure(key)} is not what this project's "
+                 f"measurement it names gives, {derived:.2f} rounded")
 
 
 def published(what, who="Luo"):
@@ -367,10 +375,8 @@ def rows(ptxrun):
                 lines.append((what, f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
                               modeled / m["value"], f"`{input_key}` = {figure(input_key)}"))
             here, link, gpu = measured_here(what)
-            if taken_from_here(input_key):  # the model's input is this very measurement: no check
-                if round(here) != figure(input_key):
-                    sys.exit(f"model_microbench: bench/h100.json's {input_key} = {figure(input_key)} is not this "
-                             f"project's measurement it names, {here:.1f} rounded")
+            if taken_from_here(input_key, what):  # the model's input is this very measurement: no check
+                same_as_here(input_key, here)
                 continue
             lines.append((what, f"{modeled:.1f} clocks", f"{here:.1f} clocks ({link:.2f} a link)",
                           f"this project, {gpu}", modeled / here, f"`{input_key}` = {figure(input_key)}"))
@@ -398,6 +404,9 @@ def rows(ptxrun):
             lines.append((what, f"{modeled:.1f} {unit}", f"{m['value']} {m['unit']}", by(m), modeled / m["value"],
                           f"`{input_key}` = {figure(input_key)}"))
             value, unit_here, gpu = throughput_here(what)
+            if taken_from_here(input_key, what):
+                same_as_here(input_key, value)
+                continue
             lines.append((what, f"{modeled:.1f} {unit}", f"{value:.1f} {unit_here}", f"this project, {gpu}",
                           modeled / value, f"`{input_key}` = {figure(input_key)}"))
         m = published("global memory throughput")
@@ -419,7 +428,12 @@ def rows(ptxrun):
                           f"{m['value']} TFLOP/s, {100 * m['value'] / peak:.0f}% of its {peak} peak", by(m),
                           share / (m["value"] / peak),
                           f"`mma_m16n8k{k}_issue_cycles` = {figure(f'mma_m16n8k{k}_issue_cycles')}"))
-            here, tflops, mhz, gpu = tensor_share_here(f"mma.sync m16n8k{k} f16 in, f32 accumulate, dense throughput")
+            what = f"mma.sync m16n8k{k} f16 in, f32 accumulate, dense throughput"
+            here, tflops, mhz, gpu = tensor_share_here(what)
+            if taken_from_here(f"mma_m16n8k{k}_issue_cycles", what):  # clocks an mma on one of the 4 tensor cores
+                same_as_here(f"mma_m16n8k{k}_issue_cycles",
+                             2 * 16 * 8 * k / (here * figure("tensor_fp16_flop_per_clock_per_sm") / 4))
+                continue
             lines.append((f"mma.sync m16n8k{k} (f16 in, f32 accumulate) throughput", f"{100 * share:.0f}% of peak",
                           f"{tflops:.0f} TFLOP/s at {mhz:.0f} MHz, {100 * here:.0f}% of peak", f"this project, {gpu}",
                           share / here, f"`mma_m16n8k{k}_issue_cycles` = {figure(f'mma_m16n8k{k}_issue_cycles')}"))
