@@ -14,7 +14,7 @@ A file holds "gpu" and "note" (text), figures and "published_measurements":
         "not re-read: recalled from ..."           written from memory of the source, not re-read (R)
     Every figure that is not an assumption says how it was read.
     A source names its address (http...), or, for a figure this project measured on the GPU itself, the file of
-    bench/results/ that holds the measurement.
+    bench/results/ that holds the measurement and its row ("row 'quantity'").
     "published_measurements": {"value": N, "unit": ..., "source": ..., "list": [
         {"what", "value", "unit", "paper", "where", "address", "measured_on", "also_model_input": key or null}]}
 
@@ -27,7 +27,9 @@ reads the H100 file unchanged.)
     python3 bench/gpus.py --check [PAGE]    (exit 1, one line, when a file is wrong or the page is stale)
 """
 import argparse
+import csv
 import json
+import re
 import os
 import sys
 
@@ -83,6 +85,12 @@ def repository_file(source):
     return None
 
 
+def quantities(measured_here):
+    """The quantities a CSV of this project's measurements holds (its "quantity" column)."""
+    with open(os.path.join(ROOT, measured_here), encoding="utf-8", newline="") as f:
+        return {r.get("quantity") for r in csv.DictReader(f)}
+
+
 def check_entry(path, key, entry):
     if not isinstance(entry, dict):
         raise GpuFileError(f"{path}: {key}: not an entry of value, unit and source")
@@ -102,6 +110,10 @@ def check_entry(path, key, entry):
             raise GpuFileError(f"{path}: {key}: no {field}")
     if "http" not in entry["source"] and not repository_file(entry["source"]):
         raise GpuFileError(f"{path}: {key}: the source names no address (http...) and no file of this repository")
+    measured_here = repository_file(entry["source"])
+    row = re.search(r"row '([^']+)'", entry["source"])
+    if measured_here and not (row and row.group(1) in quantities(measured_here)):
+        raise GpuFileError(f"{path}: {key}: the source names {measured_here} but no row of it (row '...')")
     if "assumption" in entry and entry["assumption"] is not True:
         raise GpuFileError(f"{path}: {key}: 'assumption' is true or absent")
     if entry.get("assumption") and not (isinstance(entry.get("why"), str) and entry["why"].strip()):

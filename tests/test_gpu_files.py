@@ -9,7 +9,8 @@
    within 1%); the mma intervals follow from the tensor rate (one this project measured is no shorter); the throughput table agrees with the lanes, shared equally by the schedulers; the
    shared memory per block is the SM's less the reserved 1 KB. The H100 figures bench/h100.py reads are unchanged.
    The shared-memory carve-outs end at the shared memory per SM and stay within the combined L1 and shared memory.
-4. Planted: a copy of a file with a source removed, an assumption without its why, a figure without its read_in,
+4. Planted: a copy of a file with a source removed, a measurement of this project's named without its row or
+   with a row its file lacks, an assumption without its why, a figure without its read_in,
    a read_in of no known kind, a measurement naming no figure, or a set of options whose value is not its largest
    fails to load, and a changed table cell makes --check fail.
 
@@ -134,6 +135,10 @@ with tempfile.TemporaryDirectory() as tmp:
     planted(lambda d: d["published_measurements"]["list"][0].update(also_model_input="l3_bytes"), "not a figure of the file")
     planted(lambda d: d.pop("max_warps_per_sm"), "missing max_warps_per_sm")
     planted(lambda d: d["smem_carveout_kb"].update(value=100), "'values' is not increasing")
+    measured = ("this project's chase, bench/results/validation/latency_h100.csv, row 'L2 hit latency, pointer "
+                "chase'")
+    planted(lambda d: d["lat_l2_hit_cycles"].update(source=measured.replace("L2 hit", "L3 hit")), "but no row of it")
+    planted(lambda d: d["lat_l2_hit_cycles"].update(source=measured.split(", row")[0]), "but no row of it")
 
     copy = os.path.join(tmp, "gpus.md")
     shutil.copy(page, copy)
