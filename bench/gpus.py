@@ -29,8 +29,8 @@ reads the H100 file unchanged.)
 import argparse
 import csv
 import json
-import re
 import os
+import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -85,6 +85,16 @@ def repository_file(source):
     return None
 
 
+def measurement_of(source):
+    """(file, quantity) for a source naming a measurement of this project: the file of bench/results/ and the
+    row it names ("row 'quantity'", None when it names none); None for any other source."""
+    measured_here = repository_file(source)
+    if not measured_here:
+        return None
+    row = re.search(r"row '([^']+)'", source)
+    return measured_here, row.group(1) if row else None
+
+
 def quantities(measured_here):
     """The quantities a CSV of this project's measurements holds (its "quantity" column)."""
     with open(os.path.join(ROOT, measured_here), encoding="utf-8", newline="") as f:
@@ -108,12 +118,11 @@ def check_entry(path, key, entry):
     for field in ("unit", "source"):
         if not isinstance(entry.get(field), str) or not entry[field].strip():
             raise GpuFileError(f"{path}: {key}: no {field}")
-    if "http" not in entry["source"] and not repository_file(entry["source"]):
+    measured = measurement_of(entry["source"])
+    if "http" not in entry["source"] and not measured:
         raise GpuFileError(f"{path}: {key}: the source names no address (http...) and no file of this repository")
-    measured_here = repository_file(entry["source"])
-    row = re.search(r"row '([^']+)'", entry["source"])
-    if measured_here and not (row and row.group(1) in quantities(measured_here)):
-        raise GpuFileError(f"{path}: {key}: the source names {measured_here} but no row of it (row '...')")
+    if measured and measured[1] not in quantities(measured[0]):
+        raise GpuFileError(f"{path}: {key}: the source names {measured[0]} but no row of it (row '...')")
     if "assumption" in entry and entry["assumption"] is not True:
         raise GpuFileError(f"{path}: {key}: 'assumption' is true or absent")
     if entry.get("assumption") and not (isinstance(entry.get("why"), str) and entry["why"].strip()):

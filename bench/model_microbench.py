@@ -22,6 +22,7 @@ written to prevent.
 """
 import argparse
 import csv
+import functools
 import json
 import os
 import re
@@ -33,6 +34,7 @@ import numpy as np
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import gpus  # noqa: E402
 import markers  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -204,18 +206,23 @@ def latency(run, space, table_bytes, passes):
     return (cycles(links * passes) - cycles(links * (passes - 1))) / links - lat_add
 
 
-def figure(key):
+@functools.lru_cache(maxsize=None)
+def h100():
+    """bench/h100.json, read once."""
     with open(os.path.join(HERE, "h100.json")) as f:
-        entry = json.load(f)[key]
+        return json.load(f)
+
+
+def figure(key):
+    entry = h100()[key]
     return entry["value"] if isinstance(entry, dict) else entry
 
 
 def taken_from_here(key, what):
     """Whether the H100 file takes the figure from this project's measurement `what` on an H100 (its source names
     a CSV of bench/results/validation/ and that row): a row against that measurement would agree by construction."""
-    with open(os.path.join(HERE, "h100.json")) as f:
-        source = json.load(f)[key]["source"]
-    return "bench/results/validation/" in source and f"row '{what}'" in source
+    measured = gpus.measurement_of(h100()[key]["source"])
+    return bool(measured) and measured[0].startswith("bench/results/validation/") and measured[1] == what
 
 
 def same_as_here(key, derived):
@@ -227,10 +234,9 @@ def same_as_here(key, derived):
 
 
 def published(what, who="Luo"):
-    with open(os.path.join(HERE, "h100.json")) as f:
-        for m in json.load(f)["published_measurements"]["list"]:
-            if m["what"] == what and who in m.get("paper", "") and not m.get("also_model_input"):
-                return m
+    for m in h100()["published_measurements"]["list"]:
+        if m["what"] == what and who in m.get("paper", "") and not m.get("also_model_input"):
+            return m
     sys.exit(f"model_microbench: bench/h100.json has no published measurement '{what}' by {who} that is not also "
              "one of the model's inputs")
 
