@@ -259,7 +259,7 @@ def measured_here(what, gpu="h100", required=True):
     with open(os.path.join(HERE, "results", "validation", f"latency_{gpu}.csv")) as f:
         row = next((r for r in csv.DictReader(f) if r["quantity"] == what), None)
     if row is None:
-        if not required:  # a chase added to latency.cu since the last session on a GPU
+        if not required:  # a chase added to latency.cu since bench/gpu_session.sh last ran on a GPU
             return None
         sys.exit(f"model_microbench: bench/results/validation/latency_{gpu}.csv has no '{what}'")
     link = float(row["clocks_per_link"])
