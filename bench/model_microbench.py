@@ -80,26 +80,28 @@ def mma_throughput(steps, k=16):
     return kernel("mma", ".param .u64 out", regs, "\n".join(body))
 
 
-def wgmma_chain(n, steps, threads, wait_each):
+def wgmma_chain(n, steps, threads, wait_each, a_in_registers=False):
     """Each warpgroup of a `threads`-thread block issues `steps` wgmma.mma_async m64n`n`k16 (f16 in, f32
-    accumulate, A and B in shared memory, zero data) on its accumulators: back to back in one group (a
-    throughput), or each committed and waited for before the next (a latency)."""
+    accumulate, B in shared memory and A there too (SS) or in registers (RS), zero data) on its accumulators:
+    back to back in one group (a throughput), or each committed and waited for before the next (a latency)."""
     a_bytes, b_bytes = 64 * 16 * 2, n * 16 * 2
     size = a_bytes + b_bytes
     acc = ", ".join(f"%f{i}" for i in range(n // 2))
-    regs = (f"    .reg .f32 %f<{n // 2}>;\n    .reg .b64 %rd<8>;\n    .reg .b32 %r<8>;\n    .reg .pred %p<3>;")
+    regs = (f"    .reg .f32 %f<{n // 2}>;\n    .reg .b64 %rd<8>;\n    .reg .b32 %r<8>;\n    .reg .b32 %a<4>;\n"
+            "    .reg .pred %p<3>;")
     body = ["    mov.u32 %r1, %tid.x;", "    mov.u32 %r2, tiles;", "    shl.b32 %r3, %r1, 2;", "    add.u32 %r4, %r2, %r3;",
             "    mov.u32 %r5, %r3;", "ZERO:", "    st.shared.b32 [%r4], 0;", f"    add.u32 %r4, %r4, {4 * threads};",
             f"    add.u32 %r5, %r5, {4 * threads};", f"    setp.lt.u32 %p1, %r5, {size};", "@%p1 bra ZERO;",
             "    fence.proxy.async.shared::cta;", "    bar.sync 0;"]
-    body += [f"    mov.f32 %f{i}, 0f00000000;" for i in range(n // 2)]
+    body += [f"    mov.f32 %f{i}, 0f00000000;" for i in range(n // 2)] + [f"    mov.b32 %a{i}, 0;" for i in range(4)]
     # K-major, no swizzle ("Matrix Descriptor Format"): core matrices of 8 rows x 16 bytes, the two along K 128
     # bytes apart (leading byte offset), 8-row groups 256 bytes apart (stride byte offset)
     layout = (128 >> 4) << 16 | (256 >> 4) << 32
     body += ["    cvt.u64.u32 %rd1, %r2;", "    shr.u64 %rd1, %rd1, 4;", f"    or.b64 %rd2, %rd1, {layout};",
              f"    add.u64 %rd3, %rd2, {a_bytes >> 4};", "    setp.eq.u32 %p2, %r1, %r1;",  # scale-d: accumulate
              "    wgmma.fence.sync.aligned;"]
-    mma = (f"    wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{acc}}}, %rd2, %rd3, %p2, 1, 1, 0, 0;")
+    a, trans = ("{%a0, %a1, %a2, %a3}", "0") if a_in_registers else ("%rd2", "0, 0")
+    mma = f"    wgmma.mma_async.sync.aligned.m64n{n}k16.f32.f16.f16 {{{acc}}}, {a}, %rd3, %p2, 1, 1, {trans};"
     for step in range(steps):
         if wait_each and step:  # the registers the last wait handed back are touched again: a fence first
             body.append("    wgmma.fence.sync.aligned;")
@@ -266,20 +268,25 @@ def measured_here(what, gpu="h100", required=True):
     return link - (0 if what.startswith("shared") else 2 * figure("lat_int_cycles")), link, row["gpu"]
 
 
-def throughput_here(what, gpu="h100"):
+def throughput_here(what, gpu="h100", required=True):
     """(value, unit, GPU) of `what` in this project's bench/results/validation/throughput_<gpu>.csv
-    (bench/validation/throughput.cu)."""
+    (bench/validation/throughput.cu); None where it was not measured and need not have been."""
     with open(os.path.join(HERE, "results", "validation", f"throughput_{gpu}.csv")) as f:
         row = next((r for r in csv.DictReader(f) if r["quantity"] == what), None)
+    if row is None and not required:
+        return None
     if row is None:
         sys.exit(f"model_microbench: bench/results/validation/throughput_{gpu}.csv has no '{what}'")
     return float(row["value"]), row["unit"], row["gpu"]
 
 
-def tensor_share_here(what):
+def tensor_share_here(what, required=True):
     """A tensor-core throughput measured here as a share of the fp16 peak: its TFLOP/s at the SM clock the run
-    measured beside it (flop per clock per SM over the peak's), and that TFLOP/s."""
-    tflops, _, gpu = throughput_here(what)
+    measured beside it (flop per clock per SM over the peak's), and that TFLOP/s; None where it was not measured."""
+    here = throughput_here(what, required=required)
+    if here is None:
+        return None
+    tflops, _, gpu = here
     mhz = throughput_here(what + ", SM clock")[0]
     return tflops * 1e12 / (figure("sms") * mhz * 1e6) / figure("tensor_fp16_flop_per_clock_per_sm"), tflops, mhz, gpu
 
@@ -443,32 +450,42 @@ def rows(ptxrun):
             lines.append((f"mma.sync m16n8k{k} (f16 in, f32 accumulate) throughput", f"{100 * share:.0f}% of peak",
                           f"{tflops:.0f} TFLOP/s at {mhz:.0f} MHz, {100 * here:.0f}% of peak", f"this project, {gpu}",
                           share / here, f"`mma_m16n8k{k}_issue_cycles` = {figure(f'mma_m16n8k{k}_issue_cycles')}"))
-        for n in (256, 64, 32, 16, 8):  # two warpgroups, back to back
-            m = published(f"wgmma m64n{n}k16 f16 in, f32 accumulate, A and B in shared memory, zero data" if n == 256
-                          else f"wgmma m64n{n}k16 f32 accumulate throughput, SS, zero data")
-            peak = float(re.search(r"peak ([\d.]+)", m["unit"])[1])
-            cycles = [run.cycles(wgmma_chain(n, s, 256, False), "wgmma", 256, [run.out("f32")]) for s in (8, 24)]
-            share = 2 * 16 * 2 * 64 * n * 16 / (cycles[1] - cycles[0]) / figure("tensor_fp16_flop_per_clock_per_sm")
-            lines.append((f"wgmma m64n{n}k16 (f16 in, f32 accumulate, A and B in shared memory) throughput",
-                          f"{100 * share:.0f}% of peak", f"{m['value']} TFLOP/s, {100 * m['value'] / peak:.0f}% of its "
-                          f"{peak} peak", by(m), share / (m["value"] / peak),
-                          f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}"))
-            here, tflops, mhz, gpu = tensor_share_here(f"wgmma m64n{n}k16 f32 accumulate throughput, SS, zero data")
-            lines.append((f"wgmma m64n{n}k16 (f16 in, f32 accumulate, A and B in shared memory) throughput",
-                          f"{100 * share:.0f}% of peak", f"{tflops:.0f} TFLOP/s at {mhz:.0f} MHz, {100 * here:.0f}% of "
-                          "peak", f"this project, {gpu}", share / here,
-                          f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}"))
-        for n in (128, 64, 32, 16):  # one warpgroup, each wgmma waited for before the next
-            m = published(f"wgmma m64n{n}k16 f32 accumulate latency, SS")
-            cycles = [run.cycles(wgmma_chain(n, s, 128, True), "wgmma", 128, [run.out("f32")]) for s in (8, 24)]
-            modeled = (cycles[1] - cycles[0]) / 16
-            lines.append((f"wgmma m64n{n}k16 (f32 accumulate, A and B in shared memory) latency, with its fence, "
-                          "commit and wait", f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
-                          modeled / m["value"], f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}, "
-                          f"`lat_wgmma_m64n8k16_f32_ss_cycles` = {figure('lat_wgmma_m64n8k16_f32_ss_cycles')}"))
-            value, _, gpu = throughput_here(f"wgmma m64n{n}k16 f32 accumulate latency, SS")
-            lines.append((lines[-1][0], f"{modeled:.1f} clocks", f"{value:.1f} clocks", f"this project, {gpu}",
-                          modeled / value, lines[-1][5]))
+        inputs = (f"`wgmma_fp16_clocks_per_n` = {figure('wgmma_fp16_clocks_per_n')}, `lat_wgmma_m64n8k16_f32_rs_cycles` = "
+                  f"{figure('lat_wgmma_m64n8k16_f32_rs_cycles')}, `smem_bytes_per_clock_per_sm` = "
+                  f"{figure('smem_bytes_per_clock_per_sm')} (ASSUME_WGMMA_OPERANDS)")
+        for form, operands, ns in (("SS", "A and B in shared memory", (256, 64, 32, 16, 8)),
+                                   ("RS", "A in registers", (64, 32, 16, 8))):  # two warpgroups, back to back
+            for n in ns:
+                m = published(f"wgmma m64n{n}k16 f16 in, f32 accumulate, A and B in shared memory, zero data"
+                              if n == 256 else f"wgmma m64n{n}k16 f32 accumulate throughput, {form}, zero data")
+                peak = float(re.search(r"peak ([\d.]+)", m["unit"])[1])
+                cycles = [run.cycles(wgmma_chain(n, s, 256, False, form == "RS"), "wgmma", 256, [run.out("f32")])
+                          for s in (8, 24)]
+                share = 2 * 16 * 2 * 64 * n * 16 / (cycles[1] - cycles[0]) / figure("tensor_fp16_flop_per_clock_per_sm")
+                quantity = f"wgmma m64n{n}k16 (f16 in, f32 accumulate, {operands}) throughput"
+                lines.append((quantity, f"{100 * share:.0f}% of peak", f"{m['value']} TFLOP/s, "
+                              f"{100 * m['value'] / peak:.0f}% of its {peak} peak", by(m), share / (m["value"] / peak),
+                              inputs))
+                here = tensor_share_here(f"wgmma m64n{n}k16 f32 accumulate throughput, {form}, zero data", False)
+                if here:
+                    share_here, tflops, mhz, gpu = here
+                    lines.append((quantity, f"{100 * share:.0f}% of peak", f"{tflops:.0f} TFLOP/s at {mhz:.0f} MHz, "
+                                  f"{100 * share_here:.0f}% of peak", f"this project, {gpu}", share / share_here, inputs))
+        for form, operands, ns in (("SS", "A and B in shared memory", (128, 64, 32, 16, 8)),
+                                   ("RS", "A in registers", (32, 16))):  # one warpgroup, each waited for
+            for n in ns:
+                m = published(f"wgmma m64n{n}k16 f32 accumulate latency, {form}")
+                cycles = [run.cycles(wgmma_chain(n, s, 128, True, form == "RS"), "wgmma", 128, [run.out("f32")])
+                          for s in (8, 24)]
+                modeled = (cycles[1] - cycles[0]) / 16
+                quantity = f"wgmma m64n{n}k16 (f32 accumulate, {operands}) latency, with its fence, commit and wait"
+                lines.append((quantity, f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
+                              modeled / m["value"], inputs))
+                here = throughput_here(f"wgmma m64n{n}k16 f32 accumulate latency, {form}", required=False)
+                if here:
+                    value, _, gpu = here
+                    lines.append((quantity, f"{modeled:.1f} clocks", f"{value:.1f} clocks", f"this project, {gpu}",
+                                  modeled / value, inputs))
         # dependent chains, one instruction class each, against what ptxas made of the same PTX on the H100
         for what, op, threads, inputs in (
                 ("fma.rn.f32 latency", "fma.rn.f32 %f1, %f1, %f2, %f3;", 1, "`lat_fp32_cycles`"),
@@ -478,7 +495,7 @@ def rows(ptxrun):
                 ("fma.rn.f16x2 latency", "fma.rn.f16x2 %r1, %r1, %r2, %r3;", 1, "`lat_fp32_cycles` (fp16 as fp32)"),
                 ("fma.rn.f64 latency", "fma.rn.f64 %fd1, %fd1, %fd2, %fd3;", 1, "ASSUME_FP64_LATENCY"),
                 ("cvt.rn.f16.f32 latency", "cvt.rn.f16x2.f32 %r1, %r3, %r1;", 1,
-                 "`lat_mufu_cycles` (ASSUME_UNIT_LATENCIES)"),
+                 "`lat_int_cycles` (ASSUME_UNIT_LATENCIES: the ALU's)"),
                 ("shfl.sync.bfly latency", "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;", 32,
                  "`lat_smem_load_cycles` (ASSUME_UNIT_LATENCIES)")):
             text = chain(op)
@@ -497,7 +514,7 @@ def rows(ptxrun):
                 ("MUFU.EX2", "ex2.approx.ftz.f32 %f1, %f1;", "thr_mufu"),
                 ("HFMA2", "fma.rn.f16x2 %r1, %r1, %r2, %r3;", "thr_fp16x2_fma"),
                 ("DFMA", "fma.rn.f64 %fd1, %fd1, %fd2, %fd3;", "thr_fp64_fma"),
-                ("F2FP (cvt.rn.f16.f32)", "cvt.rn.f16x2.f32 %r1, %r3, %r1;", "thr_cvt_other"),
+                ("F2FP (cvt.rn.f16.f32)", "cvt.rn.f16x2.f32 %r1, %r3, %r1;", "thr_int32_add"),
                 ("SHFL.BFLY", "shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;", "thr_shfl")):
             text = chain(op)
             args = ["u32:1065353216", "u32:1056964608", "u32:1056964608"]

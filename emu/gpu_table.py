@@ -62,7 +62,7 @@ FIGURES = [
 ]
 # Figures a GPU may not have: 0 in the table (no wgmma before Hopper).
 OPTIONAL = [("wgmma_clocks_per_n", ["wgmma_fp16_clocks_per_n"]),
-            ("lat_wgmma_min", ["lat_wgmma_m64n8k16_f32_ss_cycles"])]
+            ("lat_wgmma_min", ["lat_wgmma_m64n8k16_f32_rs_cycles"])]
 # Figures that are a list of options: (C field, key), written as an array and its length.
 LISTS = [("carveouts_kb", "smem_carveout_kb")]
 

@@ -8,7 +8,7 @@
  *   - warps from as many blocks as fit at once (registers, shared memory, warps, blocks: occupancy), a
  *     block starting as soon as one ends, the blocks the GPU's block scheduler would give one SM;
  *   - `schedulers` sub-partitions; warp i of the SM on sub-partition i % schedulers; each issues at most
- *     one machine instruction per cycle, from its eligible warps, greedy-then-oldest (ASSUME_POLICY); a
+ *     one machine instruction per cycle, from its eligible warps, greedy-then-youngest (ASSUME_POLICY); a
  *     PTX instruction is the machine instructions ptxas made of it for the modeled GPU (model_compile,
  *     ASSUME_SASS_PER_LINE), none, one or many;
  *   - a scoreboard per warp: an instruction issues when the registers it reads have been produced;
@@ -53,13 +53,22 @@ typedef struct model_gpu {
 
 /* ---- Assumptions: what no source this project has read gives; each one a guess, named here ------------ */
 
-/* ASSUME_POLICY: the warp scheduler is greedy-then-oldest (it keeps issuing from the warp that issued last
- * while it can, else the oldest eligible warp), as GPGPU-Sim models it (Rogers et al., MICRO 2012). NVIDIA
- * does not publish its policy. */
+/* ASSUME_POLICY: the warp scheduler is greedy-then-youngest: it keeps issuing from the warp that issued last
+ * while it can, else the youngest eligible warp (the one whose block started last; in a block, the highest
+ * numbered). NVIDIA does not publish its policy; Huerta et al. ("Dissecting and Modeling the Architecture of
+ * Modern GPU Cores", MICRO 2025, arXiv 2503.20481, section 5.1.2) found it so on Turing and Ampere cores by
+ * microbenchmarks ("Compiler Guided Greedy Then Youngest": the compiler's part is the stall counts,
+ * ASSUME_STALL_COUNTS), and it is taken for Hopper. GPGPU-Sim's greedy-then-oldest (Rogers et al., MICRO 2012)
+ * is the mirror image. */
 /* ASSUME_FP64_LATENCY: cycles from an fp64 FMA's issue to its result (no figure read). */
 enum { ASSUME_FP64_LATENCY = 8 };
 /* ASSUME_UNIT_LATENCIES: conversions (cvt) and shuffles run on the pipes their throughput names; their
- * latencies are taken as the special-function unit's (lat_mufu) and shared memory's (lat_smem). */
+ * latencies are taken as the special-function unit's (lat_mufu) and shared memory's (lat_smem). Two
+ * conversions are not the special-function unit's, by Nsight Compute's pipe definitions ("Pipelines"): one
+ * from f32 to f16 or bf16 (ptxas: F2FP) is the ALU's ("On NVIDIA Ampere architecture chips, the ALU pipeline
+ * performs fast FP32-to-FP16 conversion"), at its integer add's rate and latency; one from f16 or bf16 to f32
+ * (HADD2.F32) is fp16 arithmetic ("FMAHeavy performs ... FP16 arithmetic (HADD2, HMUL2, HFMA2)"), timed as
+ * the model times fp16 arithmetic. */
 /* ASSUME_MEMORY_QUEUE_CYCLES: cycles of work the memory data path may have queued before a sub-partition's
  * next memory instruction waits to issue (mio_throttle, lg_throttle; no figure read). */
 enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
@@ -81,9 +90,18 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * memory fits in, leaving the rest to the L1 (the Programming Guide lets it choose; this is a guess at how). */
 /* ASSUME_CP_ASYNC_L2: cp.async copies go to the L2 only, as the 16-byte .cg copies the chapters use do
  * (PTX ISA, cp.async: .cg caches at the L2, not the L1); .ca copies are modeled the same way. */
-/* ASSUME_WGMMA_LATENCY: a wgmma's accumulators are ready max(N x wgmma_clocks_per_n, lat_wgmma_min) cycles
- * after it starts: the tensor pipe's time for a large N, the smallest wgmma's measured latency for a small
- * one (the two ends of the published measurements, joined). */
+/* ASSUME_WGMMA_LATENCY: a wgmma holds its warps' tensor cores for max(N x wgmma_clocks_per_n, lat_wgmma_min)
+ * cycles, and its accumulators are ready when that is done and its operands are read (ASSUME_WGMMA_OPERANDS):
+ * the tensor pipe's time for a large N; for a small one the fewest cycles any wgmma took in Luo et al.'s
+ * measurements (m64n8k16 with A in registers, whose throughput, one a 14 cycles, says the floor holds the
+ * tensor cores, not only the result). */
+/* ASSUME_WGMMA_OPERANDS: a wgmma reads its operands in shared memory through the SM's memory data path
+ * (smem_bytes_per_clock), A (64 x 16 elements, when not in registers) and B (N x 16) once for the warpgroup:
+ * each warp's share, a quarter of the bytes, as it issues; its accumulators are not ready before its share is
+ * read. No source gives how the tensor cores read shared memory; this uses no figure of its own. It was
+ * written after the small wgmmas' throughput on the H100 (16 + N / 4 clocks a wgmma for N of 32 or less, where
+ * the tensor pipe alone gives N / 2: the microbenchmark table), so those rows agree with it but do not test
+ * it independently. */
 /* ASSUME_FIRST_REQUEST: the L2 holds a launch's whole working set (true of the layers this project models:
  * a few tens of MB at most, against 40-50 MB), so each byte comes from DRAM once per launch and the SMs
  * share that traffic evenly. The modeled SM's first request for a sector waits as long as a DRAM access
@@ -174,8 +192,14 @@ typedef struct {
     dependency dep;
 } timing;
 
+static double max_d(double a, double b) { return a > b ? a : b; }
+
 /* A warp instruction of 32 threads on a pipe that gives `per_sm` results per clock per SM. */
 static double interval_of(const model_gpu *g, double per_sm) { return 32.0 / (per_sm / g->schedulers); }
+
+/* An fp16 warp instruction: packed (HFMA2) or not, the machine's instruction does two lanes' halves a thread, and
+ * thr_fp16x2 counts halves. */
+static double fp16_interval(const model_gpu *g) { return 2 * interval_of(g, g->thr_fp16x2); }
 
 static bool is_memory(const insn *in)
 {
@@ -198,8 +222,8 @@ static timing ptx_timing_of(const model_gpu *g, const insn *in)
                             : (timing){PIPE_TENSOR, g->mma_k16_interval, g->lat_mma, DEP_FIXED};
     case OP_WMMA_MMA: /* 16x16x16: two m16n8k16, one after the other */
         return (timing){PIPE_TENSOR, 2 * g->mma_k16_interval, g->mma_k16_interval + g->lat_mma, DEP_FIXED};
-    case OP_WGMMA_MMA: /* this warp's 16 rows of m64nNk16 (the pipe time is set where it issues) */
-        return (timing){PIPE_TENSOR, g->wgmma_clocks_per_n * in->size * 8, 0, DEP_FIXED};
+    case OP_WGMMA_MMA: /* this warp's 16 rows of m64nNk16 (ASSUME_WGMMA_LATENCY; its results: where it issues) */
+        return (timing){PIPE_TENSOR, max_d(g->wgmma_clocks_per_n * in->size * 8, g->lat_wgmma_min), 0, DEP_FIXED};
     case OP_RCP: case OP_SQRT: case OP_RSQRT: case OP_EX2: case OP_LG2: case OP_SIN: case OP_COS: case OP_TANH:
         return (timing){PIPE_XU, interval_of(g, g->thr_mufu), g->lat_mufu, DEP_MIO};
     case OP_DIV:
@@ -207,6 +231,10 @@ static timing ptx_timing_of(const model_gpu *g, const insn *in)
             return (timing){PIPE_XU, interval_of(g, g->thr_mufu), g->lat_mufu, DEP_MIO};
         return (timing){PIPE_ALU, interval_of(g, g->thr_int_mad), g->lat_int, DEP_FIXED};
     case OP_CVT:
+        if (in->stype == T_F32 && in->type >= T_F16 && in->type <= T_BF16X2) /* F2FP (ASSUME_UNIT_LATENCIES) */
+            return (timing){PIPE_ALU, interval_of(g, g->thr_int_add), g->lat_int, DEP_FIXED};
+        if (in->type == T_F32 && in->stype >= T_F16 && in->stype <= T_BF16X2) /* HADD2.F32 */
+            return (timing){PIPE_FMA, fp16_interval(g), g->lat_fp32, DEP_FIXED};
         return (timing){PIPE_XU, interval_of(g, ptx_type_bits((ptx_type)in->type) == 64 ||
                                                        ptx_type_bits((ptx_type)in->stype) == 64
                                                    ? g->thr_cvt64 : g->thr_cvt),
@@ -244,7 +272,7 @@ static timing ptx_timing_of(const model_gpu *g, const insn *in)
     if (f64)
         return (timing){PIPE_FP64, interval_of(g, g->thr_fp64), ASSUME_FP64_LATENCY, DEP_FIXED};
     if (f16)
-        return (timing){PIPE_FMA, interval_of(g, g->thr_fp16x2), g->lat_fp32, DEP_FIXED};
+        return (timing){PIPE_FMA, fp16_interval(g), g->lat_fp32, DEP_FIXED};
     if (f32)
         return (timing){PIPE_FMA, interval_of(g, g->thr_fp32), g->lat_fp32, DEP_FIXED};
     /* integer arithmetic, logic, moves, and what synchronises (barriers, fences, mbarriers: their waits
@@ -452,7 +480,7 @@ typedef struct {
     uint8_t *dep;               /* per register slot: what it waits on (dependency) */
     uint64_t hold_until;        /* a fence holds the warp until then */
     uint64_t stalled_until;     /* the stall counts of its last machine instructions hold it until then */
-    uint64_t started;           /* when its block started (oldest first) */
+    uint64_t started;           /* when its block started (the youngest first: ASSUME_POLICY) */
     groups copies, mmas;        /* cp.async and wgmma groups */
     uint64_t access_done;       /* when its last access through the data path is done */
     uint32_t *runs;             /* per instruction of the kernel: the times the warp has issued it */
@@ -499,7 +527,6 @@ struct sm_model {
 };
 
 
-static double max_d(double a, double b) { return a > b ? a : b; }
 
 /* One sector through L1 (when `cached`) to the L2 and maybe DRAM: the cycle its data is back. */
 static double sector_access(sm_model *m, uint64_t sector, bool load, bool cached, double start)
@@ -728,10 +755,16 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
         groups_waited(&t->copies, in->op == OP_CP_ASYNC_WAIT ? (int)in->addr_offset : 0);
         break;
     case OP_WGMMA_MMA: {
-        /* the warp's share of the tensor pipe, queued behind the wgmma before it */
+        /* the warp's share of its operands through the data path (ASSUME_WGMMA_OPERANDS): a quarter of B's
+         * N x 16 two-byte elements, and of A's 64 x 16 when A is in shared memory */
+        const double bytes = (in->flags & F_A_REGS ? 0 : 64 * 16 * 2 / 4) + in->size * 8 * 16 * 2 / 4;
+        const double read_start = max_d((double)m->now, m->memory_free);
+        m->memory_free = read_start + bytes / g->smem_bytes_per_clock;
+        /* the warp's share of the tensor pipe, queued behind the wgmma before it, and not done before its
+         * operands are read */
         const double start = max_d((double)m->now, m->pipe_free[sub][PIPE_TENSOR] - tm.interval);
-        m->pipe_free[sub][PIPE_TENSOR] = start + tm.interval;
-        groups_issue(&t->mmas, (uint64_t)ceil(start + max_d(tm.interval, g->lat_wgmma_min)));
+        m->pipe_free[sub][PIPE_TENSOR] = max_d(start + tm.interval, m->memory_free);
+        groups_issue(&t->mmas, (uint64_t)ceil(m->pipe_free[sub][PIPE_TENSOR]));
         break;
     }
     case OP_WGMMA_COMMIT:
@@ -954,13 +987,13 @@ typedef struct { slot *s; unsigned wi; int id; const insn *in; emu_stall why; } 
 enum { FOLDED_PER_CYCLE = 32 };
 
 /* Sub-partition sub's pick among the warps: while `expanding`, the warp whose machine instructions are
- * issuing; else greedy, the warp that issued last while it can, else the oldest that can (ASSUME_POLICY).
+ * issuing; else greedy, the warp that issued last while it can, else the youngest that can (ASSUME_POLICY).
  * Sets each of its warps' next instruction and state; -1 when none can issue. */
 static int choose(sm_model *m, candidate *warps_now, int n, int sub, bool expanding, bool *any_runnable)
 {
     const int subs = (int)m->g->schedulers;
     int chosen = -1;
-    uint64_t chosen_age = UINT64_MAX;
+    uint64_t chosen_youth = 0;
     for (int i = 0; i < n; i++) {
         candidate *c = &warps_now[i];
         if (c->id % subs != sub)
@@ -976,10 +1009,10 @@ static int choose(sm_model *m, candidate *warps_now, int n, int sub, bool expand
         }
         if (c->why != STALL_SELECTED)
             continue;
-        const uint64_t age = c->s->time[c->wi].started * 4096 + (uint64_t)c->id;
+        const uint64_t youth = c->s->time[c->wi].started * 4096 + (uint64_t)c->id;
         if (chosen < 0 || c->id == m->last_issued[sub] ||
-            (warps_now[chosen].id != m->last_issued[sub] && age < chosen_age))
-            chosen = i, chosen_age = age;
+            (warps_now[chosen].id != m->last_issued[sub] && youth > chosen_youth))
+            chosen = i, chosen_youth = youth;
     }
     return chosen;
 }

@@ -22,6 +22,7 @@ from ptxrun_cases import Fail, Runner, find_tool  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
 import stall_counts  # noqa: E402  (its reader of the control bits: the test reads them apart from the model)
+import model_microbench  # noqa: E402  (its wgmma kernel)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GPUS = ("h100", "a100")
@@ -793,6 +794,23 @@ def main():
         return (f"copy {copy_filed} -> {copy_doubled} cycles, FMA chain {chain_filed} -> {chain_doubled}; a misspelt "
                 "figure refused")
     R.case("h100: what if (EMU_MODEL_FIGURES): twice the DRAM bandwidth never slows a kernel", what_if)
+
+    def wgmma_operands():
+        # two warpgroups of back-to-back m64n8k16: with A in registers each warp's tensor core holds a wgmma for the
+        # floor (ASSUME_WGMMA_LATENCY), two warps a core; with A in shared memory too, the SM's data path reads
+        # 2 KiB of A and 256 bytes of B a wgmma (ASSUME_WGMMA_OPERANDS), two wgmmas a step, and decides
+        floor, smem = figure("h100", "lat_wgmma_m64n8k16_f32_rs_cycles"), figure("h100", "smem_bytes_per_clock_per_sm")
+        step = {}
+        for form in ("RS", "SS"):
+            make = lambda n, form=form: model_microbench.wgmma_chain(8, n, 256, False, form == "RS")  # noqa: E731
+            make.__name__ = "wgmma_" + form
+            step[form] = per_step("h100", make, 8, 24, block=256)
+        want = {"RS": 2 * floor, "SS": 2 * (64 * 16 * 2 + 8 * 16 * 2) / smem}
+        for form in step:
+            near(step[form], want[form], 1, f"wgmma m64n8k16 {form}, two warpgroups")
+        return f"{step['RS']:.2f} (RS) and {step['SS']:.2f} (SS) cycles a step (figures: {want['RS']:.0f}, {want['SS']:.0f})"
+    R.case("h100: a small wgmma holds the tensor cores its floor, and reads its operands through the data path",
+           wgmma_operands)
 
     def unknown_gpu():
         ptx = write("unknown.ptx", fma_chain(1))
