@@ -520,7 +520,11 @@ def rows(ptxrun):
             args = ["u32:1065353216", "u32:1056964608", "u32:1056964608"]
             cycles = [run.cycles(text(steps), "chain", 1024, args + [run.out("u32")]) for steps in (64, 192)]
             modeled = 32 * 128 / (cycles[1] - cycles[0])
-            value, _, gpu = throughput_here(f"{name} issue rate, dependent chains in 32 warps on one SM")
+            what = f"{name} issue rate, dependent chains in 32 warps on one SM"
+            value, _, gpu = throughput_here(what)
+            if taken_from_here(inputs, what):  # results per clock: a warp instruction's, 2 a lane for an HFMA2
+                same_as_here(inputs, value * 32 * (2 if name == "HFMA2" else 1))
+                continue
             lines.append((f"{name} issue rate, 32 warps of dependent chains", f"{modeled:.2f} warp instructions a clock",
                           f"{value:.2f} warp instructions a clock", f"this project, {gpu}", modeled / value,
                           f"`{inputs}` = {figure(inputs)}"))

@@ -35,6 +35,8 @@
  *     8s, the machine code ptxas makes of one commit group anyway); TFLOP/s from events;
  *   wgmma m64nNk16 f32 accumulate latency, SS (N = 128, 64, 32, 16): one warpgroup, each wgmma fenced,
  *     committed and waited for before the next; clocks per wgmma;
+ *   the same throughputs (N = 64, 32, 16, 8) and latencies (N = 32, 16) with A in registers ("RS": zeros the
+ *     compiler cannot see are zeros), B in shared memory: what a wgmma costs with only B to read there;
  *   shared memory bank conflicts, N-way (N = 1 to 32): one warp, lane i loading 32-bit word i N with
  *     ld.volatile.shared (N lanes on each bank used), up to 32 loads in flight; clocks per warp load. With one
  *     warp the 1- and 2-way figures may be its issue rate (a load and half an XOR per load), not the banks';
@@ -298,6 +300,42 @@ WGMMA(64, ACC32, F32(0), 32, 33)
 WGMMA(128, ACC64, F64(0), 64, 65)
 WGMMA(256, ACC128, F128(0), 128, 129)
 
+/* The same with A in registers (RS): this thread's four registers of A's fragment ("r", after the accumulators),
+ * then B's descriptor; the RS form has no transpose flag for A. */
+template <int N> static __device__ void wgmma_rs(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long b);
+#define WGMMA_RS(N, ACC, OPERANDS, A0, A1, A2, A3, B)                                                             \
+    template <> __device__ void wgmma_rs<N>(float (&d)[N / 2], const unsigned (&a)[4], unsigned long long b)     \
+    {                                                                                                             \
+        WGMMA_ASM("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n" #N                  \
+                  "k16.f32.f16.f16 {" ACC "}, {%" #A0 ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #B ", p, 1, 1, 0;\n}\n"  \
+                  : OPERANDS                                                                                      \
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));                                          \
+    }
+WGMMA_RS(8, ACC4, F4(0), 4, 5, 6, 7, 8)
+WGMMA_RS(16, ACC8, F8(0), 8, 9, 10, 11, 12)
+WGMMA_RS(32, ACC16, F16(0), 16, 17, 18, 19, 20)
+WGMMA_RS(64, ACC32, F32(0), 32, 33, 34, 35, 36)
+
+/* A zero the compiler cannot see is zero: A's fragment in registers, as a kernel's would be. */
+static __device__ unsigned opaque_zero(void)
+{
+    unsigned zero;
+    asm volatile("mov.b32 %0, 0;" : "=r"(zero));
+    return zero;
+}
+
+/* One wgmma m64nNk16 of the kind the kernels below ask for: A and B in shared memory (SS), or A's zeros in the
+ * thread's registers (RS, a_regs) and B in shared memory. */
+template <int N, bool RS>
+static __device__ void wgmma_of(float (&d)[N / 2], unsigned long long a, const unsigned (&a_regs)[4],
+                                unsigned long long b)
+{
+    if constexpr (RS)
+        wgmma_rs<N>(d, a_regs, b);
+    else
+        wgmma<N>(d, a, b);
+}
+
 static __device__ void wgmma_fence(void) { WGMMA_ASM("wgmma.fence.sync.aligned;" ::: "memory"); }
 static __device__ void wgmma_commit(void) { WGMMA_ASM("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 static __device__ void wgmma_wait(void) { WGMMA_ASM("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
@@ -335,12 +373,13 @@ template <int N> struct Tiles {
  * They are fenced and committed in 8s: ptxas makes the same machine code of one fence before a loop and one commit
  * after it (a WARPGROUP.ARRIVE before each 8 HGMMAs, the 8th marked for the wait), but with a note that it injected
  * the fences, and an empty HGMMA for the commit. */
-template <int N>
+template <int N, bool RS>
 __global__ void __launch_bounds__(256, 1) wgmma_throughput(int n, long long *clocks, unsigned *sink)
 {
     __shared__ Tiles<N> tiles;
     unsigned long long a, b;
     tiles.zero_and_describe(&a, &b);
+    const unsigned a_regs[4] = {opaque_zero(), opaque_zero(), opaque_zero(), opaque_zero()};
     float d[N / 2] = {};
     pin(d);
     const long long start = block_clock();
@@ -349,7 +388,7 @@ __global__ void __launch_bounds__(256, 1) wgmma_throughput(int n, long long *clo
     do {
         wgmma_fence();
         for (int j = 0; j < 8; j++)
-            wgmma<N>(d, a, b);
+            wgmma_of<N, RS>(d, a, a_regs, b);
         wgmma_commit();
         issued += 8;
     } while (issued < n);
@@ -365,19 +404,20 @@ __global__ void __launch_bounds__(256, 1) wgmma_throughput(int n, long long *clo
 }
 
 /* One warpgroup: n wgmma m64nNk16 (n a multiple of 8), each fenced, committed and waited for before the next. */
-template <int N>
+template <int N, bool RS>
 __global__ void __launch_bounds__(128, 1) wgmma_latency(int n, long long *clocks, unsigned *sink)
 {
     __shared__ Tiles<N> tiles;
     unsigned long long a, b;
     tiles.zero_and_describe(&a, &b);
+    const unsigned a_regs[4] = {opaque_zero(), opaque_zero(), opaque_zero(), opaque_zero()};
     float d[N / 2] = {};
     pin(d);
     const long long start = block_clock();
 #pragma unroll 8
     for (int i = 0; i < n; i++) {
         wgmma_fence();
-        wgmma<N>(d, a, b);
+        wgmma_of<N, RS>(d, a, a_regs, b);
         wgmma_commit();
         wgmma_wait();
     }
@@ -647,23 +687,23 @@ template <int K> static void mma_rows(const char *quantity, const unsigned *frag
     tensor_rows(quantity, (double)sms * (THREADS / 32) * 4 * (l - s) * 2 * 16 * 8 * K, t);
 }
 
-template <int N> static void wgmma_throughput_rows(void)
+template <int N, bool RS = false> static void wgmma_throughput_rows(void)
 {
     const int sms = prop.multiProcessorCount, s = 8192, l = 32768;  /* wgmmas per warpgroup */
-    const size_t spread = one_block_per_sm(wgmma_throughput<N>);
+    const size_t spread = one_block_per_sm(wgmma_throughput<N, RS>);
     const Timing t = difference(
-        [=](int n) { wgmma_throughput<N><<<sms, 256, spread>>>(n, clocks, sink); }, s, l, sms);
+        [=](int n) { wgmma_throughput<N, RS><<<sms, 256, spread>>>(n, clocks, sink); }, s, l, sms);
     char quantity[96];
-    snprintf(quantity, sizeof quantity, "wgmma m64n%dk16 f32 accumulate throughput, SS, zero data", N);
+    snprintf(quantity, sizeof quantity, "wgmma m64n%dk16 f32 accumulate throughput, %s, zero data", N, RS ? "RS" : "SS");
     tensor_rows(quantity, (double)sms * 2 * (l - s) * 2 * 64 * N * 16, t);
 }
 
-template <int N> static void wgmma_latency_row(void)
+template <int N, bool RS = false> static void wgmma_latency_row(void)
 {
     const int s = 256, l = 1024;
-    const Timing t = difference([](int n) { wgmma_latency<N><<<1, 128>>>(n, clocks, sink); }, s, l, 1);
+    const Timing t = difference([](int n) { wgmma_latency<N, RS><<<1, 128>>>(n, clocks, sink); }, s, l, 1);
     char quantity[96];
-    snprintf(quantity, sizeof quantity, "wgmma m64n%dk16 f32 accumulate latency, SS", N);
+    snprintf(quantity, sizeof quantity, "wgmma m64n%dk16 f32 accumulate latency, %s", N, RS ? "RS" : "SS");
     row(quantity, (double)t.clocks / (l - s), "clocks");
 }
 
@@ -753,6 +793,12 @@ int main(int argc, char **argv)
     wgmma_latency_row<64>();
     wgmma_latency_row<32>();
     wgmma_latency_row<16>();
+    wgmma_throughput_rows<64, true>();
+    wgmma_throughput_rows<32, true>();
+    wgmma_throughput_rows<16, true>();
+    wgmma_throughput_rows<8, true>();
+    wgmma_latency_row<32, true>();
+    wgmma_latency_row<16, true>();
 
     for (unsigned ways = 1; ways <= 32; ways *= 2) {
         const int s = 1024, l = 4096;
