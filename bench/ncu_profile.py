@@ -14,8 +14,10 @@ kernel (the last launch of each), summed: the time (gpu__time_duration), the war
 (smsp__inst_executed: machine code, SASS), the thread blocks launched, and for every warp state Nsight
 Compute names, the warp-cycles spent in it per issued instruction
 (smsp__average_warps_issue_stalled_<state>_per_issue_active.ratio), launches weighted by their instructions,
-and the L2's traffic: the sectors it served the SMs' loads and the bytes it read from DRAM (ncu flushes the
-caches before each launch, so these say what one launch's blocks share in the L2, not what it inherits).
+and the memory traffic: the global loads' requests to the L1 and their sectors (what the emulator counts as
+global_load_requests and global_load_sectors: the counters' check, and the L1's work the model times a line a
+cycle), the sectors the L2 served the SMs' loads and the bytes it read from DRAM (ncu flushes the caches
+before each launch, so these say what one launch's blocks share in the L2, not what it inherits).
 These are the units of the timing model's warp states (bench/modeled_csv.py, per_issued), which
 bench/model_validation.py compares with them. Everything in the CSV is measured, by Nsight Compute.
 
@@ -47,9 +49,13 @@ from hash_sources import code_digest  # noqa: E402
 FOLDER = os.path.join(ROOT, "bench", "results", "ncu")
 STALL = re.compile(r"^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$")
 SECTIONS = ["WarpStateStats", "Occupancy", "LaunchStats"]
-# the L2's traffic: the sectors the SMs' L1s read from it, and the bytes it read from DRAM (with the caches
-# flushed before each launch, as ncu does by default: what one launch's own blocks share in the L2)
-TRAFFIC = {"l2_sectors_read": "lts__t_sectors_srcunit_tex_op_read.sum", "dram_bytes_read": "dram__bytes_read.sum"}
+# the memory traffic: the global loads' requests to the L1 and the sectors they asked for (the emulator counts
+# the same: global_load_requests and global_load_sectors, bench/results/emulator.csv); the sectors the SMs' L1s
+# read from the L2, and the bytes it read from DRAM (with the caches flushed before each launch, as ncu does by
+# default: what one launch's own blocks share in the L2)
+TRAFFIC = {"l1_global_load_requests": "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum",
+           "l1_global_load_sectors": "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+           "l2_sectors_read": "lts__t_sectors_srcunit_tex_op_read.sum", "dram_bytes_read": "dram__bytes_read.sum"}
 METRICS = ["gpu__time_duration.sum", "smsp__inst_executed.sum"] + list(TRAFFIC.values())
 COLUMNS = ["chapter", "kernel", "layer", "n", "kernels", "time_us", "blocks", "inst_executed", "registers",
            *TRAFFIC, "gpu", "ncu", "source_sha256", "date"]

@@ -47,10 +47,11 @@ with tempfile.TemporaryDirectory() as tmp:
     with open(os.path.join(raw, "07b_resnet50_res4_3x3.csv"), encoding="utf-8") as f:
         text = f.read()
     head, table = text[:text.find('"ID"')], list(csv.reader(io.StringIO(text[text.find('"ID"'):])))
-    table[0] += ["lts__t_sectors_srcunit_tex_op_read.sum", "dram__bytes_read.sum"]
-    table[1] += ["sector", "byte"]
+    table[0] += ["l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+                 "lts__t_sectors_srcunit_tex_op_read.sum", "dram__bytes_read.sum"]
+    table[1] += ["request", "sector", "sector", "byte"]
     for i, launch in enumerate(table[2:]):
-        launch += [str(1000 * (i + 1)), str(10 * (i + 1))]
+        launch += [str(100 * (i + 1)), str(400 * (i + 1)), str(1000 * (i + 1)), str(10 * (i + 1))]
     traffic = os.path.join(tmp, "traffic")
     os.makedirs(traffic)
     with open(os.path.join(traffic, "07b_resnet50_res4_3x3.csv"), "w", encoding="utf-8", newline="") as f:
@@ -76,13 +77,16 @@ else:
     for column, value in expected.items():
         if row.get(column) != value:
             failures.append(f"{column} = {row.get(column)!r}, expected {value!r}")
-    if row.get("l2_sectors_read") != "" or row.get("dram_bytes_read") != "":
-        failures.append(f"a profile without the L2's traffic gave l2_sectors_read {row.get('l2_sectors_read')!r}, "
-                        f"dram_bytes_read {row.get('dram_bytes_read')!r}: expected both empty")
-# launches 3 and 4 (0-based 2 and 3) are the last of each kernel: 3000 + 4000 sectors, 30 + 40 bytes
-traffic = [(r["l2_sectors_read"], r["dram_bytes_read"]) for r in traffic_rows]
-if traffic != [("7000", "70")]:
-    failures.append(f"the L2's traffic {traffic}, expected [('7000', '70')]: the last launch of each kernel, summed")
+    columns = ("l1_global_load_requests", "l1_global_load_sectors", "l2_sectors_read", "dram_bytes_read")
+    if any(row.get(c) != "" for c in columns):
+        failures.append(f"a profile without the memory traffic gave {[row.get(c) for c in columns]}: expected all empty")
+# launches 3 and 4 (0-based 2 and 3) are the last of each kernel: 300 + 400 requests, 1200 + 1600 sectors of the
+# L1, 3000 + 4000 of the L2, 30 + 40 bytes
+traffic = [(r["l1_global_load_requests"], r["l1_global_load_sectors"], r["l2_sectors_read"], r["dram_bytes_read"])
+           for r in traffic_rows]
+if traffic != [("700", "2800", "7000", "70")]:
+    failures.append(f"the memory traffic {traffic}, expected [('700', '2800', '7000', '70')]: the last launch of each "
+                    "kernel, summed")
 # The per-instruction page (tests/fixtures/ncu_raw_05d.sass.csv: 05d's first six machine instructions, as
 # measured): offsets from the kernel's first instruction, the executed counts, the samples.
 want = [(0, "LDC R1, c[0x0][0x28]", "1568", "25"), (16, "LDC R21, c[0x0][0x244]", "1568", "1"),
