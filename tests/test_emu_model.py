@@ -306,6 +306,20 @@ def store_stream(stores):
     return kernel("stores", ".param .u64 dst", regs, "\n".join(body))
 
 
+def finish_clocks(n):
+    """Every thread n steps of 8 independent FMA chains (its warp is always ready: the scheduler's choice alone
+    decides which warp of a sub-partition goes first), then each warp's lane 0 stores %clock64 at its end."""
+    regs = "    .reg .f32 %f<12>;\n    .reg .b64 %rd<6>;\n    .reg .u32 %r<4>;\n    .reg .pred %p<2>;"
+    body = [f"    mov.f32 %f{c}, 0f3F800000;" for c in range(10)]
+    for _ in range(n):
+        body += [f"    fma.rn.f32 %f{c}, %f{c}, %f8, %f9;" for c in range(8)]
+    body += ["    mov.u64 %rd1, %clock64;", "    mov.u32 %r1, %tid.x;", "    and.b32 %r2, %r1, 31;",
+             "    setp.ne.u32 %p1, %r2, 0;", "    shr.u32 %r3, %r1, 5;", "    ld.param.u64 %rd2, [out];",
+             "    mul.wide.u32 %rd3, %r3, 8;", "    add.s64 %rd4, %rd2, %rd3;", "@%p1 bra DONE;",
+             "    st.global.u64 [%rd4], %rd1;", "    st.global.f32 [%rd4+64], %f0;", "DONE:"]
+    return kernel("finish", ".param .u64 out", regs, "\n".join(body))
+
+
 def late_warp(n, late_threads=32):
     """The first late_threads threads (warp 0) run n dependent FMAs before the block's barrier; the other warps
     reach it at once."""
@@ -676,6 +690,18 @@ def main():
             raise Fail(f"%clock64 saw {elapsed} cycles pass over 100 dependent FMAs; the model's own cycles are {want}")
         return f"%clock64 saw {elapsed} cycles (100 x lat_fp32 = {want})"
     R.case("h100: %clock64 reads the modeled cycle", clock)
+
+    def youngest_first():
+        # warps 0 and 4 share sub-partition 0; both always ready, so greedy-then-youngest runs warp 4 through
+        # and warp 0 after it (ASSUME_POLICY), where greedy-then-oldest would do the opposite
+        ptx = write("finish.ptx", finish_clocks(64))
+        out, path = R.out("u64", 16)
+        modeled("h100", ptx, "finish", 1, 160, [out])
+        ends = [int(v) for v in np.load(path)[:5]]
+        if not ends[4] < ends[0]:
+            raise Fail(f"warp 4 ended at cycle {ends[4]}, warp 0 at {ends[0]}: the younger warp must go first")
+        return f"warp 4 ended at cycle {ends[4]}, warp 0 at {ends[0]}"
+    R.case("h100: a sub-partition issues greedily, then from its youngest warp", youngest_first)
 
     def deadlock():
         ptx = write("stuck.ptx", crossed_barriers())
