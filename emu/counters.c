@@ -156,6 +156,23 @@ static uint64_t count_wavefronts(const uint64_t *address, uint32_t lanes, uint64
         uint32_t mine = lanes & (uint32_t)(((1ull << lanes_per_phase) - 1) << (phase * lanes_per_phase));
         if (!mine)
             continue;
+        /* The common case first: every word of the phase in a bank of its own, so every word distinct and one
+         * wavefront. A thread's words_each words are that many banks in a row from its first word's (a rotated
+         * run of bits), no two of which can be one bank. */
+        const uint32_t run = (1u << words_each) - 1;
+        uint32_t banks = 0;
+        bool shared_bank = false;
+        FOR_LANES(mine, l) {
+            const uint32_t first = (uint32_t)(address[l] / 4 % 32);
+            const uint32_t mine_banks = run << first | run >> ((32 - first) % 32);
+            shared_bank |= (banks & mine_banks) != 0;
+            banks |= mine_banks;
+        }
+        if (!shared_bank) {
+            total += 1;
+            *ideal += 1;
+            continue;
+        }
         uint64_t words[4 * LANES];
         int n = 0;
         FOR_LANES(mine, l) for (uint64_t j = 0; j < words_each; j++) words[n++] = address[l] / 4 + j;
