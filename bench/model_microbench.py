@@ -562,6 +562,18 @@ def rows(ptxrun):
     return lines
 
 
+def not_yet_measured():
+    """What the programs measure that their last run on a GPU did not (added since): a sentence, or nothing."""
+    missing = []
+    if not measured_here(WRITTEN_CHASE, required=False):
+        missing.append("the chase through a table a kernel has just written (`bench/validation/latency.cu`), which "
+                       "the model takes from DRAM (ASSUME_FIRST_REQUEST)")
+    if not throughput_here("wgmma m64n8k16 f32 accumulate throughput, RS, zero data", required=False):
+        missing.append("`wgmma` with A in registers (`bench/validation/throughput.cu`), which would test "
+                       "ASSUME_WGMMA_OPERANDS apart from the rows it was written after")
+    return f" Not yet measured on a GPU, added since the last run: {'; and '.join(missing)}." if missing else ""
+
+
 def table(ptxrun):
     lines = rows(ptxrun)
     within = sum(1 for r in lines if abs(r[4] - 1) <= 0.1)
@@ -572,11 +584,7 @@ def table(ptxrun):
            "(`bench/validation/latency.cu`), clocks per link less the address arithmetic ptxas put between two "
            "loads, at the model's integer latency (two dependent IADD3s for the global chases, none for shared "
            "memory); the rest by `bench/validation/throughput.cu` (its header says how each is measured; the "
-           "tensor cores' share of the peak at the SM clock each run measured)." +
-           ("" if measured_here(WRITTEN_CHASE, required=False) else
-            " Not yet measured on a GPU: the chase through a table a kernel has just written (added to "
-            "`bench/validation/latency.cu` since its last run), which the model takes from DRAM "
-            "(ASSUME_FIRST_REQUEST)."), "",
+           "tensor cores' share of the peak at the SM clock each run measured)." + not_yet_measured(), "",
            "| quantity | modeled on NVIDIA H100 SXM5 80GB (a model, not a measurement) | measured | "
            "measured by, on | modeled / measured | the model's input for it |", "| --- | ---: | ---: | --- | ---: | --- |"]
     out += [f"| {q} | {mod} | {pub} | {who} | {ratio:.2f} | {inp} |" for q, mod, pub, who, ratio, inp in lines]
