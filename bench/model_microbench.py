@@ -252,18 +252,31 @@ def by(m):
 WRITTEN_CHASE = "latency of a table a kernel just wrote, pointer chase"
 
 
+@functools.lru_cache(maxsize=None)
+def validation_rows(name):
+    """The rows of this project's measurements bench/results/validation/<name>, by quantity: read once."""
+    with open(os.path.join(HERE, "results", "validation", name)) as f:
+        return {r["quantity"]: r for r in csv.DictReader(f)}
+
+
+def validation_row(name, what, required):
+    """The row of `what` in bench/results/validation/<name>; None where it is missing and need not be there (a
+    measurement added to the programs since bench/gpu_session.sh last ran on a GPU)."""
+    row = validation_rows(name).get(what)
+    if row is None and required:
+        sys.exit(f"model_microbench: bench/results/validation/{name} has no '{what}'")
+    return row
+
+
 def measured_here(what, gpu="h100", required=True):
     """This project's chase on an H100 (bench/validation/latency.cu, bench/gpu_session.sh validation): the load's
     latency, the clocks a link took and the GPU. A link is the load and the address arithmetic before the next
     load as ptxas compiled it: for the global chases a 64-bit add, two dependent IADD3s on sm_90, which are taken
     off at the model's integer latency; for shared memory ptxas folds the add into the LDS's address, nothing.
     None, where `required` is False and the CSV has no such row."""
-    with open(os.path.join(HERE, "results", "validation", f"latency_{gpu}.csv")) as f:
-        row = next((r for r in csv.DictReader(f) if r["quantity"] == what), None)
+    row = validation_row(f"latency_{gpu}.csv", what, required)
     if row is None:
-        if not required:  # a chase added to latency.cu since bench/gpu_session.sh last ran on a GPU
-            return None
-        sys.exit(f"model_microbench: bench/results/validation/latency_{gpu}.csv has no '{what}'")
+        return None
     link = float(row["clocks_per_link"])
     return link - (0 if what.startswith("shared") else 2 * figure("lat_int_cycles")), link, row["gpu"]
 
@@ -271,13 +284,8 @@ def measured_here(what, gpu="h100", required=True):
 def throughput_here(what, gpu="h100", required=True):
     """(value, unit, GPU) of `what` in this project's bench/results/validation/throughput_<gpu>.csv
     (bench/validation/throughput.cu); None where it was not measured and need not have been."""
-    with open(os.path.join(HERE, "results", "validation", f"throughput_{gpu}.csv")) as f:
-        row = next((r for r in csv.DictReader(f) if r["quantity"] == what), None)
-    if row is None and not required:
-        return None
-    if row is None:
-        sys.exit(f"model_microbench: bench/results/validation/throughput_{gpu}.csv has no '{what}'")
-    return float(row["value"]), row["unit"], row["gpu"]
+    row = validation_row(f"throughput_{gpu}.csv", what, required)
+    return (float(row["value"]), row["unit"], row["gpu"]) if row else None
 
 
 def tensor_share_here(what, required=True):
