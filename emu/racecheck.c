@@ -243,13 +243,29 @@ static bool race_cells(const accessor *a, shadow_map m, uint64_t from, uint64_t 
     return true;
 }
 
-/* race_bytes, inline where a warp's access calls it for every lane: one whole word (the most common access)
- * checked without race_cells's loop. */
+/* Whether the k words from `word` on are whole (none split) and share one history: what race_cells would find
+ * word by word, the common case of a vector access or a one-word one. */
+static inline bool one_history(const shadow_cell *word, uint64_t k)
+{
+    for (uint64_t i = 0; i < k; i++)
+        if ((word[i].flags & SHADOW_SPLIT) || (i > 0 && !same_cell(&word[i], &word[0])))
+            return false;
+    return true;
+}
+
+/* race_bytes, inline where a warp's access calls it for every lane: up to four whole words with one history
+ * (the most common access: one word, or a vector access's words that one thread wrote together) checked
+ * once and copied, race_cells's verdict and records without its loop. */
 static inline bool race_span(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
 {
     shadow_cell *word = &m.words[from / 4];
-    if (n == 4 && (from & 3) == 0 && !(word->flags & SHADOW_SPLIT))
-        return race_cell(a, word, at);
+    if ((from & 3) == 0 && (n & 3) == 0 && n >= 4 && n <= 16 && one_history(word, n / 4)) {
+        if (!race_cell(a, word, at))
+            return false;
+        for (uint64_t i = 1; i < n / 4; i++)
+            word[i] = word[0];
+        return true;
+    }
     return race_cells(a, m, from, n, at);
 }
 

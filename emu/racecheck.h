@@ -70,10 +70,4 @@ static inline void accessor_lane(accessor *a, uint32_t lane)
  * against their shadows and recorded in them; false after reporting a race. */
 bool race_bytes(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at);
 
-/* The cell that holds byte i's shadow, to read it. */
-static inline const shadow_cell *shadow_of_byte(const shadow_cell *words, const shadow_cell *bytes, uint64_t i)
-{
-    return words[i / 4].flags & SHADOW_SPLIT ? &bytes[i] : &words[i / 4];
-}
-
 #endif

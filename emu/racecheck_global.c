@@ -274,11 +274,12 @@ static void keep_race(launch_race *lr, const block *b, uint32_t me, uint64_t add
              theirs == WRITER ? "write" : "read", other_side);
 }
 
-/* One byte block `me` touched, against the launch's record of it, then recorded there. */
-static void merge_byte(launch_race *lr, const block *b, uint32_t me, const shadow_cell *s, int32_t allocation,
-                       uint64_t addr)
+/* The `count` bytes from addr that block `me` touched and that share the shadow s (a whole word's, or one
+ * byte's), against the launch's record of each, then recorded there. */
+static void merge_bytes(launch_race *lr, const block *b, uint32_t me, const shadow_cell *s, int32_t allocation,
+                        uint64_t addr, int count)
 {
-    /* what this block did to the byte: a write (then a read of it was its own), or a read */
+    /* what this block did to the bytes: a write (then a read of them was its own), or a read */
     const int mine = s->writer != NO_THREAD ? WRITER : s->reader != NO_THREAD ? READER : -1;
     if (mine < 0)
         return;
@@ -286,13 +287,15 @@ static void merge_byte(launch_race *lr, const block *b, uint32_t me, const shado
     const unsigned thread = mine == WRITER ? s->writer : s->reader;
     const int32_t at = mine == WRITER ? s->write_at : s->read_at;
     launch_byte *e = &lr->written[allocation].bytes[addr - lr->written[allocation].base];
-    for (int theirs = WRITER; theirs <= READER; theirs++)
-        if (e->block[theirs] && e->block[theirs] != me && (mine == WRITER || theirs == WRITER) &&
-            !(strong && e->strong[theirs]))
-            keep_race(lr, b, me, addr, mine, thread, at, e, theirs);
-    /* keep a plain access over a strong one: it is the one that races with a later strong access */
-    if (!e->block[mine] || e->strong[mine])
-        e->block[mine] = me, e->thread[mine] = (uint16_t)thread, e->at[mine] = at, e->strong[mine] = strong;
+    for (int i = 0; i < count; i++, e++) {
+        for (int theirs = WRITER; theirs <= READER; theirs++)
+            if (e->block[theirs] && e->block[theirs] != me && (mine == WRITER || theirs == WRITER) &&
+                !(strong && e->strong[theirs]))
+                keep_race(lr, b, me, addr + (uint64_t)i, mine, thread, at, e, theirs);
+        /* keep a plain access over a strong one: it is the one that races with a later strong access */
+        if (!e->block[mine] || e->strong[mine])
+            e->block[mine] = me, e->thread[mine] = (uint16_t)thread, e->at[mine] = at, e->strong[mine] = strong;
+    }
 }
 
 void race_global_end_block(block *b)
@@ -308,9 +311,16 @@ void race_global_end_block(block *b)
         const global_slot *slot = &t->slots[t->live[i]];
         if (slot->allocation < 0)
             continue;
-        for (int byte = 0; byte < GRANULE; byte++) /* those outside the allocation are never touched */
-            merge_byte(lr, b, me, shadow_of_byte(slot->words, slot->bytes, (uint64_t)byte), slot->allocation,
-                       slot->addr + byte);
+        /* bytes outside the allocation are never touched: a whole word's cell was taken by an access of all
+         * four of its bytes */
+        for (int word = 0; word < GRANULE / 4; word++) {
+            const uint64_t addr = slot->addr + 4 * (uint64_t)word;
+            if (!(slot->words[word].flags & SHADOW_SPLIT))
+                merge_bytes(lr, b, me, &slot->words[word], slot->allocation, addr, 4);
+            else
+                for (int byte = 0; byte < 4; byte++)
+                    merge_bytes(lr, b, me, &slot->bytes[4 * word + byte], slot->allocation, addr + byte, 1);
+        }
     }
     pthread_mutex_unlock(&lr->lock);
 }

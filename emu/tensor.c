@@ -182,17 +182,17 @@ step exec_ldmatrix(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
     /* one wavefront per 8x8 matrix when its 8 rows fall in distinct banks: a phase per matrix */
     count_access(b, SPACE_SHARED, true, offset, givers, 16);
     for (int k = 0; k < in->vec; k++) {
-        if (in->flags & F_TRANS) {
-            for (int lane = 0; lane < LANES; lane++) {
-                const int g = lane >> 2, t = lane & 3;
-                r[o[k]][lane] = (uint64_t)rows[k][2 * t + 1][g] << 16 | rows[k][2 * t][g];
-            }
-        } else { /* lane 4g + t's elements 2t and 2t + 1 of row g: the matrix's 32-bit word number `lane` */
-            uint32_t words[LANES];
-            memcpy(words, rows[k], sizeof words);
-            for (int lane = 0; lane < LANES; lane++)
-                r[o[k]][lane] = words[lane];
-        }
+        /* lane 4g + t's elements 2t and 2t + 1 of row g: the matrix's 32-bit word number `lane`; with .trans
+         * the same of its transpose, so the transpose is made first */
+        uint16_t transposed[8][8];
+        if (in->flags & F_TRANS)
+            for (int row = 0; row < 8; row++)
+                for (int col = 0; col < 8; col++)
+                    transposed[col][row] = rows[k][row][col];
+        uint32_t words[LANES];
+        memcpy(words, in->flags & F_TRANS ? transposed : rows[k], sizeof words);
+        for (int lane = 0; lane < LANES; lane++)
+            r[o[k]][lane] = words[lane];
     }
     return STEP_NEXT;
 }

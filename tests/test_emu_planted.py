@@ -317,6 +317,9 @@ def main():
     r.expect_correct("u.two_blocks ok", "two_blocks_ok", (2,), (64,), [x[:64]], [("f32", 64)], x[:64].copy())
     r.expect_error("u.two_blocks blocks_overlap", "two_blocks_overlap", (2,), (64,), [x[:64]], [("f32", 64)],
                    "two blocks of one launch", line=bug_line["blocks_overlap"])
+    r.expect_error("u.two_blocks byte_of_other_block", "two_blocks_byte_of_other", (2,), (64,), [x[:64]],
+                   [("f32", 64)], "two blocks of one launch",
+                   line=(bug_line["blocks_overlap"], bug_line["byte_of_other_block"]))
     zeros, ticket = np.zeros(4, dtype=np.float32), np.zeros(1, dtype=np.uint32)
     want = np.array([x.sum(dtype=np.float32)], dtype=np.float32)
     r.expect_correct("v.last_block ok", "last_block_ok", (4,), (64,), [x, zeros, ticket], [("f32", 1)], want)
@@ -332,13 +335,14 @@ def main():
     r.expect_error("w.fenced_message no_writer_fence", "fenced_message_no_writer_fence", (1,), (64,), [x],
                    [("f32", 32)], "racecheck", line=bug_line["no_writer_fence"])
 
-    # x: a race on one byte inside a 16-byte store, after bytes that race with nothing
+    # x: a race on one byte, or one word, inside a 16-byte store, after bytes that race with nothing
     x = rng.integers(-50, 50, size=4).astype(np.float32)
     for space in ("shared", "global"):
-        r.expect_correct(f"x.byte_then_vector {space} ok", f"vector_{space}_ok", (1,), (64,), [x], [("f32", 4)], x)
-        r.expect_error(f"x.byte_then_vector {space} byte_in_vector", f"vector_{space}_byte_race", (1,), (64,), [x],
-                       [("f32", 4)], "shared 0x5 races" if space == "shared" else "racecheck",
-                       line=bug_line["byte_in_vector"])
+        for part, first, ok in (("byte", 0x5, f"vector_{space}_ok"), ("word", 0x4, f"vector_{space}_word_ok")):
+            r.expect_correct(f"x.byte_then_vector {space} {part} ok", ok, (1,), (64,), [x], [("f32", 4)], x)
+            r.expect_error(f"x.byte_then_vector {space} {part}_in_vector", f"vector_{space}_{part}_race", (1,),
+                           (64,), [x], [("f32", 4)], f"shared {first:#x} races" if space == "shared" else "racecheck",
+                           line=bug_line["byte_in_vector"])
 
     # y-z: lanes of one warp are ordered where they meet, not by what other lanes of the warp do
     x = rng.integers(-50, 50, size=32).astype(np.float32)

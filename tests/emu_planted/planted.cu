@@ -553,16 +553,25 @@ extern "C" __global__ void global_handoff_no_barrier(const float* in, float* out
 // u. Two blocks copy in[0..63] to out[0..63], block b the elements i with i % 2 == b.
 //    blocks_overlap: the test of i % 2 forgotten: both blocks store every element (the same values, so
 //    the answer is right), and nothing orders one block's stores with the other's.
-template <bool split>
+//    byte_of_other_block: block 1 also stores byte 2 of element 0, block 0's (its own byte, so the answer
+//    is right): a race on a byte inside a word the other block stored whole.
+template <bool split, bool byte = false>
 __device__ void copy_by_two_blocks(const float* in, float* out)
 {
     unsigned i = threadIdx.x;
     if (!split || i % 2 == blockIdx.x)
         out[i] = in[i]; // BUG: blocks_overlap -- block 1 stores what block 0 stores, unordered
+    const unsigned char* from = reinterpret_cast<const unsigned char*>(in);
+    if (byte && blockIdx.x == 1 && i == 1)
+        reinterpret_cast<unsigned char*>(out)[2] = from[2]; // BUG: byte_of_other_block -- block 0 stored the word
 }
 
 extern "C" __global__ void two_blocks_ok(const float* in, float* out) { copy_by_two_blocks<true>(in, out); }
 extern "C" __global__ void two_blocks_overlap(const float* in, float* out) { copy_by_two_blocks<false>(in, out); }
+extern "C" __global__ void two_blocks_byte_of_other(const float* in, float* out)
+{
+    copy_by_two_blocks<true, true>(in, out);
+}
 
 // v. The last block sums the blocks' partial sums: each block's thread 0 stores its block's sum to
 //    partial[b], fences (__threadfence) and takes a ticket; the block that takes the last ticket reads every
@@ -648,17 +657,20 @@ extern "C" __global__ void fenced_message_no_writer_fence(const float* in, float
     fenced_message<true, false>(in, out);
 }
 
-// x. A byte in the middle of a vector: thread 0 stores byte 5 of a 16-byte element, then thread 32 (warp 1)
-//    stores the whole element. Bytes 0-4 and 6-15 race with nothing, byte 5 does: racecheck must judge every
-//    byte of a wide access, whichever bytes it judges together, in shared and in global memory.
-//    byte_in_vector: the barrier between the two stores dropped.
-template <bool sync, bool global>
+// x. A byte, or a word, in the middle of a vector: thread 0 stores byte 5 (or word 1, bytes 4-7) of a 16-byte
+//    element, then thread 32 (warp 1) stores the whole element. The other bytes race with nothing, those
+//    thread 0 stored do: racecheck must judge every byte of a wide access, whichever bytes it judges
+//    together, in shared and in global memory.
+//    byte_in_vector: the barrier between the two stores dropped (the word's race, the same line).
+template <bool sync, bool global, bool word = false>
 __device__ void byte_then_vector(const float4* in, float4* out)
 {
     __shared__ float4 s[1];
     float4* v = global ? out : s;
     unsigned t = threadIdx.x;
-    if (t == 0)
+    if (t == 0 && word)
+        reinterpret_cast<float*>(v)[1] = 7.0f;
+    else if (t == 0)
         reinterpret_cast<unsigned char*>(v)[5] = 7;
     if (sync)
         __syncthreads();
@@ -678,6 +690,22 @@ extern "C" __global__ void vector_shared_byte_race(const float4* in, float4* out
 extern "C" __global__ void vector_global_byte_race(const float4* in, float4* out)
 {
     byte_then_vector<false, true>(in, out);
+}
+extern "C" __global__ void vector_shared_word_ok(const float4* in, float4* out)
+{
+    byte_then_vector<true, false, true>(in, out);
+}
+extern "C" __global__ void vector_global_word_ok(const float4* in, float4* out)
+{
+    byte_then_vector<true, true, true>(in, out);
+}
+extern "C" __global__ void vector_shared_word_race(const float4* in, float4* out)
+{
+    byte_then_vector<false, false, true>(in, out);
+}
+extern "C" __global__ void vector_global_word_race(const float4* in, float4* out)
+{
+    byte_then_vector<false, true, true>(in, out);
 }
 
 // y. Two half-warps exchange through shared memory, each half synchronizing only itself (__syncwarp with its
