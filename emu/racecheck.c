@@ -163,7 +163,7 @@ static const char *const unordered = "no barrier, bar.warp.sync or mbarrier wait
 
 /* a's access of the memory cell s stands for, at `at`, against its shadow and recorded there; false after
  * reporting a race. */
-static inline bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
+static inline __attribute__((always_inline)) bool race_cell(const accessor *a, shadow_cell *s, uint64_t at)
 {
     if (s->flags & SHADOW_IN_FLIGHT)
         return race_report(a, at, "asynchronous copy", s->writer, s->write_at, "the copy is in flight, not yet waited for");
@@ -243,27 +243,38 @@ static bool race_cells(const accessor *a, shadow_map m, uint64_t from, uint64_t 
     return true;
 }
 
-/* Whether the k words from `word` on are whole (none split) and share one history: what race_cells would find
- * word by word, the common case of a vector access or a one-word one. */
+/* Whether the k whole words from `word` on share one history (race_cells's rule: then the first one's verdict
+ * and record are every one's). */
 static inline bool one_history(const shadow_cell *word, uint64_t k)
 {
-    for (uint64_t i = 0; i < k; i++)
-        if ((word[i].flags & SHADOW_SPLIT) || (i > 0 && !same_cell(&word[i], &word[0])))
+    for (uint64_t i = 1; i < k; i++)
+        if (!same_cell(&word[i], &word[0]))
             return false;
     return true;
 }
 
-/* race_bytes, inline where a warp's access calls it for every lane: up to four whole words with one history
- * (the most common access: one word, or a vector access's words that one thread wrote together) checked
- * once and copied, race_cells's verdict and records without its loop. */
+/* race_bytes, inline where a warp's access calls it for every lane: up to four whole words (the most common
+ * accesses: one word, or a vector of them) checked inline, once for all when they share one history (as the
+ * words one thread's vector store wrote do), else each (as those different threads wrote); race_cells for
+ * the rest (from a split word on, or bytes that are not whole words). */
 static inline bool race_span(const accessor *a, shadow_map m, uint64_t from, uint64_t n, uint64_t at)
 {
-    shadow_cell *word = &m.words[from / 4];
-    if ((from & 3) == 0 && (n & 3) == 0 && n >= 4 && n <= 16 && one_history(word, n / 4)) {
-        if (!race_cell(a, word, at))
-            return false;
-        for (uint64_t i = 1; i < n / 4; i++)
-            word[i] = word[0];
+    if ((from & 3) == 0 && (n & 3) == 0 && n <= 16) {
+        shadow_cell *word = &m.words[from / 4];
+        const uint64_t k = n / 4;
+        for (uint64_t i = 0; i < k; i++)
+            if (word[i].flags & SHADOW_SPLIT)
+                return race_cells(a, m, from, n, at);
+        if (one_history(word, k)) {
+            if (k > 0 && !race_cell(a, word, at))
+                return false;
+            for (uint64_t i = 1; i < k; i++)
+                word[i] = word[0];
+            return true;
+        }
+        for (uint64_t i = 0; i < k; i++)
+            if (!race_cell(a, &word[i], at + 4 * i))
+                return false;
         return true;
     }
     return race_cells(a, m, from, n, at);
