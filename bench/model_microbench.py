@@ -535,7 +535,7 @@ def rows(ptxrun):
                 continue
             lines.append((f"{name} issue rate, 32 warps of dependent chains", f"{modeled:.2f} warp instructions a clock",
                           f"{value:.2f} warp instructions a clock", f"this project, {gpu}", modeled / value,
-                          f"`{inputs}` = {figure(inputs)}"))
+                          f"`{inputs}` = {figure(inputs)}" + (" (ASSUME_SHUFFLE_QUEUE)" if name == "SHFL.BFLY" else "")))
         # latency hidden by warps: one block of 1 to 32 warps on one SM
         table_lines = (4 << 20) // 128
         table = run.array(np.repeat((np.arange(table_lines, dtype=np.uint32) + 97) % table_lines * 32, 32))

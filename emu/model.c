@@ -62,13 +62,20 @@ typedef struct model_gpu {
  * is the mirror image. */
 /* ASSUME_FP64_LATENCY: cycles from an fp64 FMA's issue to its result (no figure read). */
 enum { ASSUME_FP64_LATENCY = 8 };
-/* ASSUME_UNIT_LATENCIES: conversions (cvt) and shuffles run on the pipes their throughput names; their
- * latencies are taken as the special-function unit's (lat_mufu) and shared memory's (lat_smem). Two
- * conversions are not the special-function unit's, by Nsight Compute's pipe definitions ("Pipelines"): one
- * from f32 to f16 or bf16 (ptxas: F2FP) is the ALU's ("On NVIDIA Ampere architecture chips, the ALU pipeline
- * performs fast FP32-to-FP16 conversion"), at its integer add's rate and latency; one from f16 or bf16 to f32
- * (HADD2.F32) is fp16 arithmetic ("FMAHeavy performs ... FP16 arithmetic (HADD2, HMUL2, HFMA2)"), timed as
+/* ASSUME_UNIT_LATENCIES: conversions (cvt) and warp collectives (shuffles: through ASSUME_SHUFFLE_QUEUE) run on the
+ * pipes their throughput names; their latencies are taken as the special-function unit's (lat_mufu) and shared
+ * memory's (lat_smem). Two conversions are not the special-function unit's, by Nsight Compute's pipe definitions
+ * ("Pipelines"): one from f32 to f16 or bf16 (ptxas: F2FP) is the ALU's ("On NVIDIA Ampere architecture chips, the
+ * ALU pipeline performs fast FP32-to-FP16 conversion"), at its integer add's rate and latency; one from f16 or bf16
+ * to f32 (HADD2.F32) is fp16 arithmetic ("FMAHeavy performs ... FP16 arithmetic (HADD2, HMUL2, HFMA2)"), timed as
  * the model times fp16 arithmetic. */
+/* ASSUME_SHUFFLE_QUEUE: a shuffle goes to the L1TEX unit the SM's four sub-partitions share, as a shared
+ * memory access does (Nsight Compute, "Pipelines": the LSU "issues ... shuffles ... to the L1TEX unit"): a
+ * sub-partition hands it to the SM's queue in one cycle, and the queue passes a warp's shuffle every
+ * 32 / thr_shfl cycles (the Programming Guide's rate for the SM), in the order they came, behind the shared
+ * memory accesses queued before it; its result comes lat_smem after it leaves the queue. The cycle a
+ * sub-partition takes to hand it over, and the queue's order, are assumptions; that the queue is the SM's,
+ * not a sub-partition's, is the definition's. */
 /* ASSUME_MEMORY_QUEUE_CYCLES: cycles of work the memory data path may have queued before a sub-partition's
  * next memory instruction waits to issue (mio_throttle, lg_throttle; no figure read). */
 enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
@@ -239,7 +246,9 @@ static timing ptx_timing_of(const model_gpu *g, const insn *in)
                                                        ptx_type_bits((ptx_type)in->stype) == 64
                                                    ? g->thr_cvt64 : g->thr_cvt),
                         g->lat_mufu, DEP_MIO};
-    case OP_SHFL: case OP_VOTE: case OP_REDUX: case OP_MATCH:
+    case OP_SHFL: /* ASSUME_SHUFFLE_QUEUE: the SM's queue paces it (issue), not the sub-partition's pipe */
+        return (timing){PIPE_MIO, 1, g->lat_smem, DEP_MIO};
+    case OP_VOTE: case OP_REDUX: case OP_MATCH:
         return (timing){PIPE_MIO, interval_of(g, g->thr_shfl), g->lat_smem, DEP_MIO};
     case OP_BRA: case OP_BRX: case OP_CALL: case OP_RET: case OP_EXIT:
         return (timing){PIPE_BRANCH, 1, 0, DEP_FIXED};
@@ -690,7 +699,7 @@ static emu_stall blocked_by(sm_model *m, slot *s, unsigned wi, const insn *in, i
     if (m->pipe_free[sub][tm.pipe] > (double)m->now)
         return tm.pipe == PIPE_MIO ? STALL_MIO_THROTTLE : tm.pipe == PIPE_LSU ? STALL_LG_THROTTLE
                                                                                : STALL_MATH_PIPE_THROTTLE;
-    if (is_memory(in) && m->memory_free > (double)m->now + ASSUME_MEMORY_QUEUE_CYCLES)
+    if ((is_memory(in) || in->op == OP_SHFL) && m->memory_free > (double)m->now + ASSUME_MEMORY_QUEUE_CYCLES)
         return tm.pipe == PIPE_MIO ? STALL_MIO_THROTTLE : STALL_LG_THROTTLE;
     return STALL_SELECTED;
 }
@@ -767,6 +776,13 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
         groups_issue(&t->mmas, (uint64_t)ceil(m->pipe_free[sub][PIPE_TENSOR]));
         break;
     }
+    case OP_SHFL: /* through the SM's queue (ASSUME_SHUFFLE_QUEUE) */
+        if (n > 0) {
+            const double start = max_d((double)m->now, m->memory_free);
+            m->memory_free = start + n * 32.0 / g->thr_shfl;
+            done = m->memory_free - 32.0 / g->thr_shfl + g->lat_smem;
+        }
+        break;
     case OP_WGMMA_COMMIT:
         groups_commit(&t->mmas, m->now);
         break;

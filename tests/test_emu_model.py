@@ -320,6 +320,17 @@ def finish_clocks(n):
     return kernel("finish", ".param .u64 out", regs, "\n".join(body))
 
 
+def shuffle_ends(n):
+    """Every thread a dependent chain of n shuffles, then each warp's lane 0 stores %clock64 at its end."""
+    regs = "    .reg .b32 %r<6>;\n    .reg .b64 %rd<6>;\n    .reg .pred %p<2>;"
+    body = ["    mov.u32 %r1, %tid.x;"] + ["    shfl.sync.bfly.b32 %r1, %r1, 1, 31, -1;"] * n
+    body += ["    mov.u64 %rd1, %clock64;", "    mov.u32 %r2, %tid.x;", "    and.b32 %r3, %r2, 31;",
+             "    setp.ne.u32 %p1, %r3, 0;", "    shr.u32 %r4, %r2, 5;", "    ld.param.u64 %rd2, [out];",
+             "    mul.wide.u32 %rd3, %r4, 8;", "    add.s64 %rd4, %rd2, %rd3;", "@%p1 bra DONE;",
+             "    st.global.u64 [%rd4], %rd1;", "    st.global.u32 [%rd4+256], %r1;", "DONE:"]
+    return kernel("shuffles", ".param .u64 out", regs, "\n".join(body))
+
+
 def late_warp(n, late_threads=32):
     """The first late_threads threads (warp 0) run n dependent FMAs before the block's barrier; the other warps
     reach it at once."""
@@ -702,6 +713,21 @@ def main():
             raise Fail(f"warp 4 ended at cycle {ends[4]}, warp 0 at {ends[0]}: the younger warp must go first")
         return f"warp 4 ended at cycle {ends[4]}, warp 0 at {ends[0]}"
     R.case("h100: a sub-partition issues greedily, then from its youngest warp", youngest_first)
+
+    def shuffle_queue():
+        # 32 warps' chains of shuffles through the SM's one queue, one a clock in the order they came
+        # (ASSUME_SHUFFLE_QUEUE): every chain goes at the same pace, and the last warp ends with the first
+        ptx = write("shuffles.ptx", shuffle_ends(64))
+        out, path = R.out("u64", 64)
+        modeled("h100", ptx, "shuffles", 1, 1024, [out])
+        ends = [int(v) for v in np.load(path)[:32]]
+        rate = 32 * 64 / max(ends)
+        if max(ends) - min(ends) > 0.1 * max(ends) or not 0.9 < rate < 1.1:
+            raise Fail(f"32 warps' shuffle chains ended between cycles {min(ends)} and {max(ends)} ({rate:.2f} shuffles "
+                       "a clock): through one queue at one a clock, they must end together at about one a clock")
+        return f"32 warps' chains of 64 shuffles ended between cycles {min(ends)} and {max(ends)}: {rate:.2f} a clock"
+    R.case("h100: the sub-partitions' shuffles share the SM's queue, one a clock, in the order they came",
+           shuffle_queue)
 
     def deadlock():
         ptx = write("stuck.ptx", crossed_barriers())
