@@ -80,6 +80,7 @@ void block_start(block *b)
         unsigned first = i * LANES, n = b->n_threads - first < LANES ? b->n_threads - first : LANES;
         w->live = n == LANES ? FULL_MASK : (1u << n) - 1;
         w->waiting = 0;
+        w->skipped = 0;
         w->bar_id = NO_BARRIER;
         w->converged = true;
         w->wpc = 0;

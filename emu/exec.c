@@ -471,6 +471,7 @@ void run_warp(block *b, warp *w, uint64_t turn)
                 FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
+        exec &= ~w->skipped;
         if ((in->flags & F_ALIGNED) && options->strict_convergence && !synchronises_lanes(in) &&
             w->together[__builtin_ctz(active)] != w->live) {
             uint32_t with = w->together[__builtin_ctz(active)];

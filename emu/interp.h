@@ -123,6 +123,9 @@ typedef struct {
     uint32_t together[LANES];  /* the lanes each lane is converged with: split by a divergent branch, joined
                                   again only where the program synchronises them (see sync.c: reconverge) */
     uint32_t live;             /* lanes that exist and have not exited */
+    uint32_t skipped;          /* lanes that do not run the next instruction: the timing model runs a block that
+                                  ptxas predicated (if-converted) as predicated instructions, the lanes its
+                                  branch would take past it off (model.c, ASSUME_SASS_ORDER); else 0 */
     uint32_t waiting;          /* lanes stopped at a barrier, or at a bar.warp.sync (at_warp_sync) */
     uint32_t at_warp_sync;     /* lanes waiting at a bar.warp.sync for members still to come */
     uint32_t warp_sync_mask[LANES]; /* the member mask each of them gave */

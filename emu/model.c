@@ -167,14 +167,20 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * its users by stall counts). A line that sets one (a load, a conversion, a special function, a division's
  * reciprocal) keeps the model's ready time for its results as well. The yield flag is not modeled. */
 /* ASSUME_SASS_ORDER: a warp issues a basic block's instructions in the order ptxas put their lines in the
- * machine code (each line where its first machine instruction stands), as far as the block's own
+ * machine code (each line where its first machine instruction stands; a line ptxas made none of, folded into
+ * others, as early as its dependencies allow: it takes no issue cycle), as far as the block's own
  * dependencies allow: the registers one instruction writes and another reads or writes, and a load and a
  * store (any two addresses) keep their PTX order. A GPU issues the machine code in order; ptxas moves
  * independent instructions, hoisting the next step's loads among the arithmetic of this one (04b). Only
  * arithmetic, logic, conversions, moves and plain loads and stores move, between branches, branch targets,
  * and any other instruction (barriers, atomics, collectives, tensor-core and asynchronous instructions,
  * carry chains), and only in a converged warp; the interpreter runs them in that order too, which ptxas's
- * own reordering shows is the same computation. */
+ * own reordering shows is the same computation. A forward conditional branch of whose line ptxas made no
+ * branch (no BRA, nor any other jump, in the machine code: it if-converted the block the branch skips into
+ * predicated instructions) joins the blocks around it into one stretch, when what it skips is movable and
+ * nothing else jumps into it or to its target: the branch issues, noting the lanes it would take, and the
+ * instructions it skips issue after it, predicated off for those lanes (warp.skipped), as the machine code
+ * runs them; so a guarded load moves above the store of the load before it, as ptxas moved it (04b). */
 /* ASSUME_STEADY_WAVES: asked to model only the first waves of the SM's blocks (a launch's model_waves:
  * ptxrun --sample-waves), the model takes every wave after them to last as long as the mean of the modeled
  * waves after the first (the first starts with cold caches and its blocks in step), the tail wave as long
@@ -493,6 +499,8 @@ typedef struct {
     groups copies, mmas;        /* cp.async and wgmma groups */
     uint64_t access_done;       /* when its last access through the data path is done */
     uint32_t *runs;             /* per instruction of the kernel: the times the warp has issued it */
+    uint32_t *skips;            /* per if-converted branch (by its index): the lanes it skips, set when the warp
+                                   issues it in a stretch (ASSUME_SASS_ORDER) */
     int32_t position, end;      /* in a stretch it issues in machine-code order: where it is in the stretch's
                                    issue order, and the stretch's end (issue_order); else position -1 */
 } warp_time;
@@ -508,8 +516,9 @@ typedef struct { uint32_t mbar; uint64_t done; } bulk_copy_time;
 
 /* A kernel's stretches of instructions a warp issues out of PTX order (ASSUME_SASS_ORDER): for a stretch
  * [first, end) whose issue order is not the PTX's, end_of[first] = end and order[first .. end) its
- * instructions in the order they issue; end_of is -1 everywhere else. */
-typedef struct { int32_t *order, *end_of; } issue_order;
+ * instructions in the order they issue; end_of is -1 everywhere else. predicated_by[j]: the if-converted
+ * branch (its index) whose skipped instructions j is one of, run as predicated ones in a stretch; else -1. */
+typedef struct { int32_t *order, *end_of, *predicated_by; } issue_order;
 
 struct sm_model {
     const model_gpu *g;
@@ -743,9 +752,21 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     m->folded = b->k->has_sass && n == 0 && (in->op == OP_LD || in->op == OP_ST) && in->space != SPACE_PARAM &&
                 in->space != SPACE_CONST;
     m->machine_bytes = b->k->has_sass ? in->sass_bytes : 0;
+    const int32_t at = (int32_t)(in - b->k->code);
     if (t->position >= 0) /* out of PTX order: the interpreter runs the one the model issues */
-        w->wpc = (int32_t)(in - b->k->code);
-    run_warp(b, w, 1);
+        w->wpc = at;
+    if (t->position >= 0 && in->if_converted && m->order.predicated_by[at + 1] == at) {
+        /* a branch ptxas if-converted: not taken, but the lanes it would take past its skipped instructions
+         * are noted, and those run predicated, without them (ASSUME_SASS_ORDER) */
+        uint32_t taken = 0;
+        const uint32_t active = w->live & ~w->waiting;
+        FOR_LANES(active, l) taken |= (uint32_t)(w->r[in->guard][l] & 1) << l;
+        t->skips[at] = in->flags & F_GUARD_NEG ? active & ~taken : taken;
+    } else {
+        w->skipped = t->position >= 0 && m->order.predicated_by[at] >= 0 ? t->skips[m->order.predicated_by[at]] : 0;
+        run_warp(b, w, 1);
+        w->skipped = 0;
+    }
     if (t->position >= 0 && ++t->position < t->end)
         w->wpc = m->order.order[t->position];
     else if (t->position >= 0) /* the stretch done: on in PTX order after it */
@@ -902,29 +923,73 @@ static bool *block_starts(const ptx_kernel *k)
     return starts;
 }
 
-/* The kernel's issue order: its stretches of movable instructions within a basic block, each scheduled as a
- * list scheduler would, taking of the instructions whose dependencies have issued the one ptxas put first.
- * Without the machine code, PTX order everywhere. False when out of host memory. */
+/* The if-converted branches whose skipped instructions a stretch may run predicated: a forward branch ptxas
+ * made no branch of (insn.if_converted) over movable instructions that nothing else jumps into, to a target
+ * that no other branch jumps to. Marks predicated_by for the instructions each skips, and `joined` for the
+ * block starts a stretch may then run through (the skipped instructions' first, and the target). */
+static void find_if_converted(const ptx_kernel *k, const bool *starts, int32_t *predicated_by, bool *joined)
+{
+    int *jumps_to = calloc((size_t)k->n_code + 1, sizeof *jumps_to); /* the branches to each instruction */
+    for (int j = 0; j < k->n_code; j++)
+        predicated_by[j] = -1, joined[j] = false;
+    if (!jumps_to)
+        return; /* none found: PTX order across branches, as without them */
+    for (int j = 0; j < k->n_code; j++)
+        if (k->code[j].op == OP_BRA && k->code[j].target >= 0 && k->code[j].target < k->n_code)
+            jumps_to[k->code[j].target]++;
+    for (int j = 0; j < k->n_branch_targets; j++)
+        if (k->branch_targets[j] >= 0 && k->branch_targets[j] < k->n_code)
+            jumps_to[k->branch_targets[j]] += 2; /* an indirect branch's: never joined */
+    for (int j = 0; j < k->n_code; j++) {
+        const insn *bra = &k->code[j];
+        if (!bra->if_converted || bra->target >= k->n_code || jumps_to[bra->target] != 1)
+            continue;
+        bool straight = true;
+        for (int i = j + 1; i < bra->target && straight; i++)
+            straight = movable(&k->code[i]) && (i == j + 1 || !starts[i]);
+        if (!straight)
+            continue;
+        for (int i = j + 1; i < bra->target; i++)
+            predicated_by[i] = j;
+        joined[j + 1] = joined[bra->target] = true;
+    }
+    free(jumps_to);
+}
+
+/* The kernel's issue order: its stretches of movable instructions within a basic block, or across the blocks
+ * of if-converted branches (the branch in the stretch, the instructions it skips run predicated), each
+ * scheduled as a list scheduler would, taking of the instructions whose dependencies have issued the one
+ * ptxas put first. Without the machine code, PTX order everywhere. False when out of host memory. */
 static bool plan_issue_order(const ptx_kernel *k, issue_order *plan)
 {
     const size_t n = k->n_code ? (size_t)k->n_code : 1;
     plan->order = malloc(n * sizeof *plan->order);
     plan->end_of = malloc(n * sizeof *plan->end_of);
+    plan->predicated_by = malloc(n * sizeof *plan->predicated_by);
     int32_t *waiting_on = malloc(n * sizeof *waiting_on); /* its earlier dependencies not issued; -1: issued */
-    bool *starts = k->has_sass ? block_starts(k) : NULL;
-    if (!plan->order || !plan->end_of || !waiting_on || (k->has_sass && !starts)) {
-        free(waiting_on), free(starts);
+    bool *starts = k->has_sass ? block_starts(k) : NULL, *joined = malloc(n * sizeof *joined);
+    if (!plan->order || !plan->end_of || !plan->predicated_by || !waiting_on || !joined || (k->has_sass && !starts)) {
+        free(waiting_on), free(starts), free(joined);
         return false;
     }
     for (int j = 0; j < k->n_code; j++)
-        plan->order[j] = j, plan->end_of[j] = -1;
+        plan->order[j] = j, plan->end_of[j] = -1, plan->predicated_by[j] = -1;
+    if (k->has_sass)
+        find_if_converted(k, starts, plan->predicated_by, joined);
+    /* in a stretch: a movable instruction, or an if-converted branch whose skipped instructions run predicated */
+#define IN_STRETCH(j) (movable(&k->code[j]) || (k->code[j].if_converted && joined[(j) + 1] && \
+                                                plan->predicated_by[(j) + 1] == (j)))
+    /* b must issue after a: a dependency, or a is the branch whose skipped instructions b is one of */
+#define AFTER(a, b) (depends(k, &k->code[a], &k->code[b]) || plan->predicated_by[b] == (a))
     for (int first = 0, end; k->has_sass && first < k->n_code; first = end) {
-        for (end = first + 1; movable(&k->code[first]) && end < k->n_code && !starts[end] && movable(&k->code[end]);)
+        for (end = first + 1; IN_STRETCH(first) && end < k->n_code && (!starts[end] || joined[end]) && IN_STRETCH(end);)
             end++;
+        bool predicates = false; /* it runs skipped instructions predicated: never in PTX order, as branches */
         for (int j = first; j < end; j++) {
             waiting_on[j] = 0;
             for (int i = first; i < j; i++)
-                waiting_on[j] += depends(k, &k->code[i], &k->code[j]);
+                waiting_on[j] += AFTER(i, j);
+            predicates |= plan->predicated_by[j] >= 0;
         }
         for (int p = first; p < end; p++) {
             int next = -1;
@@ -933,14 +998,17 @@ static bool plan_issue_order(const ptx_kernel *k, issue_order *plan)
                     next = j;
             plan->order[p] = next, waiting_on[next] = -1;
             for (int j = next + 1; j < end; j++)
-                if (waiting_on[j] > 0 && depends(k, &k->code[next], &k->code[j]))
+                if (waiting_on[j] > 0 && AFTER(next, j))
                     waiting_on[j]--;
-            if (next != p)
+            if (next != p || predicates)
                 plan->end_of[first] = end;
         }
     }
+#undef IN_STRETCH
+#undef AFTER
     free(waiting_on);
     free(starts);
+    free(joined);
     return true;
 }
 
@@ -1052,7 +1120,7 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
         resident = (unsigned)mine;
     sm_model m = {.g = g};
     if (!plan_issue_order(k, &m.order)) {
-        free(m.order.order), free(m.order.end_of);
+        free(m.order.order), free(m.order.end_of), free(m.order.predicated_by);
         snprintf(err, err_len, "kernel %s: out of host memory to model it", k->name);
         return EMU_ERR_LAUNCH;
     }
@@ -1079,7 +1147,8 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
             slots[i].time[w].ready = malloc((size_t)(k->n_slots ? k->n_slots : 1) * sizeof(uint64_t));
             slots[i].time[w].dep = malloc(k->n_slots ? (size_t)k->n_slots : 1);
             slots[i].time[w].runs = malloc((size_t)(k->n_code ? k->n_code : 1) * sizeof(uint32_t));
-            ok = slots[i].time[w].ready && slots[i].time[w].dep && slots[i].time[w].runs;
+            slots[i].time[w].skips = malloc((size_t)(k->n_code ? k->n_code : 1) * sizeof(uint32_t));
+            ok = slots[i].time[w].ready && slots[i].time[w].dep && slots[i].time[w].runs && slots[i].time[w].skips;
         }
     }
     emu_status status = EMU_OK;
@@ -1230,13 +1299,15 @@ emu_status model_run_sm(const model_gpu *g, const emu_launch_desc *L, uint64_t s
             modeled->modeled_stalls[i] += stalls[i];
     }
     for (unsigned i = 0; slots && i < resident; i++) {
-        for (unsigned w = 0; slots[i].time && w < warps; w++)
+        for (unsigned w = 0; slots[i].time && w < warps; w++) {
             free(slots[i].time[w].ready), free(slots[i].time[w].dep), free(slots[i].time[w].runs);
+            free(slots[i].time[w].skips);
+        }
         free(slots[i].time);
         block_release(&slots[i].b);
     }
     free(slots);
-    free(m.order.order), free(m.order.end_of);
+    free(m.order.order), free(m.order.end_of), free(m.order.predicated_by);
     l1_free(&m.l1);
     free(m.asked_l2.keys);
     free(m.bulk);
@@ -1412,6 +1483,8 @@ typedef struct {
     uint8_t stall; /* the cycles its warp waits before it issues its next instruction (ASSUME_STALL_COUNTS) */
     bool counter;  /* it sets a dependence counter that its result's users wait on (ASSUME_STALL_COUNTS) */
     bool imad;     /* an IMAD, IMUL or IDP: the FMA pipe's integer work (ASSUME_IMAD_PIPE) */
+    bool control;  /* a branch, jump, call, return or exit (ASSUME_SASS_ORDER: a PTX branch ptxas made none of,
+                      it if-converted) */
 } sass_insn;
 
 /* An instruction's control information, which ptxas sets, in the high 64 bits of its 128-bit word (Jia et al.,
@@ -1449,6 +1522,18 @@ static bool is_imad(const char *p)
     p = opcode_of(p, &name);
     return (name == 4 && (strncmp(p, "IMAD", 4) == 0 || strncmp(p, "IMUL", 4) == 0)) ||
            (name == 3 && strncmp(p, "IDP", 3) == 0);
+}
+
+/* Whether the instruction after its address takes the warp elsewhere: a branch, jump, call, return or exit. */
+static bool is_control(const char *p)
+{
+    static const char *const opcodes[] = {"BRA", "BRX", "JMP", "JMX", "CALL", "RET", "EXIT"};
+    size_t name;
+    p = opcode_of(p, &name);
+    for (size_t i = 0; i < sizeof opcodes / sizeof *opcodes; i++)
+        if (strlen(opcodes[i]) == name && strncmp(p, opcodes[i], name) == 0)
+            return true;
+    return false;
 }
 
 /* The bytes per thread a load or store of shared, global or local memory moves, from its opcode and its size
@@ -1569,7 +1654,7 @@ static sass_insn *read_sass(FILE *f, int *n)
         }
         if (ok)
             code[(*n)++] = (sass_insn){.line = current, .target = -1, .bytes = access_bytes(p), .stall = 1,
-                                       .imad = is_imad(p)};
+                                       .imad = is_imad(p), .control = is_control(p)};
         high_half_next = ok;
     }
     for (int i = 0; ok && i < n_branches; i++)
@@ -1588,7 +1673,7 @@ static sass_insn *read_sass(FILE *f, int *n)
  * counter (ASSUME_STALL_COUNTS), the bytes a thread of the widest that loads or stores moves
  * (ASSUME_SASS_ACCESS_WIDTH) and where the first stands in the machine code (ASSUME_SASS_ORDER). */
 typedef struct {
-    uint32_t count, imads, stalls, counters, first;
+    uint32_t count, imads, stalls, counters, first, controls;
     uint8_t widest;
 } sass_line;
 
@@ -1624,6 +1709,7 @@ static bool count_sass_lines(FILE *f, sass_line *lines, int n_lines)
             l->imads += code[i].imad;
             l->stalls += code[i].stall;
             l->counters += code[i].counter;
+            l->controls += code[i].control;
             if (code[i].bytes > l->widest)
                 l->widest = code[i].bytes;
         }
@@ -1711,7 +1797,9 @@ static void set_machine_instructions(ptx_kernel *k, const sass_line *lines, int 
             k->code[j].sass_bytes = l ? l->widest : 0;
             k->code[j].sass_on_fma = l && 2 * l->imads > l->count;
             k->code[j].sass_fixed = l && l->count && !l->counters;
-            k->code[j].sass_order = l && l->count ? l->first : j > first ? k->code[j - 1].sass_order : 0;
+            k->code[j].sass_order = l && l->count ? l->first : 0; /* none: as early as its dependencies allow */
+            k->code[j].if_converted = k->code[j].op == OP_BRA && k->code[j].guard >= 0 && k->code[j].target > j + 1 &&
+                                      !(l && l->controls);
         }
     }
     k->has_sass = true;

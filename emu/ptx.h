@@ -133,6 +133,8 @@ typedef struct {
                               the FMA pipe, not the integer ALU (model.c) */
     uint8_t sass_fixed;    /* none of those machine instructions sets a dependence counter: their results are
                               waited for by the stall counts alone (model.c) */
+    uint8_t if_converted;  /* a forward conditional bra of whose line ptxas made no branch: it predicated the
+                              instructions the bra skips instead (model.c) */
     uint8_t counter_class; /* the counters' class (emu_class: class_of, interp.h), set when its kernel is loaded */
     uint16_t sass_stalls;  /* the cycles the stall counts of those machine instructions hold a warp for, in all
                               the copies of its block (model.c; read with sass) */
@@ -148,7 +150,8 @@ typedef struct {
     int32_t ptx_line;      /* where the instruction stands in the PTX text */
     int32_t src_file, src_line; /* the CUDA source line it came from (.loc), 0 if unknown */
     uint32_t sass_order;   /* where ptxas put its line: the index of the line's first machine instruction in the
-                              machine code, or its PTX predecessor's where ptxas made none of it (model.c) */
+                              machine code, or 0 where ptxas made none of it (folded into others, it takes no
+                              issue cycle and goes as early as what it depends on allows; model.c) */
 } insn;
 
 /* A variable in a state space the kernel uses (a shared array, the local depot, a module global). */

@@ -331,6 +331,24 @@ def shuffle_ends(n):
     return kernel("shuffles", ".param .u64 out", regs, "\n".join(body))
 
 
+def guarded_loads(n, negated=False):
+    """Each thread n loads, each guarded by a bounds test as a tile's loads are (x = tid < limit ? load : 0), and
+    each value stored to shared memory after it: in PTX, every load in a block of its own that a branch skips
+    (`@p bra` past it, or with `negated` `@!p bra`). The loads read lines 4 KiB apart; each thread stores the
+    value of its first to out[tid]."""
+    regs = "    .reg .f32 %f<40>;\n    .reg .u32 %r<8>;\n    .reg .b64 %rd<6>;\n    .reg .pred %p<40>;"
+    body = ["    .shared .align 4 .f32 stage[4096];", "    ld.param.u64 %rd1, [in];", "    ld.param.u32 %r7, [limit];",
+            "    mov.u32 %r1, %tid.x;", "    mov.u32 %r2, stage;", "    shl.b32 %r3, %r1, 2;", "    add.u32 %r4, %r2, %r3;",
+            "    mul.wide.u32 %rd2, %r1, 4;", "    add.s64 %rd3, %rd1, %rd2;"]
+    for i in range(n):
+        test, guard = ("lt", "@!") if negated else ("ge", "@")
+        body += [f"    mov.f32 %f{i}, 0f00000000;", f"    setp.{test}.u32 %p{i}, %r1, %r7;", f"{guard}%p{i} bra SKIP{i};",
+                 f"    ld.global.f32 %f{i}, [%rd3+{4096 * i}];", f"SKIP{i}:", f"    st.shared.f32 [%r4+{128 * i}], %f{i};"]
+    body += ["    bar.sync 0;", "    ld.shared.f32 %f39, [%r4];", "    ld.param.u64 %rd4, [out];",
+             "    add.s64 %rd5, %rd4, %rd2;", "    st.global.f32 [%rd5], %f39;"]
+    return kernel("guarded", ".param .u64 in, .param .u32 limit, .param .u64 out", regs, "\n".join(body))
+
+
 def late_warp(n, late_threads=32):
     """The first late_threads threads (warp 0) run n dependent FMAs before the block's barrier; the other warps
     reach it at once."""
@@ -713,6 +731,34 @@ def main():
             raise Fail(f"warp 4 ended at cycle {ends[4]}, warp 0 at {ends[0]}: the younger warp must go first")
         return f"warp 4 ended at cycle {ends[4]}, warp 0 at {ends[0]}"
     R.case("h100: a sub-partition issues greedily, then from its youngest warp", youngest_first)
+
+    def if_converted():
+        # ptxas predicates the loads the PTX branches around (no BRA of their branches' lines in the machine
+        # code) and issues them together, before the stores of their values: the model runs them so
+        # (ASSUME_SASS_ORDER), and each load after the first adds a few cycles, not a load's latency
+        table = np.zeros(8 * 1024 + 32, dtype=np.float32)
+        args = lambda: [R.inp(table), "u32:1073741824", R.out("f32", 32)[0]]  # noqa: E731
+        step = per_step("h100", guarded_loads, 1, 8, args_of=args, env={})
+        alone = per_step("h100", guarded_loads, 1, 8, args_of=args)
+        latency = float(figure("h100", "lat_l2_hit_cycles"))
+        if step > latency / 4 or alone < latency:
+            raise Fail(f"a guarded load and its store cost {step:.1f} cycles a step from the machine code, {alone:.1f} "
+                       f"from the PTX alone: ptxas's predicated loads overlap (want under {latency / 4:.0f}), the "
+                       f"PTX's branched ones wait a load each (want over {latency:.0f})")
+        # predicated, the lanes the branch takes past a load do not load: threads 16-31 store 0
+        for negated in (False, True):
+            ptx = write(f"guarded_{negated}.ptx", guarded_loads(8, negated))
+            out, path = R.out("f32", 32)
+            modeled("h100", ptx, "guarded", 1, 32, [R.inp(np.arange(1, table.size + 1, dtype=np.float32)), "u32:16",
+                                                     out], env={})
+            got, want = np.load(path), np.where(np.arange(32) < 16, np.arange(1, 33), 0).astype(np.float32)
+            if not np.array_equal(got, want):
+                raise Fail(f"{'@!p' if negated else '@p'} bra, threads 16-31 past their loads: stored {got.tolist()}, "
+                           f"want {want.tolist()}")
+        return (f"{step:.1f} cycles a guarded load from the machine code, {alone:.1f} from the PTX alone; the lanes "
+                "the branch takes past the loads (@p and @!p) do not load")
+    R.case("h100: loads ptxas if-converted issue together, predicated, where the PTX branches around each",
+           if_converted)
 
     def shuffle_queue():
         # 32 warps' chains of shuffles through the SM's one queue, one a clock in the order they came
