@@ -331,6 +331,9 @@ bool race_access(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr
 bool race_warp_access(block *b, warp *w, const insn *in, uint32_t lanes, const uint64_t *address, uint64_t base,
                       uint64_t size, bool write);
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size);
+/* race_async_issue for the lanes in `lanes`, each of `size` bytes at the shared offset offset[l], in lane order:
+ * the accessor worked out once for the warp */
+bool race_warp_async_issue(block *b, warp *w, const insn *in, uint32_t lanes, const uint64_t *offset, uint64_t size);
 /* a cp.async lands at its thread's wait: that thread's write, now */
 void race_async_land(block *b, const warp *w, uint32_t lane, uint64_t addr, uint64_t size, int32_t issued_at);
 /* an asynchronous read (wgmma's operands, a bulk copy to global memory) from its issue to its wait: of the

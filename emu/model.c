@@ -170,7 +170,7 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * machine code (each line where its first machine instruction stands; a line ptxas made none of, folded into
  * others, as early as its dependencies allow: it takes no issue cycle), as far as the block's own
  * dependencies allow: the registers one instruction writes and another reads or writes, and a load and a
- * store (any two addresses) keep their PTX order. A GPU issues the machine code in order; ptxas moves
+ * store that may touch the same bytes (may_overlap) keep their PTX order. A GPU issues the machine code in order; ptxas moves
  * independent instructions, hoisting the next step's loads among the arithmetic of this one (04b). Only
  * arithmetic, logic, conversions, moves and plain loads and stores move, between branches, branch targets,
  * and any other instruction (barriers, atomics, collectives, tensor-core and asynchronous instructions,

@@ -306,12 +306,31 @@ bool race_warp_access(block *b, warp *w, const insn *in, uint32_t lanes, const u
     return true;
 }
 
+/* Bytes [addr, addr + size) in flight: an asynchronous copy's, written at some moment before its wait. */
+static inline void mark_in_flight(shadow_map m, uint64_t addr, uint64_t size)
+{
+    for (uint64_t at = addr, next; at < addr + size; at = next)
+        shadow_unit(m, at, addr + size, &next)->flags = SHADOW_IN_FLIGHT;
+}
+
 bool race_async_issue(block *b, warp *w, const insn *in, uint32_t lane, uint64_t addr, uint64_t size)
 {
     if (!race_access(b, w, in, lane, addr, size, true, false))
         return false;
-    for (uint64_t at = addr, next; at < addr + size; at = next)
-        shadow_unit(shared_shadow(b), at, addr + size, &next)->flags = SHADOW_IN_FLIGHT;
+    mark_in_flight(shared_shadow(b), addr, size);
+    return true;
+}
+
+bool race_warp_async_issue(block *b, warp *w, const insn *in, uint32_t lanes, const uint64_t *offset, uint64_t size)
+{
+    accessor a = accessor_of(b, w, in, "shared", true, false);
+    const shadow_map m = shared_shadow(b);
+    FOR_LANES(lanes, l) {
+        accessor_lane(&a, l);
+        if (!race_span(&a, m, offset[l], size, offset[l]))
+            return false;
+        mark_in_flight(m, offset[l], size);
+    }
     return true;
 }
 

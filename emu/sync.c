@@ -105,8 +105,8 @@ step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
                                           WARP_DEVICE);
     if (at_once) {
         uint8_t *at[LANES];
-        if (b->racecheck)
-            FOR_LANES(m, l) if (!race_async_issue(b, w, in, l, destinations[l], in->size)) return STEP_FAULT;
+        if (b->racecheck && !race_warp_async_issue(b, w, in, m, destinations, in->size))
+            return STEP_FAULT;
         if (readers && !warp_access(b, w, in, SPACE_GLOBAL, readers, sources, in->size, ACCESS_READ, at))
             return STEP_FAULT;
     }
