@@ -166,21 +166,21 @@ enum { ASSUME_MEMORY_QUEUE_CYCLES = 32 };
  * has it at once, and the GPU file's latency for it goes unused (an HMMA on sm_90 sets none: ptxas spaces
  * its users by stall counts). A line that sets one (a load, a conversion, a special function, a division's
  * reciprocal) keeps the model's ready time for its results as well. The yield flag is not modeled. */
-/* ASSUME_SASS_ORDER: a warp issues a basic block's instructions in the order ptxas put their lines in the
- * machine code (each line where its first machine instruction stands; a line ptxas made none of, folded into
- * others, as early as its dependencies allow: it takes no issue cycle), as far as the block's own
- * dependencies allow: the registers one instruction writes and another reads or writes, and a load and a
- * store that may touch the same bytes (may_overlap) keep their PTX order. A GPU issues the machine code in order; ptxas moves
- * independent instructions, hoisting the next step's loads among the arithmetic of this one (04b). Only
- * arithmetic, logic, conversions, moves and plain loads and stores move, between branches, branch targets,
- * and any other instruction (barriers, atomics, collectives, tensor-core and asynchronous instructions,
- * carry chains), and only in a converged warp; the interpreter runs them in that order too, which ptxas's
- * own reordering shows is the same computation. A forward conditional branch of whose line ptxas made no
- * branch (no BRA, nor any other jump, in the machine code: it if-converted the block the branch skips into
- * predicated instructions) joins the blocks around it into one stretch, when what it skips is movable and
- * nothing else jumps into it or to its target: the branch issues, noting the lanes it would take, and the
- * instructions it skips issue after it, predicated off for those lanes (warp.skipped), as the machine code
- * runs them; so a guarded load moves above the store of the load before it, as ptxas moved it (04b). */
+/* ASSUME_SASS_ORDER: a warp issues a basic block's instructions in the order ptxas put their lines in the machine
+ * code (each line where its first machine instruction stands; a line ptxas made none of, folded into others, as
+ * early as its dependencies allow: it takes no issue cycle), as far as the block's own dependencies allow: the
+ * registers one instruction writes and another reads or writes, and a load and a store that may touch the same
+ * bytes (may_overlap) keep their PTX order. A GPU issues the machine code in order; ptxas moves independent
+ * instructions, hoisting the next step's loads among the arithmetic of this one (04b). Only arithmetic, logic,
+ * conversions, moves and plain loads and stores move, between branches, branch targets, and any other instruction
+ * (barriers, atomics, collectives, tensor-core and asynchronous instructions, carry chains), and only in a
+ * converged warp; the interpreter runs them in that order too, which ptxas's own reordering shows is the same
+ * computation. A forward conditional branch of whose line ptxas made no branch (no BRA, nor any other jump, in the
+ * machine code: it if-converted the block the branch skips into predicated instructions) joins the blocks around it
+ * into one stretch, when what it skips is movable and nothing else jumps into it or to its target: the branch
+ * issues, noting the lanes it would take, and the instructions it skips issue after it, predicated off for those
+ * lanes (warp.skipped), as the machine code runs them; so a guarded load moves above the store of the load before
+ * it, as ptxas moved it (04b). */
 /* ASSUME_STEADY_WAVES: asked to model only the first waves of the SM's blocks (a launch's model_waves:
  * ptxrun --sample-waves), the model takes every wave after them to last as long as the mean of the modeled
  * waves after the first (the first starts with cold caches and its blocks in step), the tail wave as long
@@ -520,6 +520,13 @@ typedef struct { uint32_t mbar; uint64_t done; } bulk_copy_time;
  * branch (its index) whose skipped instructions j is one of, run as predicated ones in a stretch; else -1. */
 typedef struct { int32_t *order, *end_of, *predicated_by; } issue_order;
 
+/* Whether instruction j is an if-converted branch whose skipped instructions a stretch runs predicated (its
+ * fall-through instruction, within the kernel since the branch jumps past it, is predicated by it). */
+static bool predicates_skipped(const ptx_kernel *k, const issue_order *plan, int32_t j)
+{
+    return k->code[j].if_converted && plan->predicated_by[j + 1] == j;
+}
+
 struct sm_model {
     const model_gpu *g;
     uint64_t now;
@@ -755,7 +762,7 @@ static void issue(sm_model *m, slot *s, unsigned wi, const insn *in, int sub)
     const int32_t at = (int32_t)(in - b->k->code);
     if (t->position >= 0) /* out of PTX order: the interpreter runs the one the model issues */
         w->wpc = at;
-    if (t->position >= 0 && in->if_converted && m->order.predicated_by[at + 1] == at) {
+    if (t->position >= 0 && predicates_skipped(b->k, &m->order, at)) {
         /* a branch ptxas if-converted: not taken, but the lanes it would take past its skipped instructions
          * are noted, and those run predicated, without them (ASSUME_SASS_ORDER) */
         uint32_t taken = 0;
@@ -977,8 +984,7 @@ static bool plan_issue_order(const ptx_kernel *k, issue_order *plan)
     if (k->has_sass)
         find_if_converted(k, starts, plan->predicated_by, joined);
     /* in a stretch: a movable instruction, or an if-converted branch whose skipped instructions run predicated */
-#define IN_STRETCH(j) (movable(&k->code[j]) || (k->code[j].if_converted && joined[(j) + 1] && \
-                                                plan->predicated_by[(j) + 1] == (j)))
+#define IN_STRETCH(j) (movable(&k->code[j]) || predicates_skipped(k, plan, j))
     /* b must issue after a: a dependency, or a is the branch whose skipped instructions b is one of */
 #define AFTER(a, b) (depends(k, &k->code[a], &k->code[b]) || plan->predicated_by[b] == (a))
     for (int first = 0, end; k->has_sass && first < k->n_code; first = end) {
