@@ -22,7 +22,8 @@
  *    it never writes; keeping a shadow for each of their bytes would cost a table entry per byte read,
  *    for races that need a write. A write racing with such a read goes unreported.
  *  - the global side of a bulk copy (TMA), which the async proxy reads at its landing;
- *  - between blocks, the allocations a launch writes after its first 64 (within a block they are checked);
+ *  - between blocks, the allocations a launch writes after its first 64 (within a block they are checked),
+ *    and a word whose bytes blocks touch apart when the host has no memory left to record them apart;
  *  - the blocks the timing model runs (--model: launch.c runs them apart from the grid).
  */
 #include <inttypes.h>
@@ -112,26 +113,37 @@ static global_slot *granule_of(struct global_shadow *t, uint64_t addr, int32_t a
 
 enum { WRITER, READER, WRITTEN_ALLOCATIONS = 64 };
 
-/* One byte of the launch: a block that wrote it and one that read it (their linear ids + 1; 0: none), the
- * thread and instruction of that access, and whether it was strong. */
+/* What the launch knows of some bytes: a block that wrote them and one that read them (their linear ids + 1;
+ * 0: none), the thread and instruction of that access, and whether it was strong. */
 typedef struct {
     uint32_t block[2];
     int32_t at[2];
     uint16_t thread[2];
     bool strong[2];
-} launch_byte;
+} launch_access;
+
+/* A word of an allocation the launch wrote: one record for its four bytes while every block touches it
+ * whole, as most do; once a block touches one byte of it alone, a record per byte (`split`: their index + 1
+ * in the launch's list of split words). A record a word, not a byte, keeps the table a quarter the size: a
+ * launch touches each of its output's pages once, and the pages, not the records, cost the time. */
+typedef struct {
+    launch_access whole;
+    uint32_t split;
+} launch_word;
 
 struct launch_race {
     pthread_mutex_t lock;     /* merging blocks, from the host threads that ran them */
     atomic_bool synchronized; /* the launch synchronized through global memory: its blocks are not checked */
-    /* the allocations the launch has written, in the order it first wrote them: a launch_byte for each of
-     * their bytes (calloc's pages: only the bytes blocks touch take memory) */
+    /* the allocations the launch has written, in the order it first wrote them: a launch_word for each of
+     * their words (calloc's pages: only the words blocks touch take memory) */
     struct {
         _Atomic uint64_t base;
         uint64_t size;
-        launch_byte *bytes;
+        launch_word *words;
     } written[WRITTEN_ALLOCATIONS];
     atomic_int n_written;
+    launch_access (*split)[4]; /* the split words' bytes */
+    uint32_t n_split, split_capacity;
     bool found;               /* a race between blocks, described in `first` */
     char first[1024];
 };
@@ -149,9 +161,17 @@ void launch_race_free(launch_race *lr)
     if (!lr)
         return;
     for (int i = 0; i < atomic_load(&lr->n_written); i++)
-        free(lr->written[i].bytes);
+        free(lr->written[i].words);
+    free(lr->split);
     pthread_mutex_destroy(&lr->lock);
     free(lr);
+}
+
+/* The launch's word of an allocation at `base` that holds the byte at addr: words are the aligned ones, as the
+ * block's shadow has them, so an allocation at an unaligned base (a module variable) shares its first one. */
+static uint64_t word_of(uint64_t base, uint64_t addr)
+{
+    return addr / 4 - base / 4;
 }
 
 /* The allocation's index in the launch's list of written ones, or -1. */
@@ -173,7 +193,7 @@ static int32_t note_written(launch_race *lr, const emu_alloc *a)
     pthread_mutex_lock(&lr->lock);
     i = written_index(lr, a->base);
     const int n = atomic_load_explicit(&lr->n_written, memory_order_relaxed);
-    if (i < 0 && n < WRITTEN_ALLOCATIONS && (lr->written[n].bytes = calloc(a->size, sizeof(launch_byte)))) {
+    if (i < 0 && n < WRITTEN_ALLOCATIONS && (lr->written[n].words = calloc(word_of(a->base, a->base + a->size - 1) + 1, sizeof(launch_word)))) {
         lr->written[n].size = a->size;
         atomic_store_explicit(&lr->written[n].base, a->base, memory_order_relaxed);
         atomic_store_explicit(&lr->n_written, n + 1, memory_order_release);
@@ -259,7 +279,7 @@ static void describe_access(const block *b, uint64_t block_id, unsigned thread, 
 
 /* The first race between blocks, kept for the launch's end, as one error line. */
 static void keep_race(launch_race *lr, const block *b, uint32_t me, uint64_t addr, int mine, unsigned my_thread,
-                      int32_t my_at, const launch_byte *other, int theirs)
+                      int32_t my_at, const launch_access *other, int theirs)
 {
     if (lr->found)
         return;
@@ -274,8 +294,41 @@ static void keep_race(launch_race *lr, const block *b, uint32_t me, uint64_t add
              theirs == WRITER ? "write" : "read", other_side);
 }
 
-/* The `count` bytes from addr that block `me` touched and that share the shadow s (a whole word's, or one
- * byte's), against the launch's record of each, then recorded there. */
+/* One access of block `me` to the bytes of record e, from addr: against the launch's record, then recorded
+ * there. */
+static void merge_access(launch_race *lr, const block *b, uint32_t me, launch_access *e, uint64_t addr, int mine,
+                         unsigned thread, int32_t at, bool strong)
+{
+    for (int theirs = WRITER; theirs <= READER; theirs++)
+        if (e->block[theirs] && e->block[theirs] != me && (mine == WRITER || theirs == WRITER) &&
+            !(strong && e->strong[theirs]))
+            keep_race(lr, b, me, addr, mine, thread, at, e, theirs);
+    /* keep a plain access over a strong one: it is the one that races with a later strong access */
+    if (!e->block[mine] || e->strong[mine])
+        e->block[mine] = me, e->thread[mine] = (uint16_t)thread, e->at[mine] = at, e->strong[mine] = strong;
+}
+
+/* The word's four byte records, made from its whole one the first time a block touches a byte of it alone
+ * (NULL: out of host memory). */
+static launch_access *split_word(launch_race *lr, launch_word *word)
+{
+    if (!word->split) {
+        if (lr->n_split == lr->split_capacity) {
+            const uint32_t capacity = lr->split_capacity ? 2 * lr->split_capacity : 64;
+            launch_access(*more)[4] = realloc(lr->split, capacity * sizeof *more);
+            if (!more)
+                return NULL;
+            lr->split = more, lr->split_capacity = capacity;
+        }
+        for (int byte = 0; byte < 4; byte++)
+            lr->split[lr->n_split][byte] = word->whole;
+        word->split = ++lr->n_split;
+    }
+    return lr->split[word->split - 1];
+}
+
+/* The `count` bytes from addr (a whole word, or one byte) that block `me` touched and that share the shadow
+ * s, against the launch's record of them, then recorded there. */
 static void merge_bytes(launch_race *lr, const block *b, uint32_t me, const shadow_cell *s, int32_t allocation,
                         uint64_t addr, int count)
 {
@@ -286,16 +339,16 @@ static void merge_bytes(launch_race *lr, const block *b, uint32_t me, const shad
     const bool strong = mine == WRITER ? s->flags & SHADOW_STRONG_WRITE : s->flags & SHADOW_STRONG_READ;
     const unsigned thread = mine == WRITER ? s->writer : s->reader;
     const int32_t at = mine == WRITER ? s->write_at : s->read_at;
-    launch_byte *e = &lr->written[allocation].bytes[addr - lr->written[allocation].base];
-    for (int i = 0; i < count; i++, e++) {
-        for (int theirs = WRITER; theirs <= READER; theirs++)
-            if (e->block[theirs] && e->block[theirs] != me && (mine == WRITER || theirs == WRITER) &&
-                !(strong && e->strong[theirs]))
-                keep_race(lr, b, me, addr + (uint64_t)i, mine, thread, at, e, theirs);
-        /* keep a plain access over a strong one: it is the one that races with a later strong access */
-        if (!e->block[mine] || e->strong[mine])
-            e->block[mine] = me, e->thread[mine] = (uint16_t)thread, e->at[mine] = at, e->strong[mine] = strong;
+    launch_word *word = &lr->written[allocation].words[word_of(lr->written[allocation].base, addr)];
+    if (count == 4 && !word->split) {
+        merge_access(lr, b, me, &word->whole, addr, mine, thread, at, strong);
+        return;
     }
+    launch_access *bytes = split_word(lr, word);
+    if (!bytes)
+        return; /* out of host memory: see "What it does not see" above */
+    for (int i = 0; i < count; i++)
+        merge_access(lr, b, me, &bytes[addr % 4 + i], addr + i, mine, thread, at, strong);
 }
 
 void race_global_end_block(block *b)

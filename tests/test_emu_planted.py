@@ -320,6 +320,9 @@ def main():
     r.expect_error("u.two_blocks byte_of_other_block", "two_blocks_byte_of_other", (2,), (64,), [x[:64]],
                    [("f32", 64)], "two blocks of one launch",
                    line=(bug_line["blocks_overlap"], bug_line["byte_of_other_block"]))
+    r.expect_correct("u.halves ok", "halves_ok", (2,), (64,), [x[:64]], [("f32", 64)], x[:64].copy())
+    r.expect_error("u.halves word_over_halves", "halves_word_over_halves", (2,), (64,), [x[:64]], [("f32", 64)],
+                   "two blocks of one launch", line=bug_line["word_over_halves"])
     zeros, ticket = np.zeros(4, dtype=np.float32), np.zeros(1, dtype=np.uint32)
     want = np.array([x.sum(dtype=np.float32)], dtype=np.float32)
     r.expect_correct("v.last_block ok", "last_block_ok", (4,), (64,), [x, zeros, ticket], [("f32", 1)], want)

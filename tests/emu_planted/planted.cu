@@ -573,6 +573,26 @@ extern "C" __global__ void two_blocks_byte_of_other(const float* in, float* out)
     copy_by_two_blocks<true, true>(in, out);
 }
 
+// u'. Two blocks copy in[0..63] to out[0..63] a 16-bit half at a time, block b the halves 2i + b: they share
+//    every word and no byte (the launch keeps a record per word until blocks touch its bytes apart).
+//    word_over_halves: block 1 also stores element 0 whole, block 0's half with its own (the same values,
+//    so the answer is right): a race inside a word whose halves two blocks had stored apart.
+template <bool whole>
+__device__ void halves_by_two_blocks(const float* in, float* out)
+{
+    unsigned i = threadIdx.x;
+    const unsigned short* from = reinterpret_cast<const unsigned short*>(in);
+    reinterpret_cast<unsigned short*>(out)[2 * i + blockIdx.x] = from[2 * i + blockIdx.x];
+    if (whole && blockIdx.x == 1 && i == 0)
+        out[0] = in[0]; // BUG: word_over_halves -- block 0 stored the low half of this word
+}
+
+extern "C" __global__ void halves_ok(const float* in, float* out) { halves_by_two_blocks<false>(in, out); }
+extern "C" __global__ void halves_word_over_halves(const float* in, float* out)
+{
+    halves_by_two_blocks<true>(in, out);
+}
+
 // v. The last block sums the blocks' partial sums: each block's thread 0 stores its block's sum to
 //    partial[b], fences (__threadfence) and takes a ticket; the block that takes the last ticket reads every
 //    partial and stores the total. The fence and the ticket order each partial before the last block's
