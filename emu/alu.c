@@ -839,18 +839,30 @@ step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
 /* mov: a copy, or a pack or unpack of parts, low to high. A .b128 value is two 64-bit slots, its low half
  * first (parse.c, register_slot): a copy moves each slot, and part i of bits bits lies in slot
  * i * bits / 64 at bit i * bits % 64. */
+/* mov's copy and selp's choice, every lane computed in a vector loop (VECTOR_COPIES, interp.h) and written
+ * only for `lanes`: a destination may be a source. */
+VECTOR_COPIES
+static void copy_lanes(uint64_t *d, const uint64_t *a, uint64_t mask, uint32_t lanes)
+{
+    for (int l = 0; l < LANES; l++)
+        d[l] = (lanes & lane_bit[l]) ? a[l] & mask : d[l];
+}
+
+VECTOR_COPIES
+static void select_lanes(uint64_t *d, const uint64_t *x, const uint64_t *y, const uint64_t *p, uint32_t lanes)
+{
+    for (int l = 0; l < LANES; l++)
+        d[l] = (lanes & lane_bit[l]) ? ((p[l] & 1) ? x[l] : y[l]) : d[l];
+}
+
 step exec_mov(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
     const int whole = ptx_type_bits((ptx_type)in->type);
     if (in->n_dst == in->n_src) { /* one slot, or a .b128's two (from or to two .b64 parts alike) */
         const uint64_t mask = width_mask(whole / in->n_dst);
-        for (int i = 0; i < in->n_dst; i++) {
-            const uint64_t *a = S(i);
-            uint64_t *d = D(i);
-            for (int l = 0; l < LANES; l++) /* every lane, in a vector loop: a destination may be the source */
-                d[l] = (m & lane_bit[l]) ? a[l] & mask : d[l];
-        }
+        for (int i = 0; i < in->n_dst; i++)
+            copy_lanes(D(i), S(i), mask, m);
         return STEP_NEXT;
     }
     const bool unpack = in->n_dst > in->n_src;
@@ -967,10 +979,7 @@ step exec_select(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const 
                         uint32_t m)
 {
     if (in->op == OP_SELP) {
-        const uint64_t *x = S(0), *y = S(1), *p = S(2);
-        uint64_t *d = D(0);
-        for (int l = 0; l < LANES; l++) /* as mov above */
-            d[l] = (m & lane_bit[l]) ? ((p[l] & 1) ? x[l] : y[l]) : d[l];
+        select_lanes(D(0), S(0), S(1), S(2), m);
         return STEP_NEXT;
     }
     FOR_LANES(m, l) {
@@ -993,6 +1002,9 @@ step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     } else if (in->type == T_F16 && in->stype == T_F32 && in->rounding == RND_RN &&
                !(in->flags & (F_SAT | F_FTZ | F_RELU))) {
         FOR_LANES(m, l) D(0)[l] = emu_f32_to_f16(f32_of(S(0)[l])); /* as convert(), without the double */
+    } else if (in->type == T_F16X2 && in->stype == T_F32 && in->rounding == RND_RN &&
+               !(in->flags & (F_SAT | F_FTZ | F_RELU))) { /* a pair, "a goes to the upper half": as convert() */
+        FOR_LANES(m, l) D(0)[l] = (uint64_t)emu_f32_to_f16(f32_of(S(0)[l])) << 16 | emu_f32_to_f16(f32_of(S(1)[l]));
     } else {
         FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
     }
