@@ -189,6 +189,35 @@ class Runner:
         return f"out:{os.path.join(self.work, str(self.n))}.npy:{dtype}:{count}"
 
 
+def index_chase(steps):
+    """The GH200 measurement's chase (markdewing/AI_kernels, latency/cuda/latency.cu): one thread follows `steps`
+    links of a table of 32-bit indexes, `idx = a[idx]`, and the loop's clocks over its loads are a link's. A link
+    is the load and the index's address arithmetic before the next one: a mul.wide and an add as PTX writes them
+    (ptxas makes one IMAD.WIDE of the two)."""
+    regs = "    .reg .b64 %rd<8>;\n    .reg .u32 %r<4>;\n    .reg .pred %p<2>;"
+    body = ["    ld.param.u64 %rd1, [table];", "    mov.u32 %r2, 0;", "    mov.u32 %r1, 0;",
+            f"    setp.ge.u32 %p1, %r1, {steps};", "@%p1 bra DONE;", "LINK:",
+            "    mul.wide.u32 %rd2, %r2, 4;", "    add.s64 %rd3, %rd1, %rd2;", "    ld.global.u32 %r2, [%rd3];",
+            "    add.u32 %r1, %r1, 1;", f"    setp.lt.u32 %p1, %r1, {steps};", "@%p1 bra LINK;", "DONE:",
+            "    ld.param.u64 %rd4, [out];", "    st.global.u32 [%rd4], %r2;"]
+    return kernel("index_chase", ".param .u64 table, .param .u64 out", regs, "\n".join(body))
+
+
+def index_latency(run, table_bytes, passes):
+    """Clocks per link of index_chase through a table of table_bytes whose links visit its 128-byte lines once
+    each, in a shuffled order (as the GH200 measurement shuffles them), over the last of `passes` walks: nothing
+    taken off, as that measurement takes nothing off."""
+    lines = table_bytes // 128
+    order = np.concatenate(([0], 1 + np.random.default_rng(0).permutation(lines - 1)))  # from index 0, as it starts
+    table = np.zeros(table_bytes // 4, dtype=np.uint32)
+    table[order * 32] = np.roll(order, -1) * 32  # line order[i] leads to line order[i + 1], the last back to 0
+    indexes = run.array(table)
+
+    def cycles(steps):
+        return run.cycles(index_chase(steps), "index_chase", 1, [indexes, run.out("u32")])
+    return (cycles(lines * passes) - cycles(lines * (passes - 1))) / lines
+
+
 def latency(run, space, table_bytes, passes):
     """Cycles per link of a chase whose links go `stride` bytes on through a table of table_bytes, measured
     over the last of `passes` walks (the first brings the table in), less the add between two loads."""
@@ -386,15 +415,20 @@ def rows(ptxrun):
         big = 4 << 20        # far more than the L1, far less than the L2
         lines = []
         dram_chase = latency(run, "global", big, 1)
-        for what, modeled, input_key in (
-                ("L1 hit latency, pointer chase", latency(run, "global", l1_bytes, 2), "lat_l1_hit_cycles"),
-                ("L2 hit latency, pointer chase", latency(run, "global", big, 2), "lat_l2_hit_cycles"),
-                ("global memory latency, pointer chase", dram_chase, "lat_dram_cycles"),
-                ("shared memory load latency", latency(run, "shared", 4096, 1), "lat_smem_load_cycles")):
-            for who in ("Luo", "markdewing") if "pointer chase" in what else ("Luo",):
-                m = published(GH200_NAMES.get(what, what) if who != "Luo" else what, who)
-                lines.append((what, f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m),
-                              modeled / m["value"], f"`{input_key}` = {figure(input_key)}"))
+        for what, modeled, input_key, table_bytes, passes in (
+                ("L1 hit latency, pointer chase", latency(run, "global", l1_bytes, 2), "lat_l1_hit_cycles", l1_bytes, 2),
+                ("L2 hit latency, pointer chase", latency(run, "global", big, 2), "lat_l2_hit_cycles", big, 2),
+                ("global memory latency, pointer chase", dram_chase, "lat_dram_cycles", big, 1),
+                ("shared memory load latency", latency(run, "shared", 4096, 1), "lat_smem_load_cycles", 0, 0)):
+            m = published(what)
+            lines.append((what, f"{modeled:.1f} clocks", f"{m['value']} {m['unit']}", by(m), modeled / m["value"],
+                          f"`{input_key}` = {figure(input_key)}"))
+            if "pointer chase" in what:  # the GH200's links, its address arithmetic in them, by its own chase
+                m = published(GH200_NAMES.get(what, what), "markdewing")
+                link = index_latency(run, table_bytes, passes)
+                lines.append((what, f"{link:.1f} clocks a link", f"{m['value']} {m['unit']} a link", by(m),
+                              link / m["value"], f"`{input_key}` = {figure(input_key)}, "
+                              f"`lat_int_cycles` = {figure('lat_int_cycles')} (twice: the index's mul.wide and add)"))
             here, link, gpu = measured_here(what)
             if taken_from_here(input_key, what):  # the model's input is this very measurement: no check
                 same_as_here(input_key, here)
