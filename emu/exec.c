@@ -295,6 +295,15 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
 /* ---------------------------------------------------------------------------------------------- */
 /* The scheduler: which lanes of a warp run, and the loop that runs them                          */
 
+/* The lanes of `active` whose predicate holds (bit 0 of its slot), every lane tested in a vector loop. */
+static uint32_t lanes_where(const uint64_t *predicate, uint32_t active)
+{
+    uint32_t on = 0;
+    for (uint32_t l = 0; l < LANES; l++)
+        on |= -(uint32_t)(predicate[l] & 1) & lane_bit[l];
+    return on & active;
+}
+
 /* Lanes `lanes` of a diverged warp go to `to`, the others stay where they are. */
 static void move_lanes(warp *w, uint32_t lanes, int32_t to)
 {
@@ -313,6 +322,7 @@ static void step_lanes(warp *w, uint32_t lanes)
 /* Lanes of a diverged warp run lowest pc first; returns the group and its pc (false: none can run), and
  * into *behind (when not NULL) the lowest pc of the other ready lanes where the group is the lowest-pc one,
  * INT32_MIN where another order chose it. */
+VECTOR_COPIES
 bool warp_next_group(block *b, const warp *w, uint32_t *group, int32_t *pc, int32_t *behind)
 {
     uint32_t ready = w->live & ~w->waiting;
@@ -433,7 +443,10 @@ void run_warp(block *b, warp *w, uint64_t turn)
         budget = 1 + (b->rng >> 33) % 64;
     }
     uint64_t count = 0;
+    /* read once, as locals: nothing the loop stores can change them, which the compiler cannot know */
     const uint64_t livelock_after = options->livelock_after;
+    const bool interleave = options->interleave, strict_convergence = options->strict_convergence;
+    const int n_clock_slots = b->n_clock_slots;
     /* A diverged warp's lowest-pc group that ran a straight-line instruction is the lowest group again, and
      * alone, while its next pc stays below `behind`, every other ready lane's pc, and those lanes stay as
      * they were (`ready`): it runs on without a search through every lane's pc (warp_next_group). */
@@ -462,17 +475,11 @@ void run_warp(block *b, warp *w, uint64_t turn)
         const insn *in = &k->code[pc];
         uint32_t exec = active;
         if (in->guard >= 0) {
-            uint32_t on = 0;
-            const uint64_t *p = w->r[in->guard];
-            if (active == FULL_MASK) /* a loop the compiler vectorizes */
-                for (uint32_t l = 0; l < LANES; l++)
-                    on |= -(uint32_t)(p[l] & 1) & lane_bit[l];
-            else
-                FOR_LANES(active, l) on |= (uint32_t)(p[l] & 1) << l;
+            const uint32_t on = lanes_where(w->r[in->guard], active);
             exec = (in->flags & F_GUARD_NEG) ? active & ~on : on;
         }
         exec &= ~w->skipped;
-        if ((in->flags & F_ALIGNED) && options->strict_convergence && !synchronises_lanes(in) &&
+        if ((in->flags & F_ALIGNED) && strict_convergence && !synchronises_lanes(in) &&
             w->together[__builtin_ctz(active)] != w->live) {
             uint32_t with = w->together[__builtin_ctz(active)];
             fault(b, in, (int)__builtin_ctz(active), w, EMU_ERR_INVALID,
@@ -484,12 +491,14 @@ void run_warp(block *b, warp *w, uint64_t turn)
         }
         count += active == FULL_MASK ? LANES : lane_count(active);
         b->c.warp_instructions++;
-        const uint64_t clock = b->clock ? *b->clock : b->c.warp_instructions;
-        for (int c = 0; c < b->n_clock_slots; c++)
-            FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = clock;
+        if (n_clock_slots) { /* the kernel reads %clock: its value as this instruction issues */
+            const uint64_t clock = b->clock ? *b->clock : b->c.warp_instructions;
+            for (int c = 0; c < n_clock_slots; c++)
+                FOR_LANES(active, l) w->r[b->clock_slots[c]][l] = clock;
+        }
         b->c.by_class[in->counter_class]++;
         w->last_pc = pc;
-        if (w->n_copies && options->interleave && one_in(b, 32))
+        if (interleave && w->n_copies && one_in(b, 32))
             land_one_early(b, w);
         if (w->n_wgmma && !is_wgmma(in) && !wgmma_registers_free(b, w, in))
             break;

@@ -156,15 +156,21 @@ step exec_cp_async(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
  * (interp.h, inline: the scheduler asks it of every instruction). */
 
 /* The lanes in `lanes` are converged from now on (a union of whole groups: see synchronises_lanes). */
+VECTOR_COPIES
 void reconverge(warp *w, uint32_t lanes)
 {
-    FOR_LANES(w->live, l) w->together[l] = (lanes >> l & 1) ? lanes : w->together[l] & ~lanes;
+    for (uint32_t l = 0; l < LANES; l++) /* every lane in a vector loop, written only for the live ones */
+        w->together[l] = !(w->live & lane_bit[l]) ? w->together[l]
+                         : (lanes & lane_bit[l])  ? lanes
+                                                  : w->together[l] & ~lanes;
 }
 
 /* A branch that `taken` of the `active` lanes take and the others do not: each side goes on alone. */
+VECTOR_COPIES
 void diverge(warp *w, uint32_t active, uint32_t taken)
 {
-    FOR_LANES(active, l) w->together[l] &= (taken >> l & 1) ? taken : active & ~taken;
+    for (uint32_t l = 0; l < LANES; l++) /* as reconverge: written only for the active lanes */
+        w->together[l] &= !(active & lane_bit[l]) ? ~0u : (taken & lane_bit[l]) ? taken : active & ~taken;
 }
 
 static int live_warps(const block *b)
