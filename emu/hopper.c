@@ -799,9 +799,9 @@ static bool wgmma_warpgroup_issue(block *b, warp *w, const insn *in, const wgmma
     struct wgmma_log *log = &b->wgmma_logs[group];
     const uint32_t k = w->wgmma_issued++;
     if (k < log->n) {
-        char first[256];
-        describe_line(b, log->in[k], first, sizeof first);
         if (log->in[k] != in) {
+            char first[256];
+            describe_line(b, log->in[k], first, sizeof first);
             fault(b, in, 0, w, EMU_ERR_INVALID, "warp %u of warpgroup %u issues this as its wgmma.mma_async number %u; "
                   "another warp of the warpgroup issued the one at %s (\"wgmma.mma_async\": .aligned, every thread of "
                   "the warpgroup must execute the same one)", w->index % 4, group, k + 1, first);
