@@ -139,8 +139,8 @@ typedef struct {
 
 /* A word of an allocation the launch wrote: one record for its four bytes while every block touches it
  * whole, as most do; once a block touches one byte of it alone, a record per byte (`split`: their index + 1
- * in the launch's list of split words). A record a word, not a byte, keeps the table a quarter the size: a
- * launch touches each of its output's pages once, and the pages, not the records, cost the time. */
+ * in the launch's list of split words). A record a word, not a byte, keeps the table about a quarter the
+ * size: a launch touches each of its output's pages once, and the pages, not the records, cost the time. */
 typedef struct {
     launch_access whole;
     uint32_t split;
@@ -208,7 +208,8 @@ static int32_t note_written(launch_race *lr, const emu_alloc *a)
     pthread_mutex_lock(&lr->lock);
     i = written_index(lr, a->base);
     const int n = atomic_load_explicit(&lr->n_written, memory_order_relaxed);
-    if (i < 0 && n < WRITTEN_ALLOCATIONS && (lr->written[n].words = calloc(word_of(a->base, a->base + a->size - 1) + 1, sizeof(launch_word)))) {
+    const uint64_t words = word_of(a->base, a->base + a->size - 1) + 1;
+    if (i < 0 && n < WRITTEN_ALLOCATIONS && (lr->written[n].words = calloc(words, sizeof(launch_word)))) {
         lr->written[n].size = a->size;
         atomic_store_explicit(&lr->written[n].base, a->base, memory_order_relaxed);
         atomic_store_explicit(&lr->n_written, n + 1, memory_order_release);
