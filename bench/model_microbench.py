@@ -359,6 +359,31 @@ def bank_conflicts(ways, loads):
     return kernel("conflicts", ".param .u64 out", regs, "\n".join(body))
 
 
+def grouped_loads(group, loads):
+    """throughput.cu's strided_loads with its lanes in groups of `group` on one word each, the groups' words 128
+    bytes apart: each warp loads its words `loads` times, 8 at a time into 8 registers folded into one after
+    them, after one load that brings their lines into the L1."""
+    regs = "    .reg .b32 %v<8>;\n    .reg .u32 %r<6>;\n    .reg .b64 %rd<7>;"
+    body = ["    mov.u32 %r1, %tid.x;", "    and.b32 %r2, %r1, 31;", f"    div.u32 %r3, %r2, {group};",
+            "    ld.param.u64 %rd1, [table];", "    mul.wide.u32 %rd2, %r3, 128;", "    add.s64 %rd3, %rd1, %rd2;",
+            "    ld.global.b32 %r4, [%rd3];"]
+    for _ in range(loads // 8):  # as the CUDA: 8 loads, then the 8 folded into one value
+        body += [f"    ld.global.b32 %v{i}, [%rd3];" for i in range(8)]
+        body += [f"    xor.b32 %r4, %r4, %v{i};" for i in range(8)]
+    body += ["    ld.param.u64 %rd4, [out];", "    mul.wide.u32 %rd5, %r1, 4;", "    add.s64 %rd6, %rd4, %rd5;",
+             "    st.global.b32 [%rd6], %r4;"]
+    return kernel("grouped_loads", ".param .u64 table, .param .u64 out", regs, "\n".join(body))
+
+
+def grouped_loads_clocks(run, lines):
+    """Clocks per warp load of the SM, 4 warps each loading the words of `lines` lines, 32 / lines lanes on
+    each, 1024 times less 256 times (as throughput.cu measures it)."""
+    table = run.array(np.zeros(1024, dtype=np.uint32))
+    cycles = [run.cycles(grouped_loads(32 // lines, loads), "grouped_loads", 128, [table, run.out("u32", 128)])
+              for loads in (256, 1024)]
+    return (cycles[1] - cycles[0]) / (4 * 768)
+
+
 def fma_chains(steps):
     """Each thread one chain of `steps` dependent FMAs (throughput.cu's chain<Ffma>), its result stored to its own
     word: launched with 1 to 32 warps, how many it takes to hide the FMA's latency."""
@@ -591,6 +616,14 @@ def rows(ptxrun):
             lines.append((what, f"{modeled:.4f} warp loads a clock", f"{value:.4f} warp loads a clock",
                           f"this project, {gpu}", modeled / value,
                           f"`lat_l2_hit_cycles` = {figure('lat_l2_hit_cycles')}"))
+        for n in (1, 2, 4, 8, 16):  # the L1's tag stage where few lines serve many lanes (once measured)
+            what = f"L1-hit warp loads, 32 lanes on {n} line{'s' if n > 1 else ''}"
+            here = throughput_here(what, required=False)
+            if here:
+                modeled = grouped_loads_clocks(run, n)
+                lines.append((what, f"{modeled:.2f} clocks a warp load of the SM",
+                              f"{here[0]:.2f} clocks a warp load of the SM", f"this project, {here[2]}",
+                              modeled / here[0], "one cycle a line (ASSUME_L1_LINE_PER_CYCLE)"))
         for ways in (1, 2, 4, 8, 16, 32):  # one warp and four, 16 and 48 loads each
             for warps, suffix, label in ((1, "", "one warp"), (4, ", 4 warps", "4 warps, a load of the SM")):
                 cycles = [run.cycles(bank_conflicts(ways, loads), "conflicts", 32 * warps, [run.out("u32", 32 * warps)])
@@ -610,6 +643,10 @@ def not_yet_measured():
     if not measured_here(WRITTEN_CHASE, required=False):
         missing.append("the chase through a table a kernel has just written (`bench/validation/latency.cu`), which "
                        "the model takes from DRAM (ASSUME_FIRST_REQUEST)")
+    if not throughput_here("L1-hit warp loads, 32 lanes on 1 line", required=False):
+        missing.append("warp loads whose 32 lanes share 1 to 16 lines, one word a line (`bench/validation/"
+                       "throughput.cu`), which would test ASSUME_L1_LINE_PER_CYCLE where a depthwise kernel's filter "
+                       "loads (09a: 4 lines a warp load) lean on it")
     if not throughput_here("wgmma m64n8k16 f32 accumulate throughput, RS, zero data", required=False):
         missing.append("`wgmma` with A in registers (`bench/validation/throughput.cu`), which would test "
                        "ASSUME_WGMMA_OPERANDS apart from the rows it was written after")

@@ -47,6 +47,9 @@
  *   L1-hit warp loads, lanes S bytes apart (S = 4 to 64 KiB): 4 warps on one SM loading 32 words the lanes hold
  *     S bytes apart, already in the L1, 8 in flight per warp; clocks per warp load: what the L1's tag stage
  *     takes for a request of 1 to 32 lines and how lines far apart share its sets;
+ *   L1-hit warp loads, 32 lanes on L lines (L = 1 to 16): the same, the lanes in L groups, each group's lanes
+ *     loading one word, the groups' words 128 bytes apart (a depthwise kernel's filter taps, read by the lanes of
+ *     a few channels); whether the tag stage takes a cycle for each line however few lanes ask for it;
  *   fma.rn.f32, add.s32, mad.lo.s32, ex2.approx.f32, fma.rn.f16x2, fma.rn.f64, cvt.rn.f16.f32, shfl.sync.bfly
  *     latency: one thread (a warp for the shuffle) running a chain of dependent instructions in inline PTX on
  *     values passed at run time, 256 then 1024 of them; clocks per instruction. What ptxas makes of each is at its
@@ -544,15 +547,15 @@ __global__ void line_chase(const unsigned *table, int n, long long *clocks, unsi
 
 /* ---- The L1's tag stage ----------------------------------------------------------------------------------- */
 
-/* Each of a block's 4 warps loads, n times, the 32 words its lanes hold `stride` words apart (one 128-byte line
- * when the lanes are 4 bytes apart, 32 lines from 128 bytes up), after one untimed load that brings them into the
- * L1: every timed load an L1 hit, 8 in flight per warp. The index adds (i + j) & mask, with mask 0 at run time:
- * the compilers can neither see that the loads read one address (ptxas would keep one of them) nor hoist them
- * out of the loop. */
-__global__ void strided_loads(const unsigned *table, unsigned stride, unsigned mask, int n, long long *clocks,
-                              unsigned *sink)
+/* Each of a block's 4 warps loads, n times, the words its lanes hold `stride` words apart, `group` lanes on each
+ * word (one 128-byte line when the lanes are 4 bytes apart, 32 lines from 128 bytes up, 32 / group lines of
+ * group lanes each), after one untimed load that brings them into the L1: every timed load an L1 hit, 8 in
+ * flight per warp. The index adds (i + j) & mask, with mask 0 at run time: the compilers can neither see that
+ * the loads read one address (ptxas would keep one of them) nor hoist them out of the loop. */
+__global__ void strided_loads(const unsigned *table, unsigned stride, unsigned group, unsigned mask, int n,
+                              long long *clocks, unsigned *sink)
 {
-    const unsigned word = threadIdx.x % 32 * stride;
+    const unsigned word = threadIdx.x % 32 / group * stride;
     unsigned acc = table[word];
     const long long start = block_clock();
     for (int i = 0; i < n; i += 8) {
@@ -853,9 +856,16 @@ int main(int argc, char **argv)
     CUDA_CHECK(cudaMemset(strided_table, 0, (size_t)32 << 16));
     for (unsigned bytes = 4; bytes <= (1u << 16); bytes *= 2) {
         const Timing t = difference(
-            [=](int n) { strided_loads<<<1, 128>>>(strided_table, bytes / 4, 0, n, clocks, sink); }, 256, 1024, 1);
+            [=](int n) { strided_loads<<<1, 128>>>(strided_table, bytes / 4, 1, 0, n, clocks, sink); }, 256, 1024, 1);
         char quantity[96];
         snprintf(quantity, sizeof quantity, "L1-hit warp loads, lanes %u bytes apart", bytes);
+        row(quantity, t.clocks / (4.0 * (1024 - 256)), "clocks per warp load (4 warps)");
+    }
+    for (unsigned lines = 1; lines <= 16; lines *= 2) { /* 32 / lines lanes on each line's one word */
+        const Timing t = difference(
+            [=](int n) { strided_loads<<<1, 128>>>(strided_table, 32, 32 / lines, 0, n, clocks, sink); }, 256, 1024, 1);
+        char quantity[96];
+        snprintf(quantity, sizeof quantity, "L1-hit warp loads, 32 lanes on %u line%s", lines, lines > 1 ? "s" : "");
         row(quantity, t.clocks / (4.0 * (1024 - 256)), "clocks per warp load (4 warps)");
     }
     CUDA_CHECK(cudaFree(strided_table));
