@@ -8,7 +8,8 @@
 # and prints the ratio: how a change to the emulator is measured (build the old commit in a worktree:
 # `git worktree add /tmp/old COMMIT && cd /tmp/old && meson setup build && ninja -C build conv emu/libcudaemu.so`).
 # Each figure is the median of --runs runs (default 3), on one host thread unless EMU_THREADS says
-# otherwise. The batch sizes keep each run a few seconds long, so start-up does not count.
+# otherwise. A run's figure is its launch's own rate (EMU_STATS), so start-up does not count; a launch lasts
+# from a fraction of a second to a few seconds.
 # A busy or shared machine's speed varies by several percent from run to run, more than a small change
 # to the emulator gains; --host-instructions counts instead what does not vary: the host instructions
 # each thread-instruction of the launch took (valgrind's callgrind, the launch alone, one run of each
