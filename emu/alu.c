@@ -836,9 +836,6 @@ step exec_carry(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const i
     return STEP_NEXT;
 }
 
-/* mov: a copy, or a pack or unpack of parts, low to high. A .b128 value is two 64-bit slots, its low half
- * first (parse.c, register_slot): a copy moves each slot, and part i of bits bits lies in slot
- * i * bits / 64 at bit i * bits % 64. */
 /* mov's copy and selp's choice, every lane computed in a vector loop (VECTOR_COPIES, interp.h) and written
  * only for `lanes`: a destination may be a source. */
 VECTOR_COPIES
@@ -855,6 +852,9 @@ static void select_lanes(uint64_t *d, const uint64_t *x, const uint64_t *y, cons
         d[l] = (lanes & lane_bit[l]) ? ((p[l] & 1) ? x[l] : y[l]) : d[l];
 }
 
+/* mov: a copy, or a pack or unpack of parts, low to high. A .b128 value is two 64-bit slots, its low half
+ * first (parse.c, register_slot): a copy moves each slot, and part i of bits bits lies in slot
+ * i * bits / 64 at bit i * bits % 64. */
 step exec_mov(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
