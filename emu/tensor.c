@@ -31,42 +31,41 @@ static inline int frag_c_col(int lane, int i) { return 2 * (lane & 3) + (i & 1);
 
 typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row of B or D: 8 doubles */
 
-/* D = A * B + C, four rows of D at a time (four independent sums in flight), each element summed in k
- * order; K a constant where it is called, so the compiler unrolls the sums and keeps them in registers. */
-static inline __attribute__((always_inline)) void mma_rows(int K, const float A[16][16], const row8 Bd[16],
-                                                           const float C[16][8], float Dm[16][8])
+/* D += A * B for one m16n8kK tile, D holding C on entry: four rows of D at a time (four independent sums in
+ * flight), each element summed in k order; K a constant where it is called, so the compiler unrolls the sums
+ * and keeps them in registers. Each product of two 16-bit floats is exact in binary64, and so, to far below
+ * an fp32 ulp, is their sum with C; the caller rounds the result once to fp32. The ISA does not say how a
+ * tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is the exact answer,
+ * not a model of one GPU's arithmetic. Fusing a product into its sum changes nothing (the product is exact),
+ * so the compiler may (FUSED_PRODUCTS where it is inlined). */
+static inline __attribute__((always_inline)) void mma_rows(int K, const double A[16][16], const row8 B[16], row8 D[16])
 {
     for (int i = 0; i < 16; i += 4) {
-        row8 acc[4];
-        for (int row = 0; row < 4; row++)
-            for (int j = 0; j < 8; j++)
-                acc[row][j] = C[i + row][j];
+        row8 acc[4] = {D[i], D[i + 1], D[i + 2], D[i + 3]};
         for (int k = 0; k < K; k++)
             for (int row = 0; row < 4; row++)
-                acc[row] += (double)A[i + row][k] * Bd[k];
+                acc[row] += A[i + row][k] * B[k];
         for (int row = 0; row < 4; row++)
-            for (int j = 0; j < 8; j++)
-                Dm[i + row][j] = (float)acc[row][j];
+            D[i + row] = acc[row];
     }
 }
 
-/* D = A * B + C for one m16n8kK tile (K = 16 or 8). Each product of two 16-bit floats is exact in binary64, and so,
- * to far below an fp32 ulp, is their sum with C; the result is rounded once to fp32. The ISA does not
- * say how a tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is
- * the exact answer, not a model of one GPU's arithmetic. The hottest loop of a tensor-core kernel's
- * emulation, in vector copies (interp.h); fusing a product into its sum changes nothing (the product is
- * exact), so the compiler may. */
+/* D = A * B + C for wmma's two m16n8k16 tiles, from matrices of floats. In vector copies (interp.h). */
 SUM_COPIES FUSED_PRODUCTS
-static void mma_m16n8(int K, const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
+static void mma_m16n8k16(const float A[16][16], const float B[16][8], const float C[16][8], float Dm[16][8])
 {
-    row8 Bd[16]; /* B in binary64 once, not once per row of A */
-    for (int k = 0; k < K; k++)
+    double Ad[16][16];
+    row8 Bd[16], D[16];
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 16; j++)
+            Ad[i][j] = A[i][j];
+    for (int i = 0; i < 16; i++)
         for (int j = 0; j < 8; j++)
-            Bd[k][j] = B[k][j];
-    if (K == 16)
-        mma_rows(16, A, Bd, C, Dm);
-    else
-        mma_rows(8, A, Bd, C, Dm);
+            Bd[i][j] = B[i][j], D[i][j] = C[i][j];
+    mma_rows(16, Ad, Bd, D);
+    for (int i = 0; i < 16; i++)
+        for (int j = 0; j < 8; j++)
+            Dm[i][j] = (float)D[i][j];
 }
 
 /* mma, ldmatrix and wmma are .sync.aligned, the whole warp's: "UB if any thread in the warp has exited" or
@@ -81,50 +80,130 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
     return false;
 }
 
-/* A .f16x2/.bf16x2 fragment register read across the warp, as its 64 elements in lane order (lane L's bits
- * 15:0 at 2L, bits 31:16 at 2L + 1): its 8x8 block in row order, row g from lanes 4g to 4g + 3 (interp.h). */
-static inline __attribute__((always_inline)) void fragment_elements(const uint64_t *reg, int h, float out[64])
+/* Rows of a fragment's 8x8 block as vectors. Four lanes' 64-bit register slots read as a u32x8 hold each
+ * lane's low 32 bits at the even places (the host is little-endian, as the GPU). */
+typedef float f32x8 __attribute__((vector_size(8 * sizeof(float))));
+typedef uint32_t u32x8 __attribute__((vector_size(8 * sizeof(uint32_t))));
+typedef uint32_t u32x4 __attribute__((vector_size(4 * sizeof(uint32_t))));
+
+/* Row g of a fragment register's 8x8 block of 16-bit elements (lanes 4g to 4g + 3: the low 32 bits of
+ * their slots), into out[0..7]. */
+static inline __attribute__((always_inline)) void fragment_row(const uint64_t *reg, int g, uint16_t out[8])
 {
-    uint32_t words[LANES]; /* each lane's low 32 bits, which hold its two elements */
-    for (int lane = 0; lane < LANES; lane++)
-        words[lane] = (uint32_t)reg[lane];
-    uint16_t halves[2 * LANES]; /* the host is little-endian, as the GPU: bits 15:0 first */
-    memcpy(halves, words, sizeof halves);
-    if (h == T_F16)
-        emu_f16_to_f32_n(halves, out, 2 * LANES);
-    else
-        for (int i = 0; i < 2 * LANES; i++)
-            out[i] = f32_of((uint64_t)halves[i] << 16); /* bf16: the top half of a binary32 */
+    u32x8 slots;
+    memcpy(&slots, &reg[4 * g], sizeof slots);
+    const u32x4 low = __builtin_shufflevector(slots, slots, 0, 2, 4, 6);
+    memcpy(out, &low, sizeof low);
 }
 
-/* mma.m16n8kK's A, B and C, every lane's registers, into their matrices a block at a time (interp.h: every
- * fragment register is an 8x8 block in lane order; B's is a block of its transpose): A's register j is
- * the block at rows 8(j % 2), columns 8(j / 2); B's register j the block at rows 8j; C's f16 register j
- * (f32 registers 2j and 2j + 1) the block at rows 8j. */
-static inline __attribute__((always_inline)) void mma_gather(int K, int h, bool c_f32, const uint64_t (*r)[LANES],
-                                                             const int32_t *a_regs, const int32_t *b_regs,
-                                                             const int32_t *c_regs, float A[16][16], float B[16][8],
-                                                             float C[16][8])
+/* An 8x8 block's transpose, its rows as vectors: three rounds of shuffles, each pairing the vectors of the
+ * round before (the usual AVX transpose; a compiler makes each shuffle one instruction). */
+static inline __attribute__((always_inline)) void transpose8(const f32x8 in[8], f32x8 out[8])
 {
-    float block[64];
-    for (int j = 0; j < K / 4; j++) {
-        fragment_elements(r[a_regs[j]], h, block);
-        for (int g = 0; g < 8; g++)
-            memcpy(&A[8 * (j & 1) + g][8 * (j >> 1)], &block[8 * g], 8 * sizeof(float));
+    f32x8 pairs[8], quads[8];
+    for (int i = 0; i < 8; i += 2) { /* rows i and i + 1 interleaved: columns 0,1,4,5 then 2,3,6,7 */
+        pairs[i] = __builtin_shufflevector(in[i], in[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        pairs[i + 1] = __builtin_shufflevector(in[i], in[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
     }
-    for (int j = 0; j < K / 8; j++) { /* lane 4g + t holds B's rows 2t and 2t + 1 of column g */
-        fragment_elements(r[b_regs[j]], h, block);
+    for (int i = 0; i < 8; i += 4) /* four rows' columns c (then c + 4) together */
+        for (int k = 0; k < 2; k++) {
+            quads[i + 2 * k] = __builtin_shufflevector(pairs[i + k], pairs[i + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            quads[i + 2 * k + 1] = __builtin_shufflevector(pairs[i + k], pairs[i + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+        }
+    for (int c = 0; c < 4; c++) { /* the two halves of the block: columns c and c + 4 whole */
+        out[c] = __builtin_shufflevector(quads[c], quads[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        out[c + 4] = __builtin_shufflevector(quads[c], quads[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    }
+}
+
+/* mma.m16n8kK, the whole of it: the fragments' elements gathered from every lane's registers into binary64
+ * matrices, multiplied, and D's elements scattered back. Every fragment register read across the warp is
+ * an 8x8 block of its matrix in lane order (interp.h), so the gather moves whole rows: A's register j is
+ * the block at rows 8(j % 2), columns 8(j / 2); B's register j a block of B's transpose, at rows 8j of B;
+ * C's and D's f16 register j (f32 registers 2j and 2j + 1, lane 4g + t holding columns 2t and 2t + 1 of
+ * row g) the block at rows 8j. K, h, c_f32 and d_f32 are constants where it is inlined (mma_tile). */
+static inline __attribute__((always_inline)) void mma_body(int K, int h, bool c_f32, bool d_f32,
+                                                           uint64_t (*r)[LANES], const int32_t *o)
+{
+    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
+    /* A's and B's registers (consecutive operands), then an f16 C's: their 16-bit elements, row by row */
+    const int n_halves = K / 4 + K / 8 + (c_f32 ? 0 : 2);
+    uint16_t halves[8][8][8];
+    for (int i = 0; i < n_halves; i++)
         for (int g = 0; g < 8; g++)
-            for (int row = 0; row < 8; row++)
-                B[8 * j + row][g] = block[8 * g + row];
+            fragment_row(r[o[a0 + i]], g, halves[i][g]);
+    float elements[8][8][8];
+    if (h == T_F16 || c_f32 == false) /* (an f16 C is f16 whatever A's and B's type) */
+        emu_f16_to_f32_n(&halves[0][0][0], &elements[0][0][0], 64 * n_halves);
+    if (h == T_BF16) /* bf16: the top half of a binary32 */
+        for (int i = 0; i < K / 4 + K / 8; i++)
+            for (int g = 0; g < 8; g++)
+                for (int e = 0; e < 8; e++)
+                    elements[i][g][e] = f32_of((uint64_t)halves[i][g][e] << 16);
+
+    double A[16][16];
+    row8 B[16], D[16];
+    for (int j = 0; j < K / 4; j++)
+        for (int g = 0; g < 8; g++) {
+            f32x8 row;
+            memcpy(&row, elements[j][g], sizeof row);
+            const row8 wide = __builtin_convertvector(row, row8);
+            memcpy(&A[8 * (j & 1) + g][8 * (j >> 1)], &wide, sizeof wide);
+        }
+    for (int j = 0; j < K / 8; j++) { /* lane 4g + t holds B's rows 2t and 2t + 1 of column g */
+        f32x8 columns[8], rows[8];
+        memcpy(columns, elements[K / 4 + j], sizeof columns);
+        transpose8(columns, rows);
+        for (int row = 0; row < 8; row++)
+            B[8 * j + row] = __builtin_convertvector(rows[row], row8);
     }
     for (int j = 0; j < 2; j++)
-        if (c_f32) {
-            f32_block_in(r[c_regs[2 * j]], r[c_regs[2 * j + 1]], &C[8 * j][0], 8);
-        } else {
-            fragment_elements(r[c_regs[j]], T_F16, block);
-            memcpy(&C[8 * j][0], block, sizeof block);
+        for (int g = 0; g < 8; g++) {
+            f32x8 row;
+            if (c_f32) { /* the even register's lanes give columns 2t, the odd one's 2t + 1 */
+                u32x8 even, odd;
+                memcpy(&even, &r[o[c0 + 2 * j]][4 * g], sizeof even);
+                memcpy(&odd, &r[o[c0 + 2 * j + 1]][4 * g], sizeof odd);
+                const u32x8 both = __builtin_shufflevector(even, odd, 0, 8, 2, 10, 4, 12, 6, 14);
+                memcpy(&row, &both, sizeof row);
+            } else {
+                memcpy(&row, elements[K / 4 + K / 8 + j][g], sizeof row);
+            }
+            D[8 * j + g] = __builtin_convertvector(row, row8);
         }
+
+    if (K == 16)
+        mma_rows(16, A, B, D);
+    else
+        mma_rows(8, A, B, D);
+
+    for (int j = 0; j < 2; j++)
+        for (int g = 0; g < 8; g++) {
+            const f32x8 row = __builtin_convertvector(D[8 * j + g], f32x8);
+            if (d_f32) {
+                u32x8 bits;
+                memcpy(&bits, &row, sizeof bits);
+                const u32x8 zero = {0}, even = __builtin_shufflevector(bits, zero, 0, 8, 2, 8, 4, 8, 6, 8),
+                            odd = __builtin_shufflevector(bits, zero, 1, 8, 3, 8, 5, 8, 7, 8);
+                memcpy(&r[o[2 * j]][4 * g], &even, sizeof even);
+                memcpy(&r[o[2 * j + 1]][4 * g], &odd, sizeof odd);
+            } else {
+                for (int t = 0; t < 4; t++)
+                    r[o[j]][4 * g + t] = (uint64_t)emu_f32_to_f16(row[2 * t + 1]) << 16 | emu_f32_to_f16(row[2 * t]);
+            }
+        }
+}
+
+/* mma_body with its shape and types constants, in vector copies (interp.h): with the sums, the hottest code
+ * of a tensor-core kernel's emulation. The form the chapters use (m16n8k16, f16 A and B, f32 C and D) gets a
+ * copy of its own; the others share one. */
+SUM_COPIES FUSED_PRODUCTS
+static void mma_tile(int K, int h, bool c_f32, bool d_f32, uint64_t (*r)[LANES], const int32_t *o)
+{
+    if (K == 16 && h == T_F16 && c_f32 && d_f32)
+        mma_body(16, T_F16, true, true, r, o);
+    else
+        mma_body(K, h, c_f32, d_f32, r, o);
 }
 
 step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
@@ -132,23 +211,8 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
 {
     if (!whole_warp(b, w, in, active, m))
         return STEP_FAULT;
-    const int h = in->stype == T_BF16 ? T_BF16 : T_F16, K = in->vec; /* m16n8kK */
-    const bool d_f32 = in->type == T_F32, c_f32 = in->mode == T_F32;
-    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
-    float A[16][16], B[16][8], C[16][8], Dm[16][8];
-    if (h == T_F16) /* h a constant in each copy: the format chosen once, not per fragment */
-        mma_gather(K, T_F16, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
-    else
-        mma_gather(K, T_BF16, c_f32, r, o + a0, o + b0, o + c0, A, B, C);
-    mma_m16n8(K, A, B, C, Dm);
-    for (int j = 0; j < 2; j++) /* D's blocks as C's: f32 registers 2j and 2j + 1, or f16 register j */
-        if (d_f32)
-            f32_block_out(&Dm[8 * j][0], 8, r[o[2 * j]], r[o[2 * j + 1]]);
-        else
-            for (int lane = 0; lane < LANES; lane++) {
-                const float *d = &Dm[8 * j + lane / 4][2 * (lane % 4)];
-                r[o[j]][lane] = (uint64_t)emu_f32_to_f16(d[1]) << 16 | emu_f32_to_f16(d[0]);
-            }
+    const int K = in->vec; /* m16n8kK */
+    mma_tile(K, in->stype == T_BF16 ? T_BF16 : T_F16, in->mode == T_F32, in->type == T_F32, r, o);
     b->c.tensor_flops += 2 * 16 * 8 * (uint64_t)K;
     return STEP_NEXT;
 }
@@ -304,7 +368,7 @@ step exec_wmma_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], cons
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
                 Bh[i][j] = B[i][8 * half + j], Ch[i][j] = C[i][8 * half + j];
-        mma_m16n8(16, A, Bh, Ch, Dh);
+        mma_m16n8k16(A, Bh, Ch, Dh);
         for (int i = 0; i < 16; i++)
             for (int j = 0; j < 8; j++)
                 Dm[i][8 * half + j] = Dh[i][j];
