@@ -114,17 +114,15 @@ static void int_whole_warp(const insn *in, uint64_t *d, const uint64_t *a, const
             d[l] = (lanes & lane_bit[l]) ? v[l] & mask : d[l];
 }
 
-static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+/* Integer arithmetic lane by lane: every form int_whole_warp does not take (alu_int; not inlined:
+ * exec_arithmetic). */
+static __attribute__((noinline)) step int_lanes(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type, bits = ptx_type_bits((ptx_type)t);
     const uint64_t mask = width_mask(bits);
     const bool sgn = is_signed(t);
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
-    if (int_whole_warp_op(in)) {
-        int_whole_warp(in, d, a, b, c, m);
-        return STEP_NEXT;
-    }
     switch (in->op) {
     case OP_ADD: /* add.sat.s32 and sub.sat.s32: clamped to the s32 range */
     case OP_SUB:
@@ -217,8 +215,17 @@ static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     }
 }
 
+static step alu_int(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    if (int_whole_warp_op(in)) {
+        int_whole_warp(in, D(0), S(0), in->n_src > 1 ? S(1) : NULL, in->n_src > 2 ? S(2) : NULL, m);
+        return STEP_NEXT;
+    }
+    return int_lanes(in, r, o, m);
+}
+
 /* What most of a convolution's f32 arithmetic is: add, sub, mul and fma (or mad) rounded to nearest, with
- * no .ftz and no .sat. The same IEEE operations as alu_f32's loop, as int_whole_warp above: computed for
+ * no .ftz and no .sat. The same IEEE operations as f32_lanes's loop, as int_whole_warp above: computed for
  * all 32 lanes in loops the compiler makes vector instructions of (VECTOR_COPIES, interp.h), written only
  * for `lanes`, a destination possibly a source. */
 VECTOR_COPIES
@@ -242,17 +249,13 @@ static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_
             d[l] = (lanes & lane_bit[l]) ? bits_f32(v[l]) : d[l];
 }
 
-static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+/* f32 arithmetic lane by lane: every form but the plainest (alu_f32; not inlined: exec_arithmetic). */
+static __attribute__((noinline)) step f32_lanes(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
     const bool ftz = in->flags & F_FTZ, sat = in->flags & F_SAT;
     const bool directed = in->rounding != RND_NONE && in->rounding != RND_RN;
-    if (!ftz && !sat && !directed &&
-        (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MAD)) {
-        f32_whole_warp(in->op, d, a, b, c, m);
-        return STEP_NEXT;
-    }
     int saved_mode = 0;
     if (directed) {
         saved_mode = fegetround();
@@ -310,7 +313,19 @@ static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint
     return STEP_NEXT;
 }
 
-static step alu_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+/* f32 add, sub, mul, fma and mad, round to nearest, without .ftz or .sat, in vector copies
+ * (f32_whole_warp); the rest lane by lane. */
+static step alu_f32(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+{
+    if (!(in->flags & (F_FTZ | F_SAT)) && (in->rounding == RND_NONE || in->rounding == RND_RN) &&
+        (in->op == OP_ADD || in->op == OP_SUB || in->op == OP_MUL || in->op == OP_FMA || in->op == OP_MAD)) {
+        f32_whole_warp(in->op, D(0), S(0), in->n_src > 1 ? S(1) : NULL, in->n_src > 2 ? S(2) : NULL, m);
+        return STEP_NEXT;
+    }
+    return f32_lanes(in, r, o, m);
+}
+
+static __attribute__((noinline)) step alu_f64(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     uint64_t *d = D(0);
     const uint64_t *a = S(0), *b = in->n_src > 1 ? S(1) : NULL, *c = in->n_src > 2 ? S(2) : NULL;
@@ -410,7 +425,7 @@ static uint64_t min_max_half(bool is_min, bool nan_wins, uint64_t xa, uint64_t x
     return is_min == (a < b) ? xa : xb;
 }
 
-static step alu_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
+static __attribute__((noinline)) step alu_f16(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type;
     const bool pair = t == T_F16X2 || t == T_BF16X2;
@@ -885,7 +900,8 @@ step exec_mov(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     return STEP_NEXT;
 }
 
-/* Arithmetic, by the instruction's type: the ALU families above. */
+/* Arithmetic, by the instruction's type: the ALU families above. The lane-by-lane ones are not inlined here
+ * (noinline), so the whole-warp forms, the commonest by far, dispatch without their stack frames. */
 step exec_arithmetic(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o,
                             uint32_t active, uint32_t m)
 {
