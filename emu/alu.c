@@ -114,8 +114,8 @@ static void int_whole_warp(const insn *in, uint64_t *d, const uint64_t *a, const
             d[l] = (lanes & lane_bit[l]) ? v[l] & mask : d[l];
 }
 
-/* Integer arithmetic lane by lane: every form int_whole_warp does not take (alu_int; not inlined:
- * exec_arithmetic). */
+/* Integer arithmetic lane by lane: every form int_whole_warp does not take (alu_int). Not inlined into
+ * exec_arithmetic: see there. */
 static __attribute__((noinline)) step int_lanes(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     const int t = in->type, bits = ptx_type_bits((ptx_type)t);
@@ -249,7 +249,8 @@ static void f32_whole_warp(int op, uint64_t *d, const uint64_t *a, const uint64_
             d[l] = (lanes & lane_bit[l]) ? bits_f32(v[l]) : d[l];
 }
 
-/* f32 arithmetic lane by lane: every form but the plainest (alu_f32; not inlined: exec_arithmetic). */
+/* f32 arithmetic lane by lane: every form but the plainest (alu_f32). Not inlined into exec_arithmetic: see
+ * there. */
 static __attribute__((noinline)) step f32_lanes(const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t m)
 {
     uint64_t *d = D(0);

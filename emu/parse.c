@@ -2318,8 +2318,11 @@ static bool decode_mma(decoder *d, modifiers *m, const char *base)
     if (a != b || (a != T_F16 && a != T_BF16) || (in->type != T_F32 && in->type != T_F16) ||
         (c != T_F32 && c != T_F16) || (a == T_BF16 && (in->type != T_F32 || c != T_F32)))
         return unsupported(d);
-    in->mode = (uint8_t)c;
-    int nd = in->type == T_F32 ? 4 : 2, nc = c == T_F32 ? 4 : 2;
+    if (c != in->type) /* ptxas refuses it too */
+        return failf(d->b->lx, in->ptx_line,
+                     "%s: .dtype must be the same as .ctype at .m16n8k8 and .m16n8k16 (PTX ISA, \"Warp-level "
+                     "matrix multiply-accumulate instruction: mma\")", d->shown);
+    const int nd = in->type == T_F32 ? 4 : 2, nc = nd;
     const int na = in->vec / 4, nb = in->vec / 8; /* registers of A and of B */
     if (!need_operands(d, 4) || add_value(d, &ops->op[0], in->type == T_F32 ? T_F32 : T_B32) != nd ||
         add_value(d, &ops->op[1], T_B32) != na || add_value(d, &ops->op[2], T_B32) != nb ||

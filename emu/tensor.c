@@ -20,7 +20,8 @@
  *   C/D (16x8): c_i in row g + 8 * (i >= 2), column 2t + (i & 1)
  * mma.m16n8k8 with .f16 or .bf16 ("Matrix Fragments for mma.m16n8k8") is the same with k < 8: its A is
  * a0-a3 above (rows g and g + 8, column 2t + (i & 1)), its B b0-b1 (row 2t + i, column g), its C and D
- * the same.
+ * the same. wmma's fragments are placed element by element by these (wmma_position); mma.sync's move as
+ * whole 8x8 blocks (mma_body), which these give.
  */
 static inline int frag_a_row(int lane, int i) { return (lane >> 2) + 8 * ((i >> 1) & 1); }
 static inline int frag_a_col(int lane, int i) { return 2 * (lane & 3) + (i & 1) + 8 * (i >= 4); }
@@ -34,7 +35,8 @@ typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row o
 /* D += A * B for one m16n8kK tile, D holding C on entry: four rows of D at a time (four independent sums in
  * flight), each element summed in k order; K a constant where it is called, so the compiler unrolls the sums
  * and keeps them in registers. Each product of two 16-bit floats is exact in binary64, and so, to far below
- * an fp32 ulp, is their sum with C; the caller rounds the result once to fp32. The ISA does not say how a
+ * an fp32 ulp, is their sum with C; the result is rounded to fp32 once (an f16 D then from that fp32 value to
+ * f16: twice, not once from the sum). The ISA does not say how a
  * tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is the exact answer,
  * not a model of one GPU's arithmetic. Fusing a product into its sum changes nothing (the product is exact),
  * so the compiler may (FUSED_PRODUCTS where it is inlined). */
@@ -84,7 +86,15 @@ static bool whole_warp(block *b, warp *w, const insn *in, uint32_t active, uint3
  * lane's low 32 bits at the even places (the host is little-endian, as the GPU). */
 typedef float f32x8 __attribute__((vector_size(8 * sizeof(float))));
 typedef uint32_t u32x8 __attribute__((vector_size(8 * sizeof(uint32_t))));
-typedef uint32_t u32x4 __attribute__((vector_size(4 * sizeof(uint32_t))));
+
+/* Eight elements picked from x's and y's sixteen by constant indexes (y's from 8 on): one shuffle
+ * instruction, as a rule, in the AVX2 copy. GCC's __builtin_shuffle; clang, and GCC only from 12, spell it
+ * __builtin_shufflevector. */
+#if defined(__clang__)
+#define PICK8(x, y, ...) __builtin_shufflevector(x, y, __VA_ARGS__)
+#else
+#define PICK8(x, y, ...) __builtin_shuffle(x, y, (u32x8){__VA_ARGS__})
+#endif
 
 /* Row g of a fragment register's 8x8 block of 16-bit elements (lanes 4g to 4g + 3: the low 32 bits of
  * their slots), into out[0..7]. */
@@ -92,27 +102,27 @@ static inline __attribute__((always_inline)) void fragment_row(const uint64_t *r
 {
     u32x8 slots;
     memcpy(&slots, &reg[4 * g], sizeof slots);
-    const u32x4 low = __builtin_shufflevector(slots, slots, 0, 2, 4, 6);
-    memcpy(out, &low, sizeof low);
+    const u32x8 low = PICK8(slots, slots, 0, 2, 4, 6, 0, 2, 4, 6); /* (the first four wanted) */
+    memcpy(out, &low, 4 * sizeof(uint32_t));
 }
 
 /* An 8x8 block's transpose, its rows as vectors: three rounds of shuffles, each pairing the vectors of the
- * round before (the usual AVX transpose; a compiler makes each shuffle one instruction). */
+ * round before (the usual AVX transpose). */
 static inline __attribute__((always_inline)) void transpose8(const f32x8 in[8], f32x8 out[8])
 {
     f32x8 pairs[8], quads[8];
     for (int i = 0; i < 8; i += 2) { /* rows i and i + 1 interleaved: columns 0,1,4,5 then 2,3,6,7 */
-        pairs[i] = __builtin_shufflevector(in[i], in[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
-        pairs[i + 1] = __builtin_shufflevector(in[i], in[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+        pairs[i] = PICK8(in[i], in[i + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+        pairs[i + 1] = PICK8(in[i], in[i + 1], 2, 10, 3, 11, 6, 14, 7, 15);
     }
     for (int i = 0; i < 8; i += 4) /* four rows' columns c (then c + 4) together */
         for (int k = 0; k < 2; k++) {
-            quads[i + 2 * k] = __builtin_shufflevector(pairs[i + k], pairs[i + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
-            quads[i + 2 * k + 1] = __builtin_shufflevector(pairs[i + k], pairs[i + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+            quads[i + 2 * k] = PICK8(pairs[i + k], pairs[i + k + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+            quads[i + 2 * k + 1] = PICK8(pairs[i + k], pairs[i + k + 2], 2, 3, 10, 11, 6, 7, 14, 15);
         }
     for (int c = 0; c < 4; c++) { /* the two halves of the block: columns c and c + 4 whole */
-        out[c] = __builtin_shufflevector(quads[c], quads[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
-        out[c + 4] = __builtin_shufflevector(quads[c], quads[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+        out[c] = PICK8(quads[c], quads[c + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+        out[c + 4] = PICK8(quads[c], quads[c + 4], 4, 5, 6, 7, 12, 13, 14, 15);
     }
 }
 
@@ -121,19 +131,21 @@ static inline __attribute__((always_inline)) void transpose8(const f32x8 in[8], 
  * an 8x8 block of its matrix in lane order (interp.h), so the gather moves whole rows: A's register j is
  * the block at rows 8(j % 2), columns 8(j / 2); B's register j a block of B's transpose, at rows 8j of B;
  * C's and D's f16 register j (f32 registers 2j and 2j + 1, lane 4g + t holding columns 2t and 2t + 1 of
- * row g) the block at rows 8j. K, h, c_f32 and d_f32 are constants where it is inlined (mma_tile). */
-static inline __attribute__((always_inline)) void mma_body(int K, int h, bool c_f32, bool d_f32,
-                                                           uint64_t (*r)[LANES], const int32_t *o)
+ * row g) the block at rows 8j. C and D have one type, f32 or f16 ("mma": .dtype is .ctype at these shapes,
+ * parse.c). K, h and f32 are constants where mma_tile inlines it for the chapters' form, so the compiler
+ * drops the branches on them there. */
+static inline __attribute__((always_inline)) void mma_body(int K, int h, bool f32, uint64_t (*r)[LANES],
+                                                           const int32_t *o)
 {
-    const int nd = d_f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
+    const int nd = f32 ? 4 : 2, a0 = nd, b0 = nd + K / 4, c0 = b0 + K / 8; /* K/4 registers of A, K/8 of B */
     /* A's and B's registers (consecutive operands), then an f16 C's: their 16-bit elements, row by row */
-    const int n_halves = K / 4 + K / 8 + (c_f32 ? 0 : 2);
+    const int n_halves = K / 4 + K / 8 + (f32 ? 0 : 2);
     uint16_t halves[8][8][8];
     for (int i = 0; i < n_halves; i++)
         for (int g = 0; g < 8; g++)
             fragment_row(r[o[a0 + i]], g, halves[i][g]);
     float elements[8][8][8];
-    if (h == T_F16 || c_f32 == false) /* (an f16 C is f16 whatever A's and B's type) */
+    if (h == T_F16) /* (bf16 comes with an f32 C alone) */
         emu_f16_to_f32_n(&halves[0][0][0], &elements[0][0][0], 64 * n_halves);
     if (h == T_BF16) /* bf16: the top half of a binary32 */
         for (int i = 0; i < K / 4 + K / 8; i++)
@@ -160,11 +172,11 @@ static inline __attribute__((always_inline)) void mma_body(int K, int h, bool c_
     for (int j = 0; j < 2; j++)
         for (int g = 0; g < 8; g++) {
             f32x8 row;
-            if (c_f32) { /* the even register's lanes give columns 2t, the odd one's 2t + 1 */
+            if (f32) { /* the even register's lanes give columns 2t, the odd one's 2t + 1 */
                 u32x8 even, odd;
                 memcpy(&even, &r[o[c0 + 2 * j]][4 * g], sizeof even);
                 memcpy(&odd, &r[o[c0 + 2 * j + 1]][4 * g], sizeof odd);
-                const u32x8 both = __builtin_shufflevector(even, odd, 0, 8, 2, 10, 4, 12, 6, 14);
+                const u32x8 both = PICK8(even, odd, 0, 8, 2, 10, 4, 12, 6, 14);
                 memcpy(&row, &both, sizeof row);
             } else {
                 memcpy(&row, elements[K / 4 + K / 8 + j][g], sizeof row);
@@ -180,11 +192,11 @@ static inline __attribute__((always_inline)) void mma_body(int K, int h, bool c_
     for (int j = 0; j < 2; j++)
         for (int g = 0; g < 8; g++) {
             const f32x8 row = __builtin_convertvector(D[8 * j + g], f32x8);
-            if (d_f32) {
+            if (f32) {
                 u32x8 bits;
                 memcpy(&bits, &row, sizeof bits);
-                const u32x8 zero = {0}, even = __builtin_shufflevector(bits, zero, 0, 8, 2, 8, 4, 8, 6, 8),
-                            odd = __builtin_shufflevector(bits, zero, 1, 8, 3, 8, 5, 8, 7, 8);
+                const u32x8 zero = {0}, even = PICK8(bits, zero, 0, 8, 2, 8, 4, 8, 6, 8),
+                            odd = PICK8(bits, zero, 1, 8, 3, 8, 5, 8, 7, 8);
                 memcpy(&r[o[2 * j]][4 * g], &even, sizeof even);
                 memcpy(&r[o[2 * j + 1]][4 * g], &odd, sizeof odd);
             } else {
@@ -198,12 +210,12 @@ static inline __attribute__((always_inline)) void mma_body(int K, int h, bool c_
  * of a tensor-core kernel's emulation. The form the chapters use (m16n8k16, f16 A and B, f32 C and D) gets a
  * copy of its own; the others share one. */
 SUM_COPIES FUSED_PRODUCTS
-static void mma_tile(int K, int h, bool c_f32, bool d_f32, uint64_t (*r)[LANES], const int32_t *o)
+static void mma_tile(int K, int h, bool f32, uint64_t (*r)[LANES], const int32_t *o)
 {
-    if (K == 16 && h == T_F16 && c_f32 && d_f32)
-        mma_body(16, T_F16, true, true, r, o);
+    if (K == 16 && h == T_F16 && f32)
+        mma_body(16, T_F16, true, r, o);
     else
-        mma_body(K, h, c_f32, d_f32, r, o);
+        mma_body(K, h, f32, r, o);
 }
 
 step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
@@ -212,7 +224,7 @@ step exec_mma(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
     if (!whole_warp(b, w, in, active, m))
         return STEP_FAULT;
     const int K = in->vec; /* m16n8kK */
-    mma_tile(K, in->stype == T_BF16 ? T_BF16 : T_F16, in->mode == T_F32, in->type == T_F32, r, o);
+    mma_tile(K, in->stype == T_BF16 ? T_BF16 : T_F16, in->type == T_F32, r, o);
     b->c.tensor_flops += 2 * 16 * 8 * (uint64_t)K;
     return STEP_NEXT;
 }

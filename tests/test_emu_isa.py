@@ -240,6 +240,19 @@ def f32_accumulators(d):
     return D_of
 
 
+def f16_accumulators(d):
+    """D of warp w, from each lane's two f16x2 accumulator registers (d: lanes x 2 words, in lane order)."""
+    def D_of(w):
+        D = np.zeros((16, 8))
+        for lane in range(32):
+            regs = d[32 * w + lane]
+            vals = [int(regs[0]) & 0xFFFF, int(regs[0]) >> 16, int(regs[1]) & 0xFFFF, int(regs[1]) >> 16]
+            for i in range(4):
+                D[c_elem(lane, i)] = float(np.array([vals[i]], np.uint16).view(np.float16)[0])
+        return D
+    return D_of
+
+
 def tests_mma(R, rng):
     def f32acc():
         A, B, C, afr, bfr, cfr = mma_problem(rng, 2, False)
@@ -259,18 +272,17 @@ def tests_mma(R, rng):
         A, B, C, afr, bfr, cfr = mma_problem(rng, 2, True)
         ao, ap = R.out('u32', 64 * 2)
         R.run('mma.ptx', 'mma_f16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel()), ao])
-        d = np.load(ap).view(np.uint32).reshape(64, 2)
-
-        def D_of(w):
-            D = np.zeros((16, 8))
-            for lane in range(32):
-                regs = d[32 * w + lane]
-                vals = [int(regs[0]) & 0xFFFF, int(regs[0]) >> 16, int(regs[1]) & 0xFFFF, int(regs[1]) >> 16]
-                for i in range(4):
-                    D[c_elem(lane, i)] = float(np.array([vals[i]], np.uint16).view(np.float16)[0])
-            return D
+        D_of = f16_accumulators(np.load(ap).view(np.uint32).reshape(64, 2))
         # f16 result: one rounding to f16 (2^-11 relative) plus accumulation slack
         mma_check(A, B, C, D_of, 2.0 ** -9, 'mma f16')
+
+    def in_place():
+        A, B, C, afr, bfr, cfr = mma_problem(rng, 2, False)
+        ao, ap = R.out('u32', 64 * 4)
+        R.run('mma.ptx', 'mma_f32_in_place', 1, 64,
+              [R.inp(afr.ravel()), R.inp(bfr.ravel()), R.inp(cfr.ravel().view(np.float32)), ao])
+        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
+        mma_check(A, B, C, D_of, 2.0 ** -20, 'mma f32, D over C')
 
     def rowmajor():
         A = rng.uniform(-2, 2, (1, 16, 16)).astype(np.float16)
@@ -321,10 +333,39 @@ def tests_mma(R, rng):
         # small integers times f32 C: the exact sum rounded once
         mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 f32')
 
+    def k8_bf16():
+        # m16n8k8 with bf16 inputs: small integers, which bfloat16 holds exactly
+        A = rng.integers(-8, 8, (2, 16, 8)).astype(np.float32)
+        B = rng.integers(-8, 8, (2, 8, 8)).astype(np.float32)
+        C = rng.uniform(-4, 4, (2, 16, 8)).astype(np.float32)
+        afr, bfr, cfr = np.zeros((64, 2), np.uint32), np.zeros(64, np.uint32), np.zeros((64, 4), np.uint32)
+        for w in range(2):
+            for lane in range(32):
+                tid = 32 * w + lane
+                a = [bf16_bits(A[w][a_elem(lane, i)]) for i in range(4)]
+                afr[tid] = [a[0] | a[1] << 16, a[2] | a[3] << 16]
+                b = [bf16_bits(B[w][b_elem(lane, i)]) for i in range(2)]
+                bfr[tid] = b[0] | b[1] << 16
+                cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
+        ao, ap = R.out('u32', 256)
+        R.run('mma.ptx', 'mma_k8_bf16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr), R.inp(cfr.ravel().view(np.float32)), ao])
+        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
+        mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 bf16')
+
     R.case('mma.m16n8k16.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', f32acc)
     R.case('mma.m16n8k16.row.col.f32.bf16.bf16.f32 (fragments per ISA table, 2 warps)', bf16)
     R.case('mma.m16n8k8.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', k8)
     R.case('mma.m16n8k16.row.col.f16.f16.f16.f16 (f16x2 accumulators, 2 warps)', f16acc)
+    R.case('mma.m16n8k16.row.col.f32.f16.f16.f32 with D written over C', in_place)
+    # "mma": at .m16n8k8 and .m16n8k16, ".dtype must be the same as .ctype" (ptxas refuses the others too)
+    fragments = '.reg .f32 %f<4>; .reg .b32 %a<8>; '
+    R.case('mma.m16n8k16 with an f32 D and an f16 C: refused at load, naming the rule',
+           refused_at_load(R, fragments + 'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f16 {%f0, %f1, %f2, %f3}, '
+                           '{%a0, %a1, %a2, %a3}, {%a4, %a5}, {%a6, %a7};', '.dtype must be the same as .ctype'))
+    R.case('mma.m16n8k8 with an f16 D and an f32 C: refused at load, naming the rule',
+           refused_at_load(R, fragments + 'mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f32 {%a6, %a7}, {%a0, %a1}, '
+                           '{%a4}, {%f0, %f1, %f2, %f3};', '.dtype must be the same as .ctype'))
+    R.case('mma.m16n8k8.row.col.f32.bf16.bf16.f32 (fragments per ISA table, 2 warps)', k8_bf16)
     R.case('mma.m16n8k16.row.col.f32 with fragment index math written in PTX', rowmajor)
     R.case('mma.m16n8k16.row.col.f32 small integers (exact result)', integers)
 
