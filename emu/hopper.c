@@ -646,7 +646,7 @@ static bool wgmma_operands_in_flight(block *b, warp *w, const wgmma_op *op, bool
 }
 
 /* D += A * B for a warp's 16 rows and n columns, k in order: exact products, summed in binary64 (as
- * mma_m16n8 in tensor.c). The hottest loop of a wgmma kernel's emulation, in vector copies (SUM_COPIES,
+ * mma_rows in tensor.c). The hottest loop of a wgmma kernel's emulation, in vector copies (SUM_COPIES,
  * interp.h); fusing a product into its sum changes nothing (the product is exact), so the compiler may. */
 SUM_COPIES FUSED_PRODUCTS
 static void wgmma_sum(const float A[16][16], const float B[16][256], float D[16][256], int n)
