@@ -48,7 +48,6 @@ void describe_deadlock(block *b)
     }
 }
 
-
 /* Sets block b up to run from its first instruction: shared memory, registers and .local as poison, the
  * special registers of each thread. */
 void block_start(block *b)

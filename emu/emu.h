@@ -102,7 +102,6 @@ typedef struct {
                                  * ASSUME_STEADY_WAVES), and no other block runs: the outputs are not computed */
 } emu_launch_desc;
 
-
 void emu_counters_add(emu_counters *into, const emu_counters *from);
 /* Prints a kernel's counters as a few labelled lines (counters.c; the model's fields: model.h). */
 void emu_counters_print(FILE *out, const char *kernel, const emu_counters *c);

@@ -217,22 +217,12 @@ static step jump_lanes(warp *w, uint32_t active, uint32_t exec, const int32_t *t
  * Hopper's (hopper.c). Each runs its instruction for the lanes of `active` (the warp's lanes at it, all at
  * one pc) whose guard predicate holds (`m`), and says what the warp does next. */
 
-
-
-
-
-
-
-
-
-
 /* prefetch, nanosleep and pmevent: hints, nothing to do in an emulator */
 static step exec_nothing(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                          uint32_t m)
 {
     return STEP_NEXT;
 }
-
 
 static step exec_bra(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
@@ -276,9 +266,7 @@ static step exec_trap(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], c
     return STEP_FAULT;
 }
 
-
-
-
+/* Each instruction's handler, from its row in instructions.def. */
 static insn_handler *const handlers[OP_COUNT] = {
 #define INSTRUCTION(opcode, name, class, handler, isa) [OP_##opcode] = handler,
 #include "instructions.def"
@@ -290,7 +278,6 @@ static step execute(block *b, warp *w, const insn *in, uint32_t active, uint32_t
 {
     return handlers[in->op](b, w, in, w->r, b->k->slots_of + in->operands, active, exec);
 }
-
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The scheduler: which lanes of a warp run, and the loop that runs them                          */

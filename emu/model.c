@@ -551,8 +551,6 @@ struct sm_model {
     issue_order order;           /* the kernel's basic blocks in machine-code order (ASSUME_SASS_ORDER) */
 };
 
-
-
 /* One sector through L1 (when `cached`) to the L2 and maybe DRAM: the cycle its data is back. */
 static double sector_access(sm_model *m, uint64_t sector, bool load, bool cached, double start)
 {

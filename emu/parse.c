@@ -1133,7 +1133,6 @@ static ptx_type take_type(modifiers *m)
     return T_NONE;
 }
 
-
 static ptx_type wide_type(ptx_type t)
 {
     switch (t) {
@@ -2570,7 +2569,6 @@ static bool decode(decoder *d)
 
 /* ---------------------------------------------------------------------------------------------- */
 /* Declarations                                                                                   */
-
 
 /* The most bytes a variable of a state space may have (ptx.h, "What the parser accepts"). */
 static uint64_t space_limit(ptx_space space)

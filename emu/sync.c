@@ -293,7 +293,6 @@ step exec_barrier(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const
     return w->waiting ? STEP_WAIT : STEP_MOVED;
 }
 
-
 /* Lanes of the warp that must take part in a .sync collective with this member mask. */
 static bool collective_ready(block *b, warp *w, const insn *in, uint32_t active, uint32_t membermask, int lane)
 {
@@ -517,7 +516,6 @@ step exec_warp_collectives(block *b, warp *w, const insn *in, uint64_t (*r)[LANE
     }
     return STEP_NEXT;
 }
-
 
 /* ---------------------------------------------------------------------------------------------- */
 /* The handlers of the fences, cp.async's groups and elect.sync                                    */
