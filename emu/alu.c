@@ -1006,6 +1006,16 @@ step exec_select(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const 
     return STEP_NEXT;
 }
 
+/* Every lane's f32 (its slot's low 32 bits) rounded to f16, all 32 in one go (emu_f32_to_f16_n: eight at a
+ * time where the CPU converts them); an inactive lane's is not used. */
+static void lanes_to_f16(const uint64_t *slot, uint16_t out[LANES])
+{
+    float f[LANES];
+    for (int l = 0; l < LANES; l++)
+        f[l] = f32_of(slot[l]);
+    emu_f32_to_f16_n(f, out, LANES);
+}
+
 step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
@@ -1017,11 +1027,16 @@ step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int
             D(0)[l] = v == v ? bits_f32(v) : convert(in, S(0)[l], 0);
         }
     } else if (in->type == T_F16 && in->stype == T_F32 && in->rounding == RND_RN &&
-               !(in->flags & (F_SAT | F_FTZ | F_RELU))) {
-        FOR_LANES(m, l) D(0)[l] = emu_f32_to_f16(f32_of(S(0)[l])); /* as convert(), without the double */
+               !(in->flags & (F_SAT | F_FTZ | F_RELU))) { /* as convert(), without the double */
+        uint16_t h[LANES];
+        lanes_to_f16(S(0), h);
+        FOR_LANES(m, l) D(0)[l] = h[l];
     } else if (in->type == T_F16X2 && in->stype == T_F32 && in->rounding == RND_RN &&
                !(in->flags & (F_SAT | F_FTZ | F_RELU))) { /* a pair, "a goes to the upper half": as convert() */
-        FOR_LANES(m, l) D(0)[l] = (uint64_t)emu_f32_to_f16(f32_of(S(0)[l])) << 16 | emu_f32_to_f16(f32_of(S(1)[l]));
+        uint16_t upper[LANES], lower[LANES];
+        lanes_to_f16(S(0), upper);
+        lanes_to_f16(S(1), lower);
+        FOR_LANES(m, l) D(0)[l] = (uint64_t)upper[l] << 16 | lower[l];
     } else {
         FOR_LANES(m, l) D(0)[l] = convert(in, S(0)[l], in->n_src > 1 ? S(1)[l] : 0);
     }

@@ -141,6 +141,7 @@ typedef enum { EMU_ROUND_NEAREST, EMU_ROUND_ZERO, EMU_ROUND_DOWN, EMU_ROUND_UP }
 uint16_t emu_to_f16(double x, emu_rounding mode);
 uint16_t emu_to_bf16(double x, emu_rounding mode);
 uint16_t emu_f32_to_f16(float f);   /* nearest-even */
+void emu_f32_to_f16_n(const float *f, uint16_t *out, int n); /* n of them, out[i] from f[i] */
 uint16_t emu_f32_to_bf16(float f);
 float emu_f16_to_f32(uint16_t h);
 void emu_f16_to_f32_n(const uint16_t *h, float *out, int n); /* n of them, out[i] from h[i] */

@@ -128,6 +128,34 @@ uint16_t emu_f32_to_f16(float f)
     const uint32_t steps = significand >> shift, rest = significand & ((1u << shift) - 1), half = 1u << (shift - 1);
     return sign | (uint16_t)(steps + (rest > half || (rest == half && (steps & 1))));
 }
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+/* Eight at a time by the CPU's own rounding (F16C's VCVTPS2PH, nearest-even: emu_f32_to_f16's result,
+ * subnormal ones included), but for a NaN: the CPU keeps the top of its payload where emu_f32_to_f16 gives the
+ * quiet NaN 0x7e00 with the sign, which the loop after makes of it. */
+__attribute__((target("avx,f16c"))) static int f32_to_f16_by_eights(const float *f, uint16_t *out, int n)
+{
+    int i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128((__m128i *)(out + i), _mm256_cvtps_ph(_mm256_loadu_ps(f + i), _MM_FROUND_TO_NEAREST_INT));
+    for (int j = 0; j < i; j++)
+        if ((out[j] & 0x7fff) > 0x7c00) /* a NaN */
+            out[j] = (uint16_t)((out[j] & 0x8000) | 0x7e00);
+    return i;
+}
+#endif
+
+/* n of them: out[i] = emu_f32_to_f16(f[i]), the same bits (a warp's cvt.rn.f16.f32, 32 at a time). */
+void emu_f32_to_f16_n(const float *f, uint16_t *out, int n)
+{
+    int i = 0;
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    if (__builtin_cpu_supports("f16c"))
+        i = f32_to_f16_by_eights(f, out, n);
+#endif
+    for (; i < n; i++)
+        out[i] = emu_f32_to_f16(f[i]);
+}
+
 uint16_t emu_f32_to_bf16(float f) { return round_to(f, EMU_ROUND_NEAREST, bfloat16); }
 
 float emu_bf16_to_f32(uint16_t h) { return float_of((uint32_t)h << 16); }

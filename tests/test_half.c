@@ -6,7 +6,9 @@
  * those edges too, and 2^22 random patterns. A NaN must stay a NaN. And the other way, emu_f16_to_f32_n (the
  * CPU's conversion, eight at a time, where it has one: what every mma.sync operand goes through) against
  * emu_f16_to_f32 for all 65,536 binary16 patterns, at every alignment and length of a run, the same bits
- * but for a signalling NaN's quiet bit.
+ * but for a signalling NaN's quiet bit. And emu_f32_to_f16_n (the CPU's rounding, eight at a time, where it
+ * has one: what a warp's cvt.rn.f16.f32 goes through) against emu_f32_to_f16 on every pattern above, the same
+ * bits, a NaN's included.
  *
  *   tests/test_half          (the cpu suite runs it; exit 0 when every case agrees)
  */
@@ -19,10 +21,17 @@
 
 static unsigned long long checked, wrong;
 
+/* Every pattern check() sees, kept for check_to_f16_n */
+enum { MAX_PATTERNS = 8 << 20 };
+static float patterns32[MAX_PATTERNS];
+static uint32_t n_patterns32;
+
 static void check(uint32_t bits)
 {
     float f;
     memcpy(&f, &bits, 4);
+    if (n_patterns32 < MAX_PATTERNS)
+        patterns32[n_patterns32++] = f;
     const uint16_t fast = emu_f32_to_f16(f);
     checked++;
     if (isnan(f) ? (fast & 0x7c00) != 0x7c00 || !(fast & 0x3ff) : fast != emu_to_f16((double)f, EMU_ROUND_NEAREST)) {
@@ -58,6 +67,29 @@ static unsigned long long check_to_f32_n(void)
     return differ;
 }
 
+/* emu_f32_to_f16_n against emu_f32_to_f16: every pattern check() saw, in runs of 1 to 17 elements (so the
+ * runs of eight and the remainder both see them), the same bits, a NaN's included. */
+static unsigned long long check_to_f16_n(void)
+{
+    static uint16_t converted[MAX_PATTERNS];
+    unsigned long long differ = 0;
+    for (uint32_t start = 0, length = 1; start < n_patterns32; start += length, length = length % 17 + 1) {
+        if (start + length > n_patterns32)
+            length = n_patterns32 - start;
+        emu_f32_to_f16_n(patterns32 + start, converted + start, (int)length);
+    }
+    for (uint32_t i = 0; i < n_patterns32; i++) {
+        const uint16_t want = emu_f32_to_f16(patterns32[i]);
+        if (converted[i] != want && differ++ < 10) {
+            uint32_t bits;
+            memcpy(&bits, &patterns32[i], 4);
+            printf("FAIL  binary32 0x%08x: emu_f32_to_f16_n gives 0x%04x, emu_f32_to_f16 0x%04x\n", bits, converted[i],
+                   want);
+        }
+    }
+    return differ;
+}
+
 int main(void)
 {
     static const uint32_t low_edges[] = {0, 1, 0x0fff, 0x1000, 0x1001, 0x1fff};
@@ -86,5 +118,8 @@ int main(void)
     const unsigned long long differ = check_to_f32_n();
     printf("%s  emu_f16_to_f32_n: every binary16 pattern at 8 offsets, %llu differ from emu_f16_to_f32\n",
            differ ? "FAIL" : "PASS", differ);
-    return wrong != 0 || differ != 0;
+    const unsigned long long differ16 = check_to_f16_n();
+    printf("%s  emu_f32_to_f16_n: the %u binary32 patterns above, %llu differ from emu_f32_to_f16\n",
+           differ16 ? "FAIL" : "PASS", n_patterns32, differ16);
+    return wrong != 0 || differ != 0 || differ16 != 0;
 }
