@@ -1016,16 +1016,27 @@ static void lanes_to_f16(const uint64_t *slot, uint16_t out[LANES])
     emu_f32_to_f16_n(f, out, LANES);
 }
 
+/* Every lane's f16 (its slot's low 16 bits) as the bits of an f32, all 32 in one go (emu_f16_to_f32_n: eight
+ * at a time where the CPU converts them). */
+static void lanes_from_f16(const uint64_t *slot, uint32_t out[LANES])
+{
+    uint16_t h[LANES];
+    float f[LANES];
+    for (int l = 0; l < LANES; l++)
+        h[l] = (uint16_t)slot[l];
+    emu_f16_to_f32_n(h, f, LANES);
+    memcpy(out, f, sizeof f);
+}
+
 step exec_cvt(block *b, warp *w, const insn *in, uint64_t (*r)[LANES], const int32_t *o, uint32_t active,
                      uint32_t m)
 {
     if (!is_float(in->type) && !is_float(in->stype) && !(in->flags & F_SAT)) { /* the common case */
         convert_integers(int_conversion_of(in), D(0), S(0), m);
     } else if (in->type == T_F32 && in->stype == T_F16 && in->rounding == RND_NONE && !(in->flags & (F_SAT | F_FTZ))) {
-        FOR_LANES(m, l) { /* exact: the value from the table, a NaN as convert() makes it */
-            const float v = emu_f16_values[(uint16_t)S(0)[l]];
-            D(0)[l] = v == v ? bits_f32(v) : convert(in, S(0)[l], 0);
-        }
+        uint32_t f[LANES]; /* exact; a NaN quiet, as convert() makes it (its trip through binary64 quiets it) */
+        lanes_from_f16(S(0), f);
+        FOR_LANES(m, l) D(0)[l] = (f[l] & 0x7fffffff) > 0x7f800000 ? f[l] | 0x400000 : f[l];
     } else if (in->type == T_F16 && in->stype == T_F32 && in->rounding == RND_RN &&
                !(in->flags & (F_SAT | F_FTZ | F_RELU))) { /* as convert(), without the double */
         uint16_t h[LANES];
