@@ -313,48 +313,33 @@ def tests_mma(R, rng):
         D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
         mma_check(A, B, C, D_of, 0.0, 'mma f32 exact integers')
 
-    def k8():
-        # m16n8k8: A 16x8 and B 8x8, their fragments the first half of m16n8k16's (a0-a3, b0-b1)
-        A = rng.integers(-8, 8, (2, 16, 8)).astype(np.float16)
-        B = rng.integers(-8, 8, (2, 8, 8)).astype(np.float16)
-        C = rng.uniform(-4, 4, (2, 16, 8)).astype(np.float32)
-        afr, bfr, cfr = np.zeros((64, 2), np.uint32), np.zeros(64, np.uint32), np.zeros((64, 4), np.uint32)
-        for w in range(2):
-            for lane in range(32):
-                tid = 32 * w + lane
-                a = [h16(A[w][a_elem(lane, i)]) for i in range(4)]
-                afr[tid] = [a[0] | a[1] << 16, a[2] | a[3] << 16]
-                b = [h16(B[w][b_elem(lane, i)]) for i in range(2)]
-                bfr[tid] = b[0] | b[1] << 16
-                cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
-        ao, ap = R.out('u32', 256)
-        R.run('mma.ptx', 'mma_k8_f32', 1, 64, [R.inp(afr.ravel()), R.inp(bfr), R.inp(cfr.ravel().view(np.float32)), ao])
-        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
-        # small integers times f32 C: the exact sum rounded once
-        mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 f32')
-
-    def k8_bf16():
-        # m16n8k8 with bf16 inputs: small integers, which bfloat16 holds exactly
-        A = rng.integers(-8, 8, (2, 16, 8)).astype(np.float32)
-        B = rng.integers(-8, 8, (2, 8, 8)).astype(np.float32)
-        C = rng.uniform(-4, 4, (2, 16, 8)).astype(np.float32)
-        afr, bfr, cfr = np.zeros((64, 2), np.uint32), np.zeros(64, np.uint32), np.zeros((64, 4), np.uint32)
-        for w in range(2):
-            for lane in range(32):
-                tid = 32 * w + lane
-                a = [bf16_bits(A[w][a_elem(lane, i)]) for i in range(4)]
-                afr[tid] = [a[0] | a[1] << 16, a[2] | a[3] << 16]
-                b = [bf16_bits(B[w][b_elem(lane, i)]) for i in range(2)]
-                bfr[tid] = b[0] | b[1] << 16
-                cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
-        ao, ap = R.out('u32', 256)
-        R.run('mma.ptx', 'mma_k8_bf16', 1, 64, [R.inp(afr.ravel()), R.inp(bfr), R.inp(cfr.ravel().view(np.float32)), ao])
-        D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
-        mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 bf16')
+    def k8(bf16):
+        """m16n8k8: A 16x8 and B 8x8, their fragments the first half of m16n8k16's (a0-a3, b0-b1); small integers,
+        which f16 and bf16 hold exactly, times an f32 C: the exact sum rounded once."""
+        def run():
+            bits16 = bf16_bits if bf16 else h16
+            A = rng.integers(-8, 8, (2, 16, 8)).astype(np.float32)
+            B = rng.integers(-8, 8, (2, 8, 8)).astype(np.float32)
+            C = rng.uniform(-4, 4, (2, 16, 8)).astype(np.float32)
+            afr, bfr, cfr = np.zeros((64, 2), np.uint32), np.zeros(64, np.uint32), np.zeros((64, 4), np.uint32)
+            for w in range(2):
+                for lane in range(32):
+                    tid = 32 * w + lane
+                    a = [bits16(A[w][a_elem(lane, i)]) for i in range(4)]
+                    afr[tid] = [a[0] | a[1] << 16, a[2] | a[3] << 16]
+                    b = [bits16(B[w][b_elem(lane, i)]) for i in range(2)]
+                    bfr[tid] = b[0] | b[1] << 16
+                    cfr[tid] = [f32b(C[w][c_elem(lane, i)]) for i in range(4)]
+            ao, ap = R.out('u32', 256)
+            R.run('mma.ptx', 'mma_k8_bf16' if bf16 else 'mma_k8_f32', 1, 64,
+                  [R.inp(afr.ravel()), R.inp(bfr), R.inp(cfr.ravel().view(np.float32)), ao])
+            D_of = f32_accumulators(np.load(ap).view(np.uint32).reshape(64, 4))
+            mma_check(A, B, C, D_of, 2.0 ** -23, 'mma m16n8k8 ' + ('bf16' if bf16 else 'f16'))
+        return run
 
     R.case('mma.m16n8k16.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', f32acc)
     R.case('mma.m16n8k16.row.col.f32.bf16.bf16.f32 (fragments per ISA table, 2 warps)', bf16)
-    R.case('mma.m16n8k8.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', k8)
+    R.case('mma.m16n8k8.row.col.f32.f16.f16.f32 (fragments per ISA table, 2 warps)', k8(False))
     R.case('mma.m16n8k16.row.col.f16.f16.f16.f16 (f16x2 accumulators, 2 warps)', f16acc)
     R.case('mma.m16n8k16.row.col.f32.f16.f16.f32 with D written over C', in_place)
     # "mma": at .m16n8k8 and .m16n8k16, ".dtype must be the same as .ctype" (ptxas refuses the others too)
@@ -365,7 +350,7 @@ def tests_mma(R, rng):
     R.case('mma.m16n8k8 with an f16 D and an f32 C: refused at load, naming the rule',
            refused_at_load(R, fragments + 'mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f32 {%a6, %a7}, {%a0, %a1}, '
                            '{%a4}, {%f0, %f1, %f2, %f3};', '.dtype must be the same as .ctype'))
-    R.case('mma.m16n8k8.row.col.f32.bf16.bf16.f32 (fragments per ISA table, 2 warps)', k8_bf16)
+    R.case('mma.m16n8k8.row.col.f32.bf16.bf16.f32 (fragments per ISA table, 2 warps)', k8(True))
     R.case('mma.m16n8k16.row.col.f32 with fragment index math written in PTX', rowmajor)
     R.case('mma.m16n8k16.row.col.f32 small integers (exact result)', integers)
 
