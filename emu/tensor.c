@@ -36,9 +36,8 @@ typedef double row8 __attribute__((vector_size(8 * sizeof(double)))); /* a row o
  * flight), each element summed in k order; K a constant where it is called, so the compiler unrolls the sums
  * and keeps them in registers. Each product of two 16-bit floats is exact in binary64, and so, to far below
  * an fp32 ulp, is their sum with C; the result is rounded to fp32 once (an f16 D then from that fp32 value to
- * f16: twice, not once from the sum). The ISA does not say how a
- * tensor core rounds its sums (emu/README.md: what the emulator cannot tell), so this is the exact answer,
- * not a model of one GPU's arithmetic. Fusing a product into its sum changes nothing (the product is exact),
+ * f16: twice, not once from the sum). The ISA does not say how a tensor core rounds its sums (emu/README.md:
+ * what the emulator cannot tell), so this is the exact answer, not a model of one GPU's arithmetic. Fusing a product into its sum changes nothing (the product is exact),
  * so the compiler may (FUSED_PRODUCTS where it is inlined). */
 static inline __attribute__((always_inline)) void mma_rows(int K, const double A[16][16], const row8 B[16], row8 D[16])
 {
@@ -147,7 +146,7 @@ static inline __attribute__((always_inline)) void mma_body(int K, int h, bool f3
     float elements[8][8][8];
     if (h == T_F16) /* (bf16 comes with an f32 C alone) */
         emu_f16_to_f32_n(&halves[0][0][0], &elements[0][0][0], 64 * n_halves);
-    if (h == T_BF16) /* bf16: the top half of a binary32 */
+    else /* bf16: the top half of a binary32 */
         for (int i = 0; i < K / 4 + K / 8; i++)
             for (int g = 0; g < 8; g++)
                 for (int e = 0; e < 8; e++)
@@ -199,9 +198,13 @@ static inline __attribute__((always_inline)) void mma_body(int K, int h, bool f3
                             odd = PICK8(bits, zero, 1, 8, 3, 8, 5, 8, 7, 8);
                 memcpy(&r[o[2 * j]][4 * g], &even, sizeof even);
                 memcpy(&r[o[2 * j + 1]][4 * g], &odd, sizeof odd);
-            } else {
+            } else { /* lane 4g + t's pair, the lower column in bits 15:0 */
+                float values[8];
+                uint16_t h16[8];
+                memcpy(values, &row, sizeof values);
+                emu_f32_to_f16_n(values, h16, 8);
                 for (int t = 0; t < 4; t++)
-                    r[o[j]][4 * g + t] = (uint64_t)emu_f32_to_f16(row[2 * t + 1]) << 16 | emu_f32_to_f16(row[2 * t]);
+                    r[o[j]][4 * g + t] = (uint64_t)h16[2 * t + 1] << 16 | h16[2 * t];
             }
         }
 }
